@@ -1,0 +1,221 @@
+/*
+ * isthmus: the communication layer and coupler for parallel Earth-system models.
+ *
+ * This is the only public header. Every function returns an int error code (ISTHMUS_OK = 0 on
+ * success); on failure the message that names what, where and why is kept in the context and
+ * returned by isthmus_last_error(). Handles are opaque; every handle keeps its context alive,
+ * so handles may be destroyed in any order.
+ *
+ * All state lives in handles: the library has no mutable global state, so two independent
+ * couplers can live in one process and the library runs unchanged under SimGrid SMPI without
+ * privatization.
+ *
+ * Every function that takes an MPI_Comm has a twin with the suffix _f that takes a Fortran
+ * handle (MPI_Fint), as given by Fortran's MPI or by mpi4py's comm.py2f().
+ *
+ * Indices are 0-based and 64-bit throughout.
+ */
+#ifndef ISTHMUS_H
+#define ISTHMUS_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Errors                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+enum isthmus_error {
+  ISTHMUS_OK = 0,
+  ISTHMUS_ERR_ARG = 1,        /* an argument is invalid (null handle, negative count, ...)    */
+  ISTHMUS_ERR_DECOMP = 2,     /* a decomposition is inconsistent (duplicate, out of range)    */
+  ISTHMUS_ERR_UNOWNED = 3,    /* a destination index is owned by no source rank               */
+  ISTHMUS_ERR_MPI = 4,        /* an MPI call failed                                           */
+  ISTHMUS_ERR_REMOTE = 5,     /* a collective call failed on another rank (message says which)*/
+  ISTHMUS_ERR_CONFIG = 6,     /* a configuration file or option is invalid                    */
+  ISTHMUS_ERR_FILE = 7,       /* a file cannot be read or written, or is malformed            */
+  ISTHMUS_ERR_NOMEM = 8,      /* an allocation failed                                         */
+  ISTHMUS_ERR_INTERNAL = 9    /* a bug in isthmus: please report it with the message          */
+};
+
+/* The symbolic name of an error code, e.g. "ISTHMUS_ERR_DECOMP". Never NULL. */
+const char* isthmus_error_name(int code);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Context                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct isthmus_context isthmus_context;
+
+/* Creates a context on a duplicate of comm (collective over comm). */
+int isthmus_context_create(MPI_Comm comm, isthmus_context** ctx);
+int isthmus_context_create_f(MPI_Fint comm, isthmus_context** ctx);
+/* Releases the caller's reference and sets *ctx to NULL; handles created from it stay valid. */
+int isthmus_context_destroy(isthmus_context** ctx);
+/* The message of the last error raised through this context or any handle made from it
+ * ("" when none). The pointer is valid until the next failing call on the context. */
+const char* isthmus_last_error(const isthmus_context* ctx);
+/* Rank and size of the context's communicator. */
+int isthmus_context_rank(const isthmus_context* ctx, int* rank, int* size);
+
+/* ------------------------------------------------------------------------------------------ */
+/* index: a rank's part of a global index space [0, global_size)                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A decomposition part is an ordered list of distinct global indices: local position p of a
+ * field array holds the element of global index (p-th index of the list). It is local to the
+ * rank (no communication). Duplicates, negative and out-of-range indices are rejected with
+ * ISTHMUS_ERR_DECOMP and a message naming the offending index and its position. */
+typedef struct isthmus_decomp isthmus_decomp;
+
+/* An explicit list of n indices. */
+int isthmus_decomp_create_indices(isthmus_context* ctx, int64_t global_size, int64_t n,
+                                  const int64_t* indices, isthmus_decomp** decomp);
+/* nseg segments: starts[s], starts[s]+1, ..., starts[s]+lengths[s]-1, in that order. */
+int isthmus_decomp_create_segments(isthmus_context* ctx, int64_t global_size, int64_t nseg,
+                                   const int64_t* starts, const int64_t* lengths,
+                                   isthmus_decomp** decomp);
+/* A 2-D box of a row-major global grid with global_nx columns: local_ny rows of local_nx
+ * points, the first at global index offset; local order is row by row. */
+int isthmus_decomp_create_box(isthmus_context* ctx, int64_t global_size, int64_t offset,
+                              int64_t local_nx, int64_t local_ny, int64_t global_nx,
+                              isthmus_decomp** decomp);
+/* An OASIS3-MCT partition descriptor (ig_paral), 0-based offsets as OASIS defines them:
+ *   serial (0, 0, N) · apple (1, offset, length) · box (2, offset, local_nx, local_ny, global_nx)
+ *   orange (3, nseg, off1, len1, off2, len2, ...) · points (4, npts, i1, i2, ...)
+ * n is the number of ints in ig_paral. For serial, N must equal global_size. */
+int isthmus_decomp_create_oasis(isthmus_context* ctx, int64_t global_size, const int* ig_paral,
+                                int n, isthmus_decomp** decomp);
+int isthmus_decomp_destroy(isthmus_decomp** decomp);
+/* Number of local points and of run-length segments; the global size. */
+int isthmus_decomp_info(const isthmus_decomp* decomp, int64_t* local_size, int64_t* num_segments,
+                        int64_t* global_size);
+/* Writes the local_size global indices, in local order, to indices. */
+int isthmus_decomp_indices(const isthmus_decomp* decomp, int64_t* indices);
+
+/* ------------------------------------------------------------------------------------------ */
+/* xmap: who sends which elements to whom                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* An exchange map from a source decomposition to a destination decomposition of the same
+ * global index space, over the ranks of a communicator. A rank may hold a source part, a
+ * destination part, both or neither (NULL). It is built with a distributed directory: each
+ * index range has a home rank where owners and requesters meet; no rank holds the whole index
+ * list, and setup costs O(local size * log P) per rank. */
+typedef struct isthmus_xmap isthmus_xmap;
+
+enum isthmus_unowned_policy {
+  ISTHMUS_UNOWNED_ERROR = 0, /* a destination index no source owns fails with ISTHMUS_ERR_UNOWNED */
+  ISTHMUS_UNOWNED_FILL = 1   /* such destination points receive fill_value at every exchange    */
+};
+
+typedef struct isthmus_xmap_options {
+  int unowned;          /* enum isthmus_unowned_policy; default ISTHMUS_UNOWNED_ERROR          */
+  double fill_value;    /* with ISTHMUS_UNOWNED_FILL, converted to each field's type; default 0 */
+  int warn_duplicates;  /* nonzero: print a warning to stderr for each index owned by several
+                           source ranks (at most 10 per home rank). Whatever this says, the
+                           lowest source rank owns such an index. Default 0.                    */
+} isthmus_xmap_options;
+
+/* Fills *opt with the defaults. */
+int isthmus_xmap_options_init(isthmus_xmap_options* opt);
+
+/* Collective over the context's communicator. src/dst: this rank's parts (NULL if none).
+ * opt may be NULL for the defaults. All non-NULL parts must share one global size. */
+int isthmus_xmap_create(isthmus_context* ctx, const isthmus_decomp* src, const isthmus_decomp* dst,
+                        const isthmus_xmap_options* opt, isthmus_xmap** xmap);
+/* The same over the two groups of an intercommunicator (collective over both groups): each
+ * rank passes its own parts; typically one group holds the source and the other the
+ * destination. The groups are merged into one communicator that the map keeps. */
+int isthmus_xmap_create_inter(isthmus_context* ctx, MPI_Comm intercomm, const isthmus_decomp* src,
+                              const isthmus_decomp* dst, const isthmus_xmap_options* opt,
+                              isthmus_xmap** xmap);
+int isthmus_xmap_create_inter_f(isthmus_context* ctx, MPI_Fint intercomm,
+                                const isthmus_decomp* src, const isthmus_decomp* dst,
+                                const isthmus_xmap_options* opt, isthmus_xmap** xmap);
+int isthmus_xmap_destroy(isthmus_xmap** xmap);
+
+typedef struct isthmus_xmap_info {
+  int send_peers;             /* ranks this rank sends to in a forward exchange (not itself)  */
+  int recv_peers;             /* ranks this rank receives from (not itself)                    */
+  int64_t send_points;        /* points sent to other ranks per level                          */
+  int64_t recv_points;        /* points received from other ranks per level                    */
+  int64_t self_points;        /* points copied locally (source and destination on this rank)   */
+  int64_t fill_points;        /* local destination points that receive the fill value          */
+  int64_t global_duplicates;  /* over all ranks: source points owned by more than one rank     */
+  int64_t global_unowned;     /* over all ranks: destination points owned by no source         */
+} isthmus_xmap_info;
+
+int isthmus_xmap_get_info(const isthmus_xmap* xmap, isthmus_xmap_info* info);
+
+/* ------------------------------------------------------------------------------------------ */
+/* transfer: redistribution of many fields in one message per peer                          */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct isthmus_redist isthmus_redist;
+
+enum isthmus_datatype { ISTHMUS_DOUBLE = 0, ISTHMUS_FLOAT = 1, ISTHMUS_INT32 = 2 };
+
+/* How the messages of one exchange are moved. AUTO is p2p: it sends only to actual peers and
+ * lets unpacking overlap arrivals; the others are there to compare and to force. */
+enum isthmus_method {
+  ISTHMUS_METHOD_AUTO = 0,
+  ISTHMUS_METHOD_P2P = 1,       /* persistent Irecv/Isend, unpack in arrival order             */
+  ISTHMUS_METHOD_ALLTOALLV = 2, /* MPI_Alltoallv over the same counts                          */
+  ISTHMUS_METHOD_NEIGHBOR = 3   /* MPI_Neighbor_alltoallv on a distributed graph communicator   */
+};
+
+/* A redistribution of nfields fields over one xmap; field f has type types[f] and nlevels[f]
+ * levels. A field array on a rank is level-major: level l of local point p is at
+ * [l * local_size + p], local_size being that of the rank's source (forward) or destination
+ * part. All fields travel to a peer in one message. Collective over the xmap's ranks. */
+int isthmus_redist_create(isthmus_context* ctx, const isthmus_xmap* xmap, int nfields,
+                          const int* types, const int* nlevels, int method,
+                          isthmus_redist** redist);
+int isthmus_redist_destroy(isthmus_redist** redist);
+
+/* Forward exchange: src_fields[f] (on ranks with a source part) to dst_fields[f] (on ranks
+ * with a destination part). A rank without a part may pass NULL arrays. Destination points
+ * no source owns receive the fill value (with ISTHMUS_UNOWNED_FILL); nothing else is
+ * written. Allocates nothing. */
+int isthmus_redist_exchange(isthmus_redist* redist, const void* const* src_fields,
+                            void* const* dst_fields);
+/* Reverse exchange: destination arrays back to source arrays. Every source point that some
+ * destination holds receives its value; if several destination ranks hold an index, the
+ * lowest of them provides it. Source points no destination holds are left unchanged. */
+int isthmus_redist_exchange_reverse(isthmus_redist* redist, const void* const* dst_fields,
+                                    void* const* src_fields);
+
+/* ------------------------------------------------------------------------------------------ */
+/* trace: counters per redistribution                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct isthmus_trace_counters {
+  int64_t exchanges;       /* forward + reverse exchanges since tracing was enabled          */
+  int64_t messages_sent;
+  int64_t messages_received;
+  int64_t bytes_sent;
+  int64_t bytes_received;
+  double wait_seconds;     /* time spent waiting for messages to complete                      */
+  double total_seconds;    /* time spent inside exchanges (pack, communicate, unpack)          */
+} isthmus_trace_counters;
+
+/* Tracing is off by default (zero cost: one branch per exchange) unless the environment
+ * variable ISTHMUS_TRACE=1 was set when the redistribution was created. */
+int isthmus_redist_set_tracing(isthmus_redist* redist, int on);
+int isthmus_redist_get_counters(const isthmus_redist* redist, isthmus_trace_counters* counters);
+int isthmus_redist_reset_counters(isthmus_redist* redist);
+/* The method actually used (never AUTO). */
+int isthmus_redist_method(const isthmus_redist* redist, int* method);
+
+/* ---- later layers (collectives, decomp, halo, remap, coupler) add their sections below ---- */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ISTHMUS_H */

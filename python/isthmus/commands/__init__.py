@@ -1,0 +1,1 @@
+"""Subcommands of the isthmus CLI, one module each (see isthmus.cli)."""

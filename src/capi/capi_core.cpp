@@ -1,0 +1,277 @@
+// C API of the foundation layers: context, index, xmap, transfer, trace.
+#include "capi/handles.h"
+
+using namespace isthmus;
+
+namespace {
+
+ContextState* state_of(isthmus_context* c) { return c ? c->state.get() : nullptr; }
+
+template <typename T>
+void require(const T* p, const char* what) {
+  if (!p) fail(ISTHMUS_ERR_ARG, what, " is NULL");
+}
+
+XmapOptions to_options(const isthmus_xmap_options* o) {
+  XmapOptions x;
+  if (!o) return x;
+  if (o->unowned != ISTHMUS_UNOWNED_ERROR && o->unowned != ISTHMUS_UNOWNED_FILL)
+    fail(ISTHMUS_ERR_ARG, "options.unowned is ", o->unowned,
+         " (0 ISTHMUS_UNOWNED_ERROR, 1 ISTHMUS_UNOWNED_FILL)");
+  x.fill_unowned = o->unowned == ISTHMUS_UNOWNED_FILL;
+  x.fill_value = o->fill_value;
+  x.warn_duplicates = o->warn_duplicates != 0;
+  return x;
+}
+
+template <typename Make>
+int make_decomp(isthmus_context* ctx, isthmus_decomp** out, const char* fn, Make&& make) {
+  ISTHMUS_REQUIRE_HANDLE(ctx);
+  return guarded(state_of(ctx), fn, [&] {
+    require(out, "output handle pointer");
+    *out = nullptr;
+    *out = new isthmus_decomp{ctx->state, make()};
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* isthmus_error_name(int code) {
+  switch (code) {
+    case ISTHMUS_OK: return "ISTHMUS_OK";
+    case ISTHMUS_ERR_ARG: return "ISTHMUS_ERR_ARG";
+    case ISTHMUS_ERR_DECOMP: return "ISTHMUS_ERR_DECOMP";
+    case ISTHMUS_ERR_UNOWNED: return "ISTHMUS_ERR_UNOWNED";
+    case ISTHMUS_ERR_MPI: return "ISTHMUS_ERR_MPI";
+    case ISTHMUS_ERR_REMOTE: return "ISTHMUS_ERR_REMOTE";
+    case ISTHMUS_ERR_CONFIG: return "ISTHMUS_ERR_CONFIG";
+    case ISTHMUS_ERR_FILE: return "ISTHMUS_ERR_FILE";
+    case ISTHMUS_ERR_NOMEM: return "ISTHMUS_ERR_NOMEM";
+    case ISTHMUS_ERR_INTERNAL: return "ISTHMUS_ERR_INTERNAL";
+  }
+  return "ISTHMUS_ERR_UNKNOWN";
+}
+
+int isthmus_context_create(MPI_Comm comm, isthmus_context** ctx) {
+  ISTHMUS_REQUIRE_HANDLE(ctx);
+  *ctx = nullptr;
+  auto st = std::make_shared<ContextState>();
+  int rc = guarded(nullptr, __func__, [&] {
+    ISTHMUS_MPI(MPI_Comm_dup(comm, &st->comm));
+    ISTHMUS_MPI(MPI_Comm_rank(st->comm, &st->rank));
+    ISTHMUS_MPI(MPI_Comm_size(st->comm, &st->size));
+  });
+  if (rc == ISTHMUS_OK) *ctx = new isthmus_context{st};
+  return rc;
+}
+
+int isthmus_context_create_f(MPI_Fint comm, isthmus_context** ctx) {
+  return isthmus_context_create(MPI_Comm_f2c(comm), ctx);
+}
+
+int isthmus_context_destroy(isthmus_context** ctx) {
+  ISTHMUS_REQUIRE_HANDLE(ctx);
+  delete *ctx;
+  *ctx = nullptr;
+  return ISTHMUS_OK;
+}
+
+const char* isthmus_last_error(const isthmus_context* ctx) {
+  if (!ctx) return "isthmus: the context is NULL";
+  return ctx->state->last_error.c_str();
+}
+
+int isthmus_context_rank(const isthmus_context* ctx, int* rank, int* size) {
+  ISTHMUS_REQUIRE_HANDLE(ctx);
+  if (rank) *rank = ctx->state->rank;
+  if (size) *size = ctx->state->size;
+  return ISTHMUS_OK;
+}
+
+int isthmus_decomp_create_indices(isthmus_context* ctx, int64_t global_size, int64_t n,
+                                  const int64_t* indices, isthmus_decomp** decomp) {
+  return make_decomp(ctx, decomp, __func__,
+                     [&] { return IndexList::from_indices(global_size, indices, n); });
+}
+
+int isthmus_decomp_create_segments(isthmus_context* ctx, int64_t global_size, int64_t nseg,
+                                   const int64_t* starts, const int64_t* lengths,
+                                   isthmus_decomp** decomp) {
+  return make_decomp(ctx, decomp, __func__,
+                     [&] { return IndexList::from_segments(global_size, starts, lengths, nseg); });
+}
+
+int isthmus_decomp_create_box(isthmus_context* ctx, int64_t global_size, int64_t offset,
+                              int64_t local_nx, int64_t local_ny, int64_t global_nx,
+                              isthmus_decomp** decomp) {
+  return make_decomp(ctx, decomp, __func__, [&] {
+    return IndexList::from_box(global_size, offset, local_nx, local_ny, global_nx);
+  });
+}
+
+int isthmus_decomp_create_oasis(isthmus_context* ctx, int64_t global_size, const int* ig_paral,
+                                int n, isthmus_decomp** decomp) {
+  return make_decomp(ctx, decomp, __func__,
+                     [&] { return IndexList::from_oasis(global_size, ig_paral, n); });
+}
+
+int isthmus_decomp_destroy(isthmus_decomp** decomp) {
+  ISTHMUS_REQUIRE_HANDLE(decomp);
+  delete *decomp;
+  *decomp = nullptr;
+  return ISTHMUS_OK;
+}
+
+int isthmus_decomp_info(const isthmus_decomp* d, int64_t* local_size, int64_t* num_segments,
+                        int64_t* global_size) {
+  ISTHMUS_REQUIRE_HANDLE(d);
+  if (local_size) *local_size = d->list.size();
+  if (num_segments) *num_segments = static_cast<int64_t>(d->list.segments().size());
+  if (global_size) *global_size = d->list.global_size();
+  return ISTHMUS_OK;
+}
+
+int isthmus_decomp_indices(const isthmus_decomp* d, int64_t* indices) {
+  ISTHMUS_REQUIRE_HANDLE(d);
+  return guarded(d->ctx.get(), __func__, [&] {
+    if (d->list.size() > 0) require(indices, "indices");
+    int64_t k = 0;
+    for (const Segment& s : d->list.segments())
+      for (int64_t i = 0; i < s.length; ++i) indices[k++] = s.start + i;
+  });
+}
+
+int isthmus_xmap_options_init(isthmus_xmap_options* opt) {
+  ISTHMUS_REQUIRE_HANDLE(opt);
+  opt->unowned = ISTHMUS_UNOWNED_ERROR;
+  opt->fill_value = 0.0;
+  opt->warn_duplicates = 0;
+  return ISTHMUS_OK;
+}
+
+int isthmus_xmap_create(isthmus_context* ctx, const isthmus_decomp* src, const isthmus_decomp* dst,
+                        const isthmus_xmap_options* opt, isthmus_xmap** xmap) {
+  ISTHMUS_REQUIRE_HANDLE(ctx);
+  return guarded(state_of(ctx), __func__, [&] {
+    require(xmap, "output handle pointer");
+    *xmap = nullptr;
+    auto x = std::make_shared<Xmap>(ctx->state->comm, src ? &src->list : nullptr,
+                                    dst ? &dst->list : nullptr, to_options(opt));
+    *xmap = new isthmus_xmap{ctx->state, std::move(x)};
+  });
+}
+
+int isthmus_xmap_create_inter(isthmus_context* ctx, MPI_Comm intercomm, const isthmus_decomp* src,
+                              const isthmus_decomp* dst, const isthmus_xmap_options* opt,
+                              isthmus_xmap** xmap) {
+  ISTHMUS_REQUIRE_HANDLE(ctx);
+  return guarded(state_of(ctx), __func__, [&] {
+    require(xmap, "output handle pointer");
+    *xmap = nullptr;
+    auto x = Xmap::across(intercomm, src ? &src->list : nullptr, dst ? &dst->list : nullptr,
+                          to_options(opt));
+    *xmap = new isthmus_xmap{ctx->state, std::move(x)};
+  });
+}
+
+int isthmus_xmap_create_inter_f(isthmus_context* ctx, MPI_Fint intercomm,
+                                const isthmus_decomp* src, const isthmus_decomp* dst,
+                                const isthmus_xmap_options* opt, isthmus_xmap** xmap) {
+  return isthmus_xmap_create_inter(ctx, MPI_Comm_f2c(intercomm), src, dst, opt, xmap);
+}
+
+int isthmus_xmap_destroy(isthmus_xmap** xmap) {
+  ISTHMUS_REQUIRE_HANDLE(xmap);
+  delete *xmap;
+  *xmap = nullptr;
+  return ISTHMUS_OK;
+}
+
+int isthmus_xmap_get_info(const isthmus_xmap* x, isthmus_xmap_info* info) {
+  ISTHMUS_REQUIRE_HANDLE(x);
+  ISTHMUS_REQUIRE_HANDLE(info);
+  const Schedule& s = x->xmap->forward();
+  info->send_peers = static_cast<int>(s.sends.size());
+  info->recv_peers = static_cast<int>(s.recvs.size());
+  info->send_points = s.send_points();
+  info->recv_points = s.recv_points();
+  info->self_points = s.copy_points();
+  info->fill_points = s.fill_points();
+  info->global_duplicates = x->xmap->global_duplicates();
+  info->global_unowned = x->xmap->global_unowned();
+  return ISTHMUS_OK;
+}
+
+int isthmus_redist_create(isthmus_context* ctx, const isthmus_xmap* xmap, int nfields,
+                          const int* types, const int* nlevels, int method,
+                          isthmus_redist** redist) {
+  ISTHMUS_REQUIRE_HANDLE(ctx);
+  return guarded(state_of(ctx), __func__, [&] {
+    require(redist, "output handle pointer");
+    *redist = nullptr;
+    require(xmap, "xmap");
+    if (nfields < 1) fail(ISTHMUS_ERR_ARG, "nfields is ", nfields, "; at least 1 needed");
+    require(types, "types");
+    require(nlevels, "nlevels");
+    std::vector<FieldSpec> fields(nfields);
+    for (int f = 0; f < nfields; ++f) fields[f] = {static_cast<DataType>(types[f]), nlevels[f]};
+    if (method < ISTHMUS_METHOD_AUTO || method > ISTHMUS_METHOD_NEIGHBOR)
+      fail(ISTHMUS_ERR_ARG, "method is ", method, " (0 auto, 1 p2p, 2 alltoallv, 3 neighbor)");
+    auto r = std::make_unique<Redist>(xmap->xmap, std::move(fields), static_cast<Method>(method));
+    *redist = new isthmus_redist{ctx->state, std::move(r)};
+  });
+}
+
+int isthmus_redist_destroy(isthmus_redist** redist) {
+  ISTHMUS_REQUIRE_HANDLE(redist);
+  delete *redist;
+  *redist = nullptr;
+  return ISTHMUS_OK;
+}
+
+int isthmus_redist_exchange(isthmus_redist* r, const void* const* src, void* const* dst) {
+  ISTHMUS_REQUIRE_HANDLE(r);
+  return guarded(r->ctx.get(), __func__, [&] { r->redist->exchange(src, dst); });
+}
+
+int isthmus_redist_exchange_reverse(isthmus_redist* r, const void* const* dst, void* const* src) {
+  ISTHMUS_REQUIRE_HANDLE(r);
+  return guarded(r->ctx.get(), __func__, [&] { r->redist->exchange_reverse(dst, src); });
+}
+
+int isthmus_redist_set_tracing(isthmus_redist* r, int on) {
+  ISTHMUS_REQUIRE_HANDLE(r);
+  r->redist->trace().set_on(on != 0);
+  return ISTHMUS_OK;
+}
+
+int isthmus_redist_get_counters(const isthmus_redist* r, isthmus_trace_counters* out) {
+  ISTHMUS_REQUIRE_HANDLE(r);
+  ISTHMUS_REQUIRE_HANDLE(out);
+  const trace::Counters& c = r->redist->trace().counters();
+  out->exchanges = c.exchanges;
+  out->messages_sent = c.messages_sent;
+  out->messages_received = c.messages_received;
+  out->bytes_sent = c.bytes_sent;
+  out->bytes_received = c.bytes_received;
+  out->wait_seconds = c.wait_seconds;
+  out->total_seconds = c.total_seconds;
+  return ISTHMUS_OK;
+}
+
+int isthmus_redist_reset_counters(isthmus_redist* r) {
+  ISTHMUS_REQUIRE_HANDLE(r);
+  r->redist->trace().reset();
+  return ISTHMUS_OK;
+}
+
+int isthmus_redist_method(const isthmus_redist* r, int* method) {
+  ISTHMUS_REQUIRE_HANDLE(r);
+  ISTHMUS_REQUIRE_HANDLE(method);
+  *method = static_cast<int>(r->redist->method());
+  return ISTHMUS_OK;
+}
+
+}  // extern "C"

@@ -1,0 +1,72 @@
+// What the opaque C handles hold. Every handle shares its context's state, so a message from
+// any call lands in the context that made the handle, and destruction order does not matter.
+#pragma once
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "base/error.h"
+#include "index/index_list.h"
+#include "isthmus.h"
+#include "transfer/redist.h"
+#include "xmap/xmap.h"
+
+namespace isthmus {
+
+struct ContextState {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+  std::string last_error;
+  ~ContextState() {
+    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  }
+};
+
+// Runs f; turns exceptions into an error code and the context's message, prefixed with the rank
+// and the C function, so every message says where.
+template <typename F>
+int guarded(ContextState* ctx, const char* function, F&& f) {
+  int code = ISTHMUS_OK;
+  std::string msg;
+  try {
+    f();
+    return ISTHMUS_OK;
+  } catch (const Error& e) {
+    code = e.code();
+    msg = e.what();
+  } catch (const std::bad_alloc&) {
+    code = ISTHMUS_ERR_NOMEM;
+    msg = "out of memory";
+  } catch (const std::exception& e) {
+    code = ISTHMUS_ERR_INTERNAL;
+    msg = e.what();
+  }
+  if (ctx) ctx->last_error = "isthmus: rank " + std::to_string(ctx->rank) + ": " + function + ": " + msg;
+  return code;
+}
+
+}  // namespace isthmus
+
+struct isthmus_context {
+  std::shared_ptr<isthmus::ContextState> state;
+};
+struct isthmus_decomp {
+  std::shared_ptr<isthmus::ContextState> ctx;
+  isthmus::IndexList list;
+};
+struct isthmus_xmap {
+  std::shared_ptr<isthmus::ContextState> ctx;
+  std::shared_ptr<isthmus::Xmap> xmap;
+};
+struct isthmus_redist {
+  std::shared_ptr<isthmus::ContextState> ctx;
+  std::unique_ptr<isthmus::Redist> redist;
+};
+
+// Null-handle checks that cannot write to a context (there is none): they return ISTHMUS_ERR_ARG.
+#define ISTHMUS_REQUIRE_HANDLE(h) \
+  do {                            \
+    if (!(h)) return ISTHMUS_ERR_ARG; \
+  } while (0)

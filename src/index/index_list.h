@@ -1,0 +1,41 @@
+// A rank's part of a global index space [0, N): an ordered list of distinct indices stored as
+// run-length segments. Local position p holds the p-th index of the list, so every
+// representation (explicit, segments, box, OASIS partitions) is one segment list.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace isthmus {
+
+struct Segment {
+  int64_t start;
+  int64_t length;
+};
+
+class IndexList {
+ public:
+  IndexList() = default;
+
+  // Each factory validates (duplicates, negative, >= global_size) and throws Error naming the
+  // offending index and its position.
+  static IndexList from_indices(int64_t global_size, const int64_t* idx, int64_t n);
+  static IndexList from_segments(int64_t global_size, const int64_t* starts,
+                                 const int64_t* lengths, int64_t nseg);
+  static IndexList from_box(int64_t global_size, int64_t offset, int64_t local_nx,
+                            int64_t local_ny, int64_t global_nx);
+  // OASIS3-MCT ig_paral (n ints): serial, apple, box, orange, points.
+  static IndexList from_oasis(int64_t global_size, const int* ig_paral, int n);
+
+  int64_t global_size() const { return global_size_; }
+  int64_t size() const { return size_; }
+  const std::vector<Segment>& segments() const { return segs_; }
+  std::vector<int64_t> indices() const;
+
+ private:
+  IndexList(int64_t global_size, std::vector<Segment> segs);  // merges and validates
+  int64_t global_size_ = 0;
+  int64_t size_ = 0;
+  std::vector<Segment> segs_;  // in local order; adjacent runs merged
+};
+
+}  // namespace isthmus

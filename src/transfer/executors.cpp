@@ -1,0 +1,217 @@
+#include <climits>
+#include <numeric>
+
+#include "base/error.h"
+#include "transfer/executor.h"
+
+namespace isthmus {
+
+const char* method_name(Method m) {
+  switch (m) {
+    case Method::Auto: return "auto";
+    case Method::P2P: return "p2p";
+    case Method::Alltoallv: return "alltoallv";
+    case Method::Neighbor: return "neighbor";
+  }
+  return "unknown";
+}
+
+size_t MessageLayout::send_total() const {
+  return std::accumulate(send_bytes.begin(), send_bytes.end(), size_t{0});
+}
+size_t MessageLayout::recv_total() const {
+  return std::accumulate(recv_bytes.begin(), recv_bytes.end(), size_t{0});
+}
+
+namespace {
+
+int as_count(size_t bytes) {
+  if (bytes > static_cast<size_t>(INT_MAX))
+    fail(ISTHMUS_ERR_ARG, "a message of ", bytes, " bytes exceeds MPI's int count; use fewer "
+         "fields per redistribution");
+  return static_cast<int>(bytes);
+}
+
+void count_traffic(trace::Trace& t, const MessageLayout& L) {
+  auto& c = t.counters();
+  c.messages_sent += static_cast<int64_t>(L.send_peers.size());
+  c.messages_received += static_cast<int64_t>(L.recv_peers.size());
+  c.bytes_sent += static_cast<int64_t>(L.send_total());
+  c.bytes_received += static_cast<int64_t>(L.recv_total());
+}
+
+// Persistent receives posted first, each message packed and sent as soon as it is ready,
+// messages unpacked in the order they arrive.
+class P2PExecutor final : public Executor {
+ public:
+  P2PExecutor(MPI_Comm comm, int tag, const MessageLayout& L, char* sbuf, char* rbuf)
+      : layout_(L), send_(L.send_peers.size()), recv_(L.recv_peers.size()),
+        done_(L.recv_peers.size()) {
+    int me = 0;
+    ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
+    for (size_t i = 0; i < recv_.size(); ++i)
+      ISTHMUS_MPI(MPI_Recv_init(rbuf + L.recv_offset[i], as_count(L.recv_bytes[i]), MPI_BYTE,
+                                L.recv_peers[i], tag, comm, &recv_[i]));
+    for (size_t i = 0; i < send_.size(); ++i)
+      ISTHMUS_MPI(MPI_Send_init(sbuf + L.send_offset[i], as_count(L.send_bytes[i]), MPI_BYTE,
+                                L.send_peers[i], tag, comm, &send_[i]));
+    // Start with the first peer above this rank, so that ranks do not all hit rank 0 first.
+    size_t first = 0;
+    while (first < L.send_peers.size() && L.send_peers[first] < me) ++first;
+    for (size_t k = 0; k < send_.size(); ++k) order_.push_back((first + k) % send_.size());
+    sbuf_ = sbuf;
+    rbuf_ = rbuf;
+  }
+  ~P2PExecutor() override {
+    for (auto& r : send_) MPI_Request_free(&r);
+    for (auto& r : recv_) MPI_Request_free(&r);
+  }
+  void run(Packer& packer, trace::Trace& trace) override {
+    if (!recv_.empty()) ISTHMUS_MPI(MPI_Startall(static_cast<int>(recv_.size()), recv_.data()));
+    for (size_t i : order_) {
+      packer.pack(i, sbuf_ + layout_.send_offset[i]);
+      ISTHMUS_MPI(MPI_Start(&send_[i]));
+    }
+    packer.local();
+    double wait = 0;
+    size_t remaining = recv_.size();
+    while (remaining > 0) {
+      int n = 0;
+      double t0 = trace.now();
+      ISTHMUS_MPI(MPI_Waitsome(static_cast<int>(recv_.size()), recv_.data(), &n, done_.data(),
+                               MPI_STATUSES_IGNORE));
+      wait += trace.now() - t0;
+      if (n == MPI_UNDEFINED) break;
+      for (int k = 0; k < n; ++k) packer.unpack(done_[k], rbuf_ + layout_.recv_offset[done_[k]]);
+      remaining -= static_cast<size_t>(n);
+    }
+    double t0 = trace.now();
+    if (!send_.empty())
+      ISTHMUS_MPI(MPI_Waitall(static_cast<int>(send_.size()), send_.data(), MPI_STATUSES_IGNORE));
+    if (trace.on()) {
+      trace.counters().wait_seconds += wait + (trace.now() - t0);
+      count_traffic(trace, layout_);
+    }
+  }
+
+ private:
+  const MessageLayout layout_;
+  std::vector<MPI_Request> send_, recv_;
+  std::vector<int> done_;
+  std::vector<size_t> order_;
+  char* sbuf_ = nullptr;
+  char* rbuf_ = nullptr;
+};
+
+// Everything packed, one MPI_Alltoallv (counts for every rank of the communicator: O(P)), then
+// everything unpacked.
+class AlltoallvExecutor final : public Executor {
+ public:
+  AlltoallvExecutor(MPI_Comm comm, const MessageLayout& L, char* sbuf, char* rbuf)
+      : comm_(comm), layout_(L), sbuf_(sbuf), rbuf_(rbuf) {
+    int size = 0;
+    ISTHMUS_MPI(MPI_Comm_size(comm, &size));
+    scount_.assign(size, 0);
+    sdispl_.assign(size, 0);
+    rcount_.assign(size, 0);
+    rdispl_.assign(size, 0);
+    for (size_t i = 0; i < L.send_peers.size(); ++i) {
+      scount_[L.send_peers[i]] = as_count(L.send_bytes[i]);
+      sdispl_[L.send_peers[i]] = as_count(L.send_offset[i]);
+    }
+    for (size_t i = 0; i < L.recv_peers.size(); ++i) {
+      rcount_[L.recv_peers[i]] = as_count(L.recv_bytes[i]);
+      rdispl_[L.recv_peers[i]] = as_count(L.recv_offset[i]);
+    }
+  }
+  void run(Packer& packer, trace::Trace& trace) override {
+    for (size_t i = 0; i < layout_.send_peers.size(); ++i)
+      packer.pack(i, sbuf_ + layout_.send_offset[i]);
+    packer.local();
+    double t0 = trace.now();
+    ISTHMUS_MPI(MPI_Alltoallv(sbuf_, scount_.data(), sdispl_.data(), MPI_BYTE, rbuf_,
+                              rcount_.data(), rdispl_.data(), MPI_BYTE, comm_));
+    if (trace.on()) {
+      trace.counters().wait_seconds += trace.now() - t0;
+      count_traffic(trace, layout_);
+    }
+    for (size_t i = 0; i < layout_.recv_peers.size(); ++i)
+      packer.unpack(i, rbuf_ + layout_.recv_offset[i]);
+  }
+
+ private:
+  MPI_Comm comm_;
+  const MessageLayout layout_;
+  char* sbuf_;
+  char* rbuf_;
+  std::vector<int> scount_, sdispl_, rcount_, rdispl_;
+};
+
+// MPI_Neighbor_alltoallv on a distributed graph whose edges are exactly the schedule's peers.
+class NeighborExecutor final : public Executor {
+ public:
+  NeighborExecutor(MPI_Comm comm, const MessageLayout& L, char* sbuf, char* rbuf)
+      : layout_(L), sbuf_(sbuf), rbuf_(rbuf) {
+#ifdef ISTHMUS_SMPI
+    (void)comm;
+    fail(ISTHMUS_ERR_ARG, "method 'neighbor' is not available under SimGrid SMPI 3.32, which does "
+         "not implement neighbourhood collectives; use 'p2p' or 'alltoallv'");
+#else
+    for (size_t i = 0; i < L.send_peers.size(); ++i) {
+      scount_.push_back(as_count(L.send_bytes[i]));
+      sdispl_.push_back(as_count(L.send_offset[i]));
+    }
+    for (size_t i = 0; i < L.recv_peers.size(); ++i) {
+      rcount_.push_back(as_count(L.recv_bytes[i]));
+      rdispl_.push_back(as_count(L.recv_offset[i]));
+    }
+    ISTHMUS_MPI(MPI_Dist_graph_create_adjacent(
+        comm, static_cast<int>(L.recv_peers.size()), L.recv_peers.data(), MPI_UNWEIGHTED,
+        static_cast<int>(L.send_peers.size()), L.send_peers.data(), MPI_UNWEIGHTED,
+        MPI_INFO_NULL, 0, &graph_));
+#endif
+  }
+  ~NeighborExecutor() override {
+    if (graph_ != MPI_COMM_NULL) MPI_Comm_free(&graph_);
+  }
+  void run(Packer& packer, trace::Trace& trace) override {
+    for (size_t i = 0; i < layout_.send_peers.size(); ++i)
+      packer.pack(i, sbuf_ + layout_.send_offset[i]);
+    packer.local();
+    double t0 = trace.now();
+    ISTHMUS_MPI(MPI_Neighbor_alltoallv(sbuf_, scount_.data(), sdispl_.data(), MPI_BYTE, rbuf_,
+                                       rcount_.data(), rdispl_.data(), MPI_BYTE, graph_));
+    if (trace.on()) {
+      trace.counters().wait_seconds += trace.now() - t0;
+      count_traffic(trace, layout_);
+    }
+    for (size_t i = 0; i < layout_.recv_peers.size(); ++i)
+      packer.unpack(i, rbuf_ + layout_.recv_offset[i]);
+  }
+
+ private:
+  MPI_Comm graph_ = MPI_COMM_NULL;
+  const MessageLayout layout_;
+  char* sbuf_;
+  char* rbuf_;
+  std::vector<int> scount_, sdispl_, rcount_, rdispl_;
+};
+
+}  // namespace
+
+std::unique_ptr<Executor> make_executor(Method method, MPI_Comm comm, int tag,
+                                        const MessageLayout& layout, char* send_buffer,
+                                        char* recv_buffer) {
+  switch (method) {
+    case Method::Auto:
+    case Method::P2P:
+      return std::make_unique<P2PExecutor>(comm, tag, layout, send_buffer, recv_buffer);
+    case Method::Alltoallv:
+      return std::make_unique<AlltoallvExecutor>(comm, layout, send_buffer, recv_buffer);
+    case Method::Neighbor:
+      return std::make_unique<NeighborExecutor>(comm, layout, send_buffer, recv_buffer);
+  }
+  fail(ISTHMUS_ERR_ARG, "unknown transfer method ", static_cast<int>(method));
+}
+
+}  // namespace isthmus

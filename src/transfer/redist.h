@@ -1,0 +1,62 @@
+// A redistribution moves many fields (any number of levels; double, float or int32) over one
+// exchange map, all fields to a peer in one message, forward or reverse. Buffers, requests and
+// layouts are built once; an exchange allocates nothing.
+#pragma once
+#include <mpi.h>
+
+#include <memory>
+#include <vector>
+
+#include "transfer/executor.h"
+#include "xmap/xmap.h"
+
+namespace isthmus {
+
+enum class DataType { Double = 0, Float = 1, Int32 = 2 };
+size_t type_size(DataType t);
+const char* type_name(DataType t);
+
+struct FieldSpec {
+  DataType type;
+  int nlevels;
+};
+
+class Redist {
+ public:
+  // Collective over the xmap's communicator.
+  Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, Method method);
+  ~Redist();
+  Redist(const Redist&) = delete;
+  Redist& operator=(const Redist&) = delete;
+
+  // Field arrays are level-major: level l of local point p at [l * local_size + p].
+  void exchange(const void* const* src_fields, void* const* dst_fields);
+  void exchange_reverse(const void* const* dst_fields, void* const* src_fields);
+
+  Method method() const { return method_; }
+  trace::Trace& trace() { return trace_; }
+  const trace::Trace& trace() const { return trace_; }
+  const std::vector<FieldSpec>& fields() const { return fields_; }
+  // Bytes one point carries in a message: the sum over fields of levels * type size.
+  size_t bytes_per_point() const { return point_bytes_; }
+
+ private:
+  struct Direction {
+    const Schedule* schedule = nullptr;
+    MessageLayout layout;
+    std::unique_ptr<Executor> executor;
+  };
+  void setup(Direction& d, const Schedule& s, char* sbuf, char* rbuf, int tag);
+  void run(Direction& d, const void* const* in, void* const* out, const char* what);
+
+  std::shared_ptr<const Xmap> xmap_;
+  std::vector<FieldSpec> fields_;
+  Method method_;
+  size_t point_bytes_ = 0;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  std::vector<char> buf_a_, buf_b_;
+  Direction forward_, reverse_;
+  trace::Trace trace_;
+};
+
+}  // namespace isthmus

@@ -1,0 +1,454 @@
+#include "xmap/xmap.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "base/error.h"
+#include "xmap/sparse_exchange.h"
+
+namespace isthmus {
+
+// ---- Schedule ----------------------------------------------------------------------------
+
+Schedule Schedule::transposed() const {
+  Schedule t;
+  t.src_size = dst_size;
+  t.dst_size = src_size;
+  t.sends = recvs;
+  t.recvs = sends;
+  t.copies.reserve(copies.size());
+  for (const LocalCopy& c : copies) t.copies.push_back({c.dst, c.src, c.length});
+  return t;
+}
+
+static int64_t total(const std::vector<PeerRuns>& v) {
+  int64_t n = 0;
+  for (const PeerRuns& p : v) n += p.count;
+  return n;
+}
+int64_t Schedule::send_points() const { return total(sends); }
+int64_t Schedule::recv_points() const { return total(recvs); }
+int64_t Schedule::copy_points() const {
+  int64_t n = 0;
+  for (const LocalCopy& c : copies) n += c.length;
+  return n;
+}
+int64_t Schedule::fill_points() const {
+  int64_t n = 0;
+  for (const Segment& s : fills) n += s.length;
+  return n;
+}
+
+// ---- The distributed directory -----------------------------------------------------------
+//
+// The global index space [0, N) is cut into P blocks of ceil(N/P) indices; block h lives on
+// rank h (its home). Round 1: every owner sends its runs (global start, length, local
+// position), and every requester its requested runs, to the homes they intersect. At the home,
+// owners are resolved (lowest rank wins) and each request is cut into pieces, one per owner
+// run. Round 2: the home tells each owner what to send to whom and each requester what it
+// receives from whom, both keyed by global index. Each rank then sorts its pieces per peer by
+// global index, which gives both sides of a message the same element order.
+
+namespace {
+
+enum class Unowned { Error, Fill, Ignore };
+
+struct Run {
+  int64_t g, len, lpos;
+  int rank;
+};
+
+struct Piece {  // as delivered to one rank: peer, global start, local position, length
+  int64_t peer, g, lpos, len;
+};
+
+struct DirectoryStats {
+  int64_t duplicates = 0;
+  int64_t unowned = 0;
+  int64_t requested_twice = 0;
+  int64_t first_missing = INT64_MAX;  // global index
+  int64_t first_missing_rank = -1;
+  int64_t first_missing_pos = -1;
+};
+
+constexpr int kTagRequest = 11, kTagReply = 12;
+
+struct Directory {
+  int64_t n = 0, block = 1;
+  int size = 1;
+  int home(int64_t g) const { return static_cast<int>(g / block); }
+  int64_t home_end(int h) const { return std::min(n, (static_cast<int64_t>(h) + 1) * block); }
+};
+
+// Appends the runs of list, cut at home boundaries, to the per-home buffers.
+void route(const Directory& dir, const IndexList* list, std::map<int, std::vector<int64_t>>& out) {
+  if (!list) return;
+  int64_t lpos = 0;
+  for (const Segment& s : list->segments()) {
+    int64_t g = s.start, left = s.length;
+    while (left > 0) {
+      int h = dir.home(g);
+      int64_t len = std::min(left, dir.home_end(h) - g);
+      auto& buf = out[h];
+      buf.insert(buf.end(), {g, len, lpos});
+      g += len;
+      lpos += len;
+      left -= len;
+    }
+  }
+}
+
+// Resolves owner runs into disjoint intervals sorted by global index; an index owned by
+// several ranks goes to the lowest of them.
+std::vector<Run> resolve_owners(std::vector<Run> owners, bool warn, int me, DirectoryStats& st) {
+  std::sort(owners.begin(), owners.end(), [](const Run& a, const Run& b) {
+    return std::tie(a.g, a.rank) < std::tie(b.g, b.rank);
+  });
+  bool overlap = false;
+  int64_t reach = INT64_MIN;
+  for (const Run& r : owners) {
+    if (r.g < reach) overlap = true;
+    reach = std::max(reach, r.g + r.len);
+  }
+  if (!overlap) return owners;
+
+  std::vector<int64_t> bounds;
+  bounds.reserve(2 * owners.size());
+  for (const Run& r : owners) {
+    bounds.push_back(r.g);
+    bounds.push_back(r.g + r.len);
+  }
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  std::vector<size_t> by_end(owners.size());
+  for (size_t i = 0; i < by_end.size(); ++i) by_end[i] = i;
+  std::sort(by_end.begin(), by_end.end(), [&](size_t a, size_t b) {
+    return owners[a].g + owners[a].len < owners[b].g + owners[b].len;
+  });
+  std::set<std::pair<int, size_t>> active;  // (rank, run): begin() is the winner
+  std::vector<Run> out;
+  int warnings = 0;
+  size_t si = 0, ei = 0;
+  for (size_t b = 0; b + 1 < bounds.size(); ++b) {
+    int64_t x = bounds[b], y = bounds[b + 1];
+    while (ei < by_end.size() && owners[by_end[ei]].g + owners[by_end[ei]].len <= x) {
+      active.erase({owners[by_end[ei]].rank, by_end[ei]});
+      ++ei;
+    }
+    while (si < owners.size() && owners[si].g <= x) {
+      active.insert({owners[si].rank, si});
+      ++si;
+    }
+    if (active.empty()) continue;
+    const Run& w = owners[active.begin()->second];
+    int64_t lpos = w.lpos + (x - w.g);
+    if (!out.empty() && out.back().rank == w.rank && out.back().g + out.back().len == x &&
+        out.back().lpos + out.back().len == lpos)
+      out.back().len += y - x;
+    else
+      out.push_back({x, y - x, lpos, w.rank});
+    if (active.size() > 1) {
+      st.duplicates += static_cast<int64_t>(active.size() - 1) * (y - x);
+      if (warn && warnings < 10) {
+        ++warnings;
+        std::string ranks;
+        for (const auto& a : active) ranks += (ranks.empty() ? "" : ", ") + std::to_string(a.first);
+        std::fprintf(stderr,
+                     "isthmus: warning: rank %d (directory): global indices [%lld, %lld) are "
+                     "owned by source ranks %s; rank %d, the lowest, owns them\n",
+                     me, static_cast<long long>(x), static_cast<long long>(y), ranks.c_str(),
+                     w.rank);
+      }
+    }
+  }
+  return out;
+}
+
+struct Reply {
+  std::vector<int64_t> send, recv, fill;
+};
+
+Schedule run_directory(MPI_Comm comm, const Directory& dir, const IndexList* owners,
+                       const IndexList* requesters, Unowned policy, bool warn, int tag_base,
+                       DirectoryStats& st) {
+  int me = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
+
+  // Round 1: owners and requests to their homes. Message: [n_own, runs..., n_req, runs...].
+  std::map<int, std::vector<int64_t>> own_buf, req_buf;
+  route(dir, owners, own_buf);
+  route(dir, requesters, req_buf);
+  std::vector<Message> out;
+  {
+    std::set<int> homes;
+    for (const auto& kv : own_buf) homes.insert(kv.first);
+    for (const auto& kv : req_buf) homes.insert(kv.first);
+    out.reserve(homes.size());
+    for (int h : homes) {
+      Message m{h, {}};
+      const auto& o = own_buf[h];
+      const auto& r = req_buf[h];
+      m.data.reserve(2 + o.size() + r.size());
+      m.data.push_back(static_cast<int64_t>(o.size() / 3));
+      m.data.insert(m.data.end(), o.begin(), o.end());
+      m.data.push_back(static_cast<int64_t>(r.size() / 3));
+      m.data.insert(m.data.end(), r.begin(), r.end());
+      out.push_back(std::move(m));
+    }
+  }
+  own_buf.clear();
+  req_buf.clear();
+  std::vector<Message> in = sparse_exchange(comm, tag_base, out);
+  out.clear();
+
+  // At the home: resolve owners, cut requests into pieces.
+  std::vector<Run> own, req;
+  for (const Message& m : in) {
+    size_t k = 0;
+    int64_t no = m.data[k++];
+    for (int64_t i = 0; i < no; ++i, k += 3) own.push_back({m.data[k], m.data[k + 1], m.data[k + 2], m.rank});
+    int64_t nr = m.data[k++];
+    for (int64_t i = 0; i < nr; ++i, k += 3) req.push_back({m.data[k], m.data[k + 1], m.data[k + 2], m.rank});
+  }
+  in.clear();
+  std::vector<Run> iv = resolve_owners(std::move(own), warn, me, st);
+  std::sort(req.begin(), req.end(), [](const Run& a, const Run& b) {
+    return std::tie(a.g, a.rank) < std::tie(b.g, b.rank);
+  });
+  {
+    int64_t reach = INT64_MIN;
+    for (const Run& r : req) {
+      if (r.g < reach) st.requested_twice = 1;
+      reach = std::max(reach, r.g + r.len);
+    }
+  }
+  std::map<int, Reply> replies;
+  for (const Run& r : req) {
+    int64_t pos = r.g, end = r.g + r.len;
+    // the first interval that ends after pos
+    auto it = std::upper_bound(iv.begin(), iv.end(), pos,
+                               [](int64_t p, const Run& v) { return p < v.g + v.len; });
+    while (pos < end) {
+      if (it == iv.end() || it->g > pos) {  // a gap: nobody owns [pos, stop)
+        int64_t stop = (it == iv.end()) ? end : std::min(end, it->g);
+        int64_t dpos = r.lpos + (pos - r.g);
+        st.unowned += stop - pos;
+        if (pos < st.first_missing || (pos == st.first_missing && r.rank < st.first_missing_rank)) {
+          st.first_missing = pos;
+          st.first_missing_rank = r.rank;
+          st.first_missing_pos = dpos;
+        }
+        if (policy == Unowned::Fill) {
+          auto& f = replies[r.rank].fill;
+          f.insert(f.end(), {dpos, stop - pos});
+        }
+        pos = stop;
+        continue;
+      }
+      int64_t stop = std::min(end, it->g + it->len);
+      int64_t len = stop - pos;
+      auto& s = replies[it->rank].send;
+      s.insert(s.end(), {static_cast<int64_t>(r.rank), pos, it->lpos + (pos - it->g), len});
+      auto& v = replies[r.rank].recv;
+      v.insert(v.end(), {static_cast<int64_t>(it->rank), pos, r.lpos + (pos - r.g), len});
+      pos = stop;
+      if (pos == it->g + it->len) ++it;
+    }
+  }
+  iv.clear();
+  req.clear();
+
+  // Round 2: pieces to owners and requesters. Message: [n, send...], [n, recv...], [n, fill...].
+  out.reserve(replies.size());
+  for (auto& kv : replies) {
+    Message m{kv.first, {}};
+    Reply& r = kv.second;
+    m.data.reserve(3 + r.send.size() + r.recv.size() + r.fill.size());
+    m.data.push_back(static_cast<int64_t>(r.send.size() / 4));
+    m.data.insert(m.data.end(), r.send.begin(), r.send.end());
+    m.data.push_back(static_cast<int64_t>(r.recv.size() / 4));
+    m.data.insert(m.data.end(), r.recv.begin(), r.recv.end());
+    m.data.push_back(static_cast<int64_t>(r.fill.size() / 2));
+    m.data.insert(m.data.end(), r.fill.begin(), r.fill.end());
+    out.push_back(std::move(m));
+  }
+  replies.clear();
+  in = sparse_exchange(comm, tag_base + 1, out);
+  out.clear();
+
+  std::vector<Piece> sends, recvs;
+  std::vector<Segment> fills;
+  for (const Message& m : in) {
+    size_t k = 0;
+    int64_t ns = m.data[k++];
+    for (int64_t i = 0; i < ns; ++i, k += 4)
+      sends.push_back({m.data[k], m.data[k + 1], m.data[k + 2], m.data[k + 3]});
+    int64_t nv = m.data[k++];
+    for (int64_t i = 0; i < nv; ++i, k += 4)
+      recvs.push_back({m.data[k], m.data[k + 1], m.data[k + 2], m.data[k + 3]});
+    int64_t nf = m.data[k++];
+    for (int64_t i = 0; i < nf; ++i, k += 2) fills.push_back({m.data[k], m.data[k + 1]});
+  }
+  in.clear();
+
+  auto by_peer_then_g = [](const Piece& a, const Piece& b) {
+    return std::tie(a.peer, a.g) < std::tie(b.peer, b.g);
+  };
+  std::sort(sends.begin(), sends.end(), by_peer_then_g);
+  std::sort(recvs.begin(), recvs.end(), by_peer_then_g);
+
+  Schedule sched;
+  sched.src_size = owners ? owners->size() : 0;
+  sched.dst_size = requesters ? requesters->size() : 0;
+  auto group = [me](const std::vector<Piece>& pieces, std::vector<PeerRuns>& peers,
+                    std::vector<Piece>& self) {
+    for (const Piece& p : pieces) {
+      if (p.peer == me) {
+        self.push_back(p);
+        continue;
+      }
+      if (peers.empty() || peers.back().peer != p.peer)
+        peers.push_back({static_cast<int>(p.peer), 0, {}});
+      PeerRuns& pr = peers.back();
+      pr.count += p.len;
+      if (!pr.runs.empty() && pr.runs.back().start + pr.runs.back().length == p.lpos)
+        pr.runs.back().length += p.len;
+      else
+        pr.runs.push_back({p.lpos, p.len});
+    }
+  };
+  std::vector<Piece> self_send, self_recv;
+  group(sends, sched.sends, self_send);
+  group(recvs, sched.recvs, self_recv);
+  if (self_send.size() != self_recv.size())
+    fail(ISTHMUS_ERR_INTERNAL, "rank ", me, ": ", self_send.size(), " local send pieces but ",
+         self_recv.size(), " local receive pieces");
+  for (size_t i = 0; i < self_send.size(); ++i) {
+    const Piece &s = self_send[i], &r = self_recv[i];
+    if (s.g != r.g || s.len != r.len)
+      fail(ISTHMUS_ERR_INTERNAL, "rank ", me, ": local pieces disagree at global index ", s.g);
+    auto& c = sched.copies;
+    if (!c.empty() && c.back().src + c.back().length == s.lpos &&
+        c.back().dst + c.back().length == r.lpos)
+      c.back().length += s.len;
+    else
+      c.push_back({s.lpos, r.lpos, s.len});
+  }
+  std::sort(fills.begin(), fills.end(),
+            [](const Segment& a, const Segment& b) { return a.start < b.start; });
+  for (const Segment& f : fills) {
+    if (!sched.fills.empty() && sched.fills.back().start + sched.fills.back().length == f.start)
+      sched.fills.back().length += f.length;
+    else
+      sched.fills.push_back(f);
+  }
+  return sched;
+}
+
+}  // namespace
+
+// ---- Xmap --------------------------------------------------------------------------------
+
+Xmap::Xmap(MPI_Comm comm, const IndexList* src, const IndexList* dst, const XmapOptions& opt)
+    : opt_(opt) {
+  ISTHMUS_MPI(MPI_Comm_dup(comm, &comm_));
+  build(src, dst);
+}
+
+Xmap::Xmap(AdoptComm, MPI_Comm comm, const IndexList* src, const IndexList* dst,
+           const XmapOptions& opt)
+    : comm_(comm), opt_(opt) {
+  build(src, dst);
+}
+
+std::shared_ptr<Xmap> Xmap::across(MPI_Comm intercomm, const IndexList* src,
+                                   const IndexList* dst, const XmapOptions& opt) {
+  int inter = 0;
+  ISTHMUS_MPI(MPI_Comm_test_inter(intercomm, &inter));
+  if (!inter) fail(ISTHMUS_ERR_ARG, "the communicator given as an intercommunicator is not one");
+  MPI_Comm merged = MPI_COMM_NULL;
+  ISTHMUS_MPI(MPI_Intercomm_merge(intercomm, 0, &merged));
+  return std::shared_ptr<Xmap>(new Xmap(AdoptComm{}, merged, src, dst, opt));
+}
+
+Xmap::~Xmap() {
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void Xmap::build(const IndexList* src, const IndexList* dst) {
+  // The free comm on failure is the destructor's job only once construction succeeded.
+  struct FreeOnThrow {
+    MPI_Comm* c;
+    bool armed = true;
+    ~FreeOnThrow() {
+      if (armed && *c != MPI_COMM_NULL) MPI_Comm_free(c);
+    }
+  } guard{&comm_};
+
+  int me = 0, size = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm_, &me));
+  ISTHMUS_MPI(MPI_Comm_size(comm_, &size));
+
+  // Every part must describe the same index space.
+  int64_t nmin = INT64_MAX, nmax = -1;
+  for (const IndexList* l : {src, dst})
+    if (l) {
+      nmin = std::min(nmin, l->global_size());
+      nmax = std::max(nmax, l->global_size());
+    }
+  int64_t local[2] = {nmin, -nmax}, global[2];
+  ISTHMUS_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_MIN, comm_));
+  int64_t gmin = global[0], gmax = -global[1];
+  if (gmax >= 0 && gmin != gmax) {
+    if (src && dst && src->global_size() != dst->global_size())
+      fail(ISTHMUS_ERR_DECOMP, "rank ", me, ": source global size ", src->global_size(),
+           " differs from destination global size ", dst->global_size());
+    if (nmax >= 0)
+      fail(ISTHMUS_ERR_DECOMP, "rank ", me, ": its decomposition has global size ", nmax,
+           " but another rank's has ", nmax == gmin ? gmax : gmin);
+    fail(ISTHMUS_ERR_DECOMP, "rank ", me, ": the decompositions disagree on the global size (",
+         gmin, " and ", gmax, ")");
+  }
+  Directory dir;
+  dir.n = std::max<int64_t>(gmax, 0);
+  dir.size = size;
+  dir.block = std::max<int64_t>(1, (dir.n + size - 1) / size);
+
+  DirectoryStats st;
+  forward_ = run_directory(comm_, dir, src, dst, opt_.fill_unowned ? Unowned::Fill : Unowned::Error,
+                           opt_.warn_duplicates, kTagRequest, st);
+  int64_t sums[3] = {st.duplicates, st.unowned, st.requested_twice}, gsums[3];
+  ISTHMUS_MPI(MPI_Allreduce(sums, gsums, 3, MPI_INT64_T, MPI_SUM, comm_));
+  global_duplicates_ = gsums[0];
+  global_unowned_ = gsums[1];
+  if (global_unowned_ > 0 && !opt_.fill_unowned) {
+    // Name the smallest unowned index; only its home knows who asked for it.
+    int64_t first = 0;
+    ISTHMUS_MPI(MPI_Allreduce(&st.first_missing, &first, 1, MPI_INT64_T, MPI_MIN, comm_));
+    int64_t who[2] = {-1, -1}, gwho[2];
+    if (st.first_missing == first) {
+      who[0] = st.first_missing_rank;
+      who[1] = st.first_missing_pos;
+    }
+    ISTHMUS_MPI(MPI_Allreduce(who, gwho, 2, MPI_INT64_T, MPI_MAX, comm_));
+    fail(ISTHMUS_ERR_UNOWNED, "destination global index ", first, " (local position ", gwho[1],
+         " on rank ", gwho[0], ") is owned by no source rank; ", global_unowned_,
+         " destination points are unowned in all. Use the fill policy "
+         "(ISTHMUS_UNOWNED_FILL) to give them a fill value instead");
+  }
+  if (gsums[2] == 0) {
+    reverse_ = forward_.transposed();
+  } else {
+    // Some index has several receivers: in reverse the lowest of them provides it, which is
+    // the directory's own rule with the roles swapped.
+    DirectoryStats rst;
+    reverse_ = run_directory(comm_, dir, dst, src, Unowned::Ignore, false, kTagRequest + 2, rst);
+  }
+  guard.armed = false;
+}
+
+}  // namespace isthmus

@@ -1,0 +1,83 @@
+// Exchange maps: for a source and a destination decomposition of one global index space, the
+// schedule of who sends which local positions to whom, built with a distributed directory.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "index/index_list.h"
+
+namespace isthmus {
+
+// The local positions one rank exchanges with one peer, as runs in message order (ascending
+// global index, which both sides agree on without talking).
+struct PeerRuns {
+  int peer;
+  int64_t count;              // points per level
+  std::vector<Segment> runs;  // Segment::start is a local position
+};
+
+// A run of points that stays on the rank: source position -> destination position.
+struct LocalCopy {
+  int64_t src;
+  int64_t dst;
+  int64_t length;
+};
+
+// What one direction of an exchange does on this rank.
+struct Schedule {
+  int64_t src_size = 0;           // local points of the side that sends
+  int64_t dst_size = 0;           // local points of the side that receives
+  std::vector<PeerRuns> sends;    // sorted by peer, never this rank
+  std::vector<PeerRuns> recvs;    // sorted by peer, never this rank
+  std::vector<LocalCopy> copies;  // source and destination both on this rank
+  std::vector<Segment> fills;     // destination positions that no source owns (fill policy)
+
+  Schedule transposed() const;    // the reverse direction when every index has one receiver
+  int64_t send_points() const;
+  int64_t recv_points() const;
+  int64_t copy_points() const;
+  int64_t fill_points() const;
+};
+
+struct XmapOptions {
+  bool fill_unowned = false;
+  double fill_value = 0.0;
+  bool warn_duplicates = false;
+};
+
+class Xmap {
+ public:
+  // Collective over comm (which the map duplicates and keeps). src/dst may be null.
+  Xmap(MPI_Comm comm, const IndexList* src, const IndexList* dst, const XmapOptions& opt);
+  // Collective over both groups of an intercommunicator: the groups are merged.
+  static std::shared_ptr<Xmap> across(MPI_Comm intercomm, const IndexList* src,
+                                      const IndexList* dst, const XmapOptions& opt);
+  ~Xmap();
+  Xmap(const Xmap&) = delete;
+  Xmap& operator=(const Xmap&) = delete;
+
+  MPI_Comm comm() const { return comm_; }
+  const Schedule& forward() const { return forward_; }
+  const Schedule& reverse() const { return reverse_; }
+  const XmapOptions& options() const { return opt_; }
+  int64_t global_duplicates() const { return global_duplicates_; }
+  int64_t global_unowned() const { return global_unowned_; }
+
+ private:
+  struct AdoptComm {};
+  Xmap(AdoptComm, MPI_Comm comm, const IndexList* src, const IndexList* dst,
+       const XmapOptions& opt);
+  void build(const IndexList* src, const IndexList* dst);
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  XmapOptions opt_;
+  Schedule forward_;
+  Schedule reverse_;
+  int64_t global_duplicates_ = 0;
+  int64_t global_unowned_ = 0;
+};
+
+}  // namespace isthmus
