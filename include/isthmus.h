@@ -214,6 +214,19 @@ int isthmus_redist_method(const isthmus_redist* redist, int* method);
 
 /* ---- later layers (collectives, decomp, halo, remap, coupler) add their sections below ---- */
 
+/* ------------------------------------------------------------------------------------------ */
+/* transfer: butterfly and adaptive executors (issue 4)                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* ------------------------------------------------------------------------------------------ */
+/* collectives: alltoallv, allreduce, reproducible global sums (issue 6)                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* ------------------------------------------------------------------------------------------ */
+/* decomp and halo: domain decomposition and halo exchange (issue 5)                          */
+/* ------------------------------------------------------------------------------------------ */
+
+
 #ifdef __cplusplus
 }
 #endif
