@@ -1,0 +1,153 @@
+// Shared by every benchmark: field buffers that SMPI can share between simulated ranks, timing
+// statistics (median, min, max over repetitions) and one JSON object per case on stdout.
+#pragma once
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#ifdef ISTHMUS_SMPI
+#include <smpi/smpi.h>
+#endif
+
+namespace bench {
+
+// Field buffers: under SimGrid SMPI every simulated rank's buffer is one shared mapping, so
+// 10^4+ ranks fit in memory (their contents are then meaningless; data checks are for real MPI).
+// Set ISTHMUS_BENCH_PRIVATE_BUFFERS=1 to allocate real memory under SMPI (small runs that
+// compare data with a real-MPI run).
+inline void* alloc_field(size_t bytes) {
+#ifdef ISTHMUS_SMPI
+  const char* priv = std::getenv("ISTHMUS_BENCH_PRIVATE_BUFFERS");
+  if (!(priv && priv[0] == '1')) return SMPI_SHARED_MALLOC(bytes ? bytes : 1);
+#endif
+  return std::calloc(bytes ? bytes : 1, 1);
+}
+inline void free_field(void* p) {
+#ifdef ISTHMUS_SMPI
+  const char* priv = std::getenv("ISTHMUS_BENCH_PRIVATE_BUFFERS");
+  if (!(priv && priv[0] == '1')) {
+    SMPI_SHARED_FREE(p);
+    return;
+  }
+#endif
+  std::free(p);
+}
+inline bool buffers_are_shared() {
+#ifdef ISTHMUS_SMPI
+  const char* priv = std::getenv("ISTHMUS_BENCH_PRIVATE_BUFFERS");
+  return !(priv && priv[0] == '1');
+#else
+  return false;
+#endif
+}
+
+struct Stats {
+  double median = 0, min = 0, max = 0, mean = 0;
+  int reps = 0;
+};
+
+inline Stats stats(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.reps = static_cast<int>(v.size());
+  s.min = v.front();
+  s.max = v.back();
+  size_t n = v.size();
+  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / n;
+  return s;
+}
+
+// Times fn() reps times; each sample is the slowest rank's time (what the model waits for),
+// after a barrier so that ranks start together.
+template <typename Fn>
+Stats time_collective(MPI_Comm comm, int reps, Fn&& fn) {
+  std::vector<double> samples;
+  for (int r = 0; r < reps; ++r) {
+    MPI_Barrier(comm);
+    double t0 = MPI_Wtime();
+    fn();
+    double dt = MPI_Wtime() - t0, worst = 0;
+    MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
+    samples.push_back(worst);
+  }
+  return stats(samples);
+}
+
+// One JSON object, built field by field, printed on one line.
+class Json {
+ public:
+  Json& str(const std::string& k, const std::string& v) { return raw(k, "\"" + escape(v) + "\""); }
+  Json& num(const std::string& k, double v) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.9g", v);
+    return raw(k, b);
+  }
+  Json& integer(const std::string& k, long long v) { return raw(k, std::to_string(v)); }
+  Json& boolean(const std::string& k, bool v) { return raw(k, v ? "true" : "false"); }
+  Json& stats(const std::string& prefix, const Stats& s) {
+    num(prefix + "median_s", s.median);
+    num(prefix + "min_s", s.min);
+    num(prefix + "max_s", s.max);
+    num(prefix + "mean_s", s.mean);
+    return integer(prefix + "reps", s.reps);
+  }
+  Json& raw(const std::string& k, const std::string& v) {
+    parts_.push_back("\"" + escape(k) + "\": " + v);
+    return *this;
+  }
+  std::string text() const {
+    std::string s = "{";
+    for (size_t i = 0; i < parts_.size(); ++i) s += (i ? ", " : "") + parts_[i];
+    return s + "}";
+  }
+  void print() const {
+    std::printf("%s\n", text().c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  static std::string escape(const std::string& s) {
+    std::string o;
+    for (char c : s) {
+      if (c == '"' || c == '\\') o += '\\';
+      o += c;
+    }
+    return o;
+  }
+  std::vector<std::string> parts_;
+};
+
+// Minimal --key value argument reading for benchmark programs.
+class Args {
+ public:
+  Args(int argc, char** argv) : v_(argv + 1, argv + argc) {}
+  std::string get(const std::string& key, const std::string& def) const {
+    for (size_t i = 0; i + 1 < v_.size(); ++i)
+      if (v_[i] == "--" + key) return v_[i + 1];
+    return def;
+  }
+  long long integer(const std::string& key, long long def) const {
+    std::string s = get(key, "");
+    return s.empty() ? def : std::stoll(s);
+  }
+  bool flag(const std::string& key) const {
+    for (const auto& a : v_)
+      if (a == "--" + key) return true;
+    return false;
+  }
+
+ private:
+  std::vector<std::string> v_;
+};
+
+}  // namespace bench
