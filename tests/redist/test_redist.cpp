@@ -197,7 +197,6 @@ TEST(Redist, OneMessagePerPeerAndCounters) {
   ISTHMUS_OK_OR_FAIL(fx.ctx, isthmus_xmap_create(fx.ctx, s, d, nullptr, &x));
   isthmus_xmap_info info;
   isthmus_xmap_get_info(x, &info);
-  if (size > 1) EXPECT_GT(info.send_peers, 0);
   EXPECT_EQ(info.send_peers, size > 1 ? size - 1 : 0);  // a random permutation touches everyone
   for (int method : {ISTHMUS_METHOD_P2P, ISTHMUS_METHOD_ALLTOALLV, ISTHMUS_METHOD_NEIGHBOR}) {
     isthmus_redist* r = nullptr;
