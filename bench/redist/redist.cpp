@@ -1,0 +1,276 @@
+// Redistribution benchmark: fields of a 2-D grid moved between two decompositions.
+//
+//   bench_redist [--nx 192] [--ny 480] [--fields 10] [--levels 1]
+//                [--src-ranks A] [--dst-ranks B] [--pattern block-roundrobin]
+//                [--method all|p2p|alltoallv|neighbor] [--reps 5] [--separate]
+//
+// Ranks: A + B <= P puts the source on [0, A) and the destination on [A, A + B) (disjoint);
+// otherwise the source is on [0, A) and the destination on [P - B, P) (identical when A = B = P).
+// Patterns: block-roundrobin (GAMIL2 -> CLM3), roundrobin-block, block-block (transposed block
+// shapes), random (a random permutation).
+// Prints one JSON object per case: setup (the map), each method, and with --separate the same
+// fields sent as one redistribution per field (what aggregation saves).
+#include <mpi.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/bench_util.h"
+#include "isthmus.h"
+
+namespace {
+
+struct Layout {
+  bool has_src = false, has_dst = false;
+  std::vector<int64_t> src, dst;
+};
+
+std::pair<int64_t, int64_t> block1d(int64_t n, int parts, int part) {
+  int64_t base = n / parts, extra = n % parts;
+  return {part * base + std::min<int64_t>(part, extra), base + (part < extra ? 1 : 0)};
+}
+
+// Near-square px * py = p.
+void factor(int p, int& px, int& py) {
+  px = 1;
+  for (int d = 1; d * d <= p; ++d)
+    if (p % d == 0) px = d;
+  py = p / px;
+}
+
+std::vector<int64_t> block2d(int64_t nx, int64_t ny, int parts, int part, bool transpose) {
+  int px, py;
+  factor(parts, px, py);
+  if (transpose) std::swap(px, py);
+  auto bx = block1d(nx, px, part % px), by = block1d(ny, py, part / px);
+  std::vector<int64_t> v;
+  v.reserve(bx.second * by.second);
+  for (int64_t j = 0; j < by.second; ++j)
+    for (int64_t i = 0; i < bx.second; ++i) v.push_back((by.first + j) * nx + bx.first + i);
+  return v;
+}
+
+std::vector<int64_t> roundrobin(int64_t n, int parts, int part) {
+  std::vector<int64_t> v;
+  v.reserve(n / parts + 1);
+  for (int64_t g = part; g < n; g += parts) v.push_back(g);
+  return v;
+}
+
+std::vector<int64_t> random_part(int64_t n, int parts, int part, unsigned seed) {
+  std::vector<int64_t> perm(n);
+  for (int64_t i = 0; i < n; ++i) perm[i] = i;
+  std::mt19937_64 rng(seed);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  auto b = block1d(n, parts, part);
+  return std::vector<int64_t>(perm.begin() + b.first, perm.begin() + b.first + b.second);
+}
+
+double ref_value(int64_t g, int f, int l) { return g * 1024.0 + f * 32.0 + l + 0.125; }
+
+uint64_t mix(uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+const char* method_name(int m) {
+  switch (m) {
+    case ISTHMUS_METHOD_P2P: return "p2p";
+    case ISTHMUS_METHOD_ALLTOALLV: return "alltoallv";
+    case ISTHMUS_METHOD_NEIGHBOR: return "neighbor";
+    default: return "auto";
+  }
+}
+
+#define CHECK(ctx, call)                                                       \
+  do {                                                                         \
+    if ((call) != ISTHMUS_OK) {                                                \
+      std::fprintf(stderr, "%s\n", isthmus_last_error(ctx));                   \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                            \
+    }                                                                          \
+  } while (0)
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  bench::Args args(argc, argv);
+  int me, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int64_t nx = args.integer("nx", 192), ny = args.integer("ny", 480), n = nx * ny;
+  const int nfields = static_cast<int>(args.integer("fields", 10));
+  const int nlevels = static_cast<int>(args.integer("levels", 1));
+  const int reps = static_cast<int>(args.integer("reps", 5));
+  int nsrc = static_cast<int>(args.integer("src-ranks", size));
+  int ndst = static_cast<int>(args.integer("dst-ranks", size));
+  const std::string pattern = args.get("pattern", "block-roundrobin");
+  const std::string which = args.get("method", "all");
+  if (nsrc < 1 || ndst < 1 || nsrc > size || ndst > size) {
+    if (me == 0) std::fprintf(stderr, "bench_redist: --src-ranks and --dst-ranks must be in [1, %d]\n", size);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  int s0 = 0, d0 = (nsrc + ndst <= size) ? nsrc : size - ndst;
+  std::string ranksets = nsrc + ndst <= size ? "disjoint" : (nsrc == size && ndst == size ? "identical" : "overlapping");
+
+  Layout lay;
+  if (me >= s0 && me < s0 + nsrc) {
+    lay.has_src = true;
+    int k = me - s0;
+    if (pattern == "roundrobin-block") lay.src = roundrobin(n, nsrc, k);
+    else if (pattern == "random") lay.src = random_part(n, nsrc, k, 1);
+    else lay.src = block2d(nx, ny, nsrc, k, false);
+  }
+  if (me >= d0 && me < d0 + ndst) {
+    lay.has_dst = true;
+    int k = me - d0;
+    if (pattern == "block-roundrobin") lay.dst = roundrobin(n, ndst, k);
+    else if (pattern == "block-block") lay.dst = block2d(nx, ny, ndst, k, true);
+    else if (pattern == "random") lay.dst = random_part(n, ndst, k, 2);
+    else lay.dst = block2d(nx, ny, ndst, k, false);
+  }
+
+  isthmus_context* ctx = nullptr;
+  if (isthmus_context_create(MPI_COMM_WORLD, &ctx) != ISTHMUS_OK) MPI_Abort(MPI_COMM_WORLD, 1);
+  isthmus_decomp *sd = nullptr, *dd = nullptr;
+  if (lay.has_src) CHECK(ctx, isthmus_decomp_create_indices(ctx, n, lay.src.size(), lay.src.data(), &sd));
+  if (lay.has_dst) CHECK(ctx, isthmus_decomp_create_indices(ctx, n, lay.dst.size(), lay.dst.data(), &dd));
+
+  auto base = [&](bench::Json& j, const std::string& kase) -> bench::Json& {
+    return j.str("bench", "redist").str("case", kase).str("pattern", pattern).str("ranksets", ranksets)
+        .integer("ranks", size).integer("src_ranks", nsrc).integer("dst_ranks", ndst)
+        .integer("nx", nx).integer("ny", ny).integer("fields", nfields).integer("levels", nlevels);
+  };
+
+  // Setup: building the exchange map (the distributed directory).
+  isthmus_xmap* x = nullptr;
+  bench::Stats setup = bench::time_collective(MPI_COMM_WORLD, reps, [&] {
+    if (x) isthmus_xmap_destroy(&x);
+    CHECK(ctx, isthmus_xmap_create(ctx, sd, dd, nullptr, &x));
+  });
+  isthmus_xmap_info info;
+  isthmus_xmap_get_info(x, &info);
+  int64_t loc[3] = {info.send_peers, info.recv_peers, info.send_points}, mx[3], sm[3];
+  MPI_Allreduce(loc, mx, 3, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(loc, sm, 3, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  if (me == 0) {
+    bench::Json j;
+    base(j, "setup").str("method", "xmap").stats("", setup).integer("messages_total", sm[0])
+        .integer("max_send_peers", mx[0]).integer("max_recv_peers", mx[1]).integer("points_sent", sm[2]).print();
+  }
+
+  // Fields: level-major arrays filled with the reference values.
+  const int64_t ns = lay.src.size(), nd = lay.dst.size();
+  std::vector<void*> src(nfields), dst(nfields);
+  for (int f = 0; f < nfields; ++f) {
+    src[f] = bench::alloc_field(sizeof(double) * ns * nlevels);
+    dst[f] = bench::alloc_field(sizeof(double) * nd * nlevels);
+  }
+  const bool shared = bench::buffers_are_shared();
+  if (!shared)
+    for (int f = 0; f < nfields; ++f)
+      for (int l = 0; l < nlevels; ++l)
+        for (int64_t p = 0; p < ns; ++p) static_cast<double*>(src[f])[l * ns + p] = ref_value(lay.src[p], f, l);
+  auto verify = [&](int64_t& errors, std::string& checksum) {
+    int64_t bad = 0;
+    uint64_t h = 0;
+    if (!shared)
+      for (int f = 0; f < nfields; ++f)
+        for (int l = 0; l < nlevels; ++l)
+          for (int64_t p = 0; p < nd; ++p) {
+            double v = static_cast<double*>(dst[f])[l * nd + p];
+            if (v != ref_value(lay.dst[p], f, l)) ++bad;
+            uint64_t bits;
+            std::memcpy(&bits, &v, 8);
+            h += mix(mix(static_cast<uint64_t>(lay.dst[p]) * 4096 + f * 64 + l) ^ bits);
+          }
+    uint64_t gh = 0;
+    MPI_Allreduce(&h, &gh, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&bad, &errors, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%016" PRIx64, gh);
+    checksum = shared ? "n/a (shared buffers)" : hex;
+    if (shared) errors = -1;
+  };
+
+  std::vector<int> methods;
+  if (which == "all") {
+    methods = {ISTHMUS_METHOD_P2P, ISTHMUS_METHOD_ALLTOALLV};
+#ifndef ISTHMUS_SMPI
+    methods.push_back(ISTHMUS_METHOD_NEIGHBOR);
+#endif
+  } else if (which == "p2p") methods = {ISTHMUS_METHOD_P2P};
+  else if (which == "alltoallv") methods = {ISTHMUS_METHOD_ALLTOALLV};
+  else if (which == "neighbor") methods = {ISTHMUS_METHOD_NEIGHBOR};
+  else if (which == "auto") methods = {ISTHMUS_METHOD_AUTO};
+  else {
+    if (me == 0) std::fprintf(stderr, "bench_redist: unknown --method %s\n", which.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+
+  std::vector<int> types(nfields, ISTHMUS_DOUBLE), levels(nfields, nlevels);
+  const double bytes_total = static_cast<double>(sm[2]) * nfields * nlevels * 8;
+  for (int m : methods) {
+    isthmus_redist* r = nullptr;
+    CHECK(ctx, isthmus_redist_create(ctx, x, nfields, types.data(), levels.data(), m, &r));
+    isthmus_redist_exchange(r, src.data(), dst.data());  // warm-up
+    isthmus_redist_set_tracing(r, 1);
+    isthmus_redist_reset_counters(r);
+    bench::Stats st = bench::time_collective(MPI_COMM_WORLD, reps, [&] {
+      CHECK(ctx, isthmus_redist_exchange(r, src.data(), dst.data()));
+    });
+    isthmus_trace_counters c;
+    isthmus_redist_get_counters(r, &c);
+    int64_t msgs = 0, my = c.messages_sent / std::max<int64_t>(c.exchanges, 1);
+    MPI_Allreduce(&my, &msgs, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    int64_t errors = 0;
+    std::string checksum;
+    verify(errors, checksum);
+    if (me == 0) {
+      bench::Json j;
+      base(j, "exchange").str("method", method_name(m)).stats("", st).integer("messages_per_exchange", msgs)
+          .num("bytes_per_exchange", bytes_total).str("checksum", checksum).integer("errors", errors).print();
+    }
+    isthmus_redist_destroy(&r);
+  }
+
+  if (args.flag("separate")) {
+    // The same fields as one redistribution each, exchanged one after the other.
+    std::vector<isthmus_redist*> rs(nfields);
+    int t = ISTHMUS_DOUBLE;
+    for (int f = 0; f < nfields; ++f)
+      CHECK(ctx, isthmus_redist_create(ctx, x, 1, &t, &nlevels, ISTHMUS_METHOD_P2P, &rs[f]));
+    auto all = [&] {
+      for (int f = 0; f < nfields; ++f) CHECK(ctx, isthmus_redist_exchange(rs[f], &src[f], &dst[f]));
+    };
+    all();
+    bench::Stats st = bench::time_collective(MPI_COMM_WORLD, reps, all);
+    int64_t errors = 0;
+    std::string checksum;
+    verify(errors, checksum);
+    if (me == 0) {
+      bench::Json j;
+      base(j, "separate-fields").str("method", "p2p").stats("", st)
+          .integer("messages_per_exchange", sm[0] * nfields).num("bytes_per_exchange", bytes_total)
+          .str("checksum", checksum).integer("errors", errors).print();
+    }
+    for (auto& r : rs) isthmus_redist_destroy(&r);
+  }
+
+  for (int f = 0; f < nfields; ++f) {
+    bench::free_field(src[f]);
+    bench::free_field(dst[f]);
+  }
+  isthmus_xmap_destroy(&x);
+  isthmus_decomp_destroy(&sd);
+  isthmus_decomp_destroy(&dd);
+  isthmus_context_destroy(&ctx);
+  MPI_Finalize();
+  return 0;
+}
