@@ -13,7 +13,7 @@
 
 namespace isthmus {
 
-enum class Method { Auto = 0, P2P = 1, Alltoallv = 2, Neighbor = 3 };
+enum class Method { Auto = 0, P2P = 1, Alltoallv = 2, Neighbor = 3, Butterfly = 4, Adaptive = 5 };
 const char* method_name(Method m);
 
 // Where each message lives in the executor's send and receive buffers.

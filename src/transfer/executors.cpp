@@ -2,6 +2,8 @@
 #include <numeric>
 
 #include "base/error.h"
+#include "transfer/adaptive.h"
+#include "transfer/butterfly.h"
 #include "transfer/executor.h"
 
 namespace isthmus {
@@ -12,6 +14,8 @@ const char* method_name(Method m) {
     case Method::P2P: return "p2p";
     case Method::Alltoallv: return "alltoallv";
     case Method::Neighbor: return "neighbor";
+    case Method::Butterfly: return "butterfly";
+    case Method::Adaptive: return "adaptive";
   }
   return "unknown";
 }
@@ -252,6 +256,15 @@ std::unique_ptr<Executor> make_executor(Method method, MPI_Comm comm, int tag,
       return std::make_unique<AlltoallvExecutor>(comm, layout, send_buffer, recv_buffer);
     case Method::Neighbor:
       return std::make_unique<NeighborExecutor>(comm, layout, send_buffer, recv_buffer);
+    case Method::Butterfly: {
+      auto topology = ButterflyTopology::build(comm, layout);
+      const int stages = topology->mapping.stages;
+      return std::make_unique<ButterflyExecutor>(std::move(topology), tag, layout, send_buffer,
+                                                 recv_buffer, full_butterfly_plan(stages));
+    }
+    case Method::Adaptive:
+      return std::make_unique<AdaptiveExecutor>(comm, tag, layout, send_buffer, recv_buffer,
+                                                adaptive_options_from_environment());
   }
   fail(ISTHMUS_ERR_ARG, "unknown transfer method ", static_cast<int>(method));
 }

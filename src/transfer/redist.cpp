@@ -155,7 +155,7 @@ Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, 
     }
   }
   int mi = static_cast<int>(method_);
-  if (mi < 1 || mi > 3) fail(ISTHMUS_ERR_ARG, "unknown transfer method ", mi);
+  if (mi < 1 || mi > 5) fail(ISTHMUS_ERR_ARG, "unknown transfer method ", mi);
 
   // Each redistribution has its own communicator, so its messages cannot meet another's.
   ISTHMUS_MPI(MPI_Comm_dup(xmap_->comm(), &comm_));

@@ -1,0 +1,212 @@
+#include "transfer/adaptive.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+
+namespace isthmus {
+
+namespace {
+
+constexpr int kMaxCachedRuns = 32;
+constexpr const char* kCacheTag = "isthmus-plan";
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+AdaptiveOptions adaptive_options_from_environment() {
+  AdaptiveOptions o;
+  if (const char* p = std::getenv("ISTHMUS_PLAN_CACHE")) o.cache_path = p;
+  if (const char* s = std::getenv("ISTHMUS_ADAPTIVE_SAMPLES")) {
+    int v = std::atoi(s);
+    if (v >= 1) o.samples = v;
+  }
+  return o;
+}
+
+AdaptiveExecutor::AdaptiveExecutor(MPI_Comm comm, int tag, const MessageLayout& layout,
+                                   char* send_buffer, char* recv_buffer, AdaptiveOptions options)
+    : tag_(tag), layout_(layout), sbuf_(send_buffer), rbuf_(recv_buffer),
+      options_(std::move(options)) {
+  if (options_.samples < 1)
+    fail(ISTHMUS_ERR_ARG, "adaptive transfer: ", options_.samples,
+         " timed exchanges per candidate plan; at least 1 needed");
+  if (options_.warmup < 0)
+    fail(ISTHMUS_ERR_ARG, "adaptive transfer: negative warm-up count ", options_.warmup);
+  topo_ = ButterflyTopology::build(comm, layout_);
+}
+
+std::string AdaptiveExecutor::cache_key() const {
+  char fp[32];
+  std::snprintf(fp, sizeof fp, "%016llx", static_cast<unsigned long long>(topo_->fingerprint));
+  std::ostringstream os;
+  os << fp << ' ' << topo_->size << ' ' << topo_->mapping.senders << ' '
+     << topo_->mapping.receivers << ' ' << topo_->mapping.stages;
+  return os.str();
+}
+
+Plan AdaptiveExecutor::plan() const {
+  if (state_ == State::Decided) return chosen_plan_;
+  if (state_ == State::Profiling) return current_;
+  return p2p_plan(stages());  // not started: nothing chosen yet
+}
+
+ButterflyExecutor& AdaptiveExecutor::executor_for(const Plan& plan) {
+  auto it = executors_.find(plan);
+  if (it == executors_.end())
+    it = executors_
+             .emplace(plan, std::make_unique<ButterflyExecutor>(topo_, tag_, layout_, sbuf_,
+                                                                rbuf_, plan))
+             .first;
+  return *it->second;
+}
+
+void AdaptiveExecutor::lookup_cache() {
+  // Rank 0 reads, everyone gets its answer: one decision even if ranks see different files.
+  int msg[2 + kMaxCachedRuns] = {0};
+  if (topo_->rank == 0 && !options_.cache_path.empty()) {
+    std::ifstream in(options_.cache_path);
+    const std::string key = cache_key();
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream ls(line);
+      std::string tag, fp, ranks, senders, receivers, stages, plan;
+      if (!(ls >> tag >> fp >> ranks >> senders >> receivers >> stages >> plan)) continue;
+      if (tag != kCacheTag || fp + ' ' + ranks + ' ' + senders + ' ' + receivers + ' ' + stages != key)
+        continue;
+      try {
+        Plan p = plan == "-" ? Plan{} : parse_plan(plan);
+        if (p.size() > static_cast<size_t>(kMaxCachedRuns)) continue;
+        msg[0] = 1;
+        msg[1] = static_cast<int>(p.size());
+        for (size_t i = 0; i < p.size(); ++i) msg[2 + i] = p[i];
+      } catch (const Error&) {
+        continue;  // a damaged line is skipped; the plan is profiled again
+      }
+    }
+  }
+  ISTHMUS_MPI(MPI_Bcast(msg, 2 + kMaxCachedRuns, MPI_INT, 0, topo_->comm));
+  if (!msg[0]) return;
+  Plan p(msg + 2, msg + 2 + msg[1]);
+  try {
+    validate_plan(p, stages());
+  } catch (const Error&) {
+    return;
+  }
+  from_cache_ = true;
+  decide(p);
+}
+
+void AdaptiveExecutor::write_cache() const {
+  if (topo_->rank != 0 || options_.cache_path.empty()) return;
+  double best = 0;
+  for (const auto& m : measured_)
+    if (m.plan == chosen_plan_) best = m.median_seconds;
+  std::ofstream out(options_.cache_path, std::ios::app);
+  if (out) {
+    const std::string plan = chosen_plan_.empty() ? "-" : plan_string(chosen_plan_);
+    out << kCacheTag << ' ' << cache_key() << ' ' << plan << ' ' << best << '\n';
+  }
+  if (!out)
+    std::fprintf(stderr, "isthmus: warning: cannot append to the transfer plan cache '%s': %s; "
+                 "the next run will profile again\n", options_.cache_path.c_str(),
+                 std::strerror(errno));
+}
+
+void AdaptiveExecutor::decide(const Plan& plan) {
+  chosen_plan_ = plan;
+  auto it = executors_.find(plan);
+  if (it != executors_.end())
+    chosen_ = std::move(it->second);
+  else
+    chosen_ = std::make_unique<ButterflyExecutor>(topo_, tag_, layout_, sbuf_, rbuf_, plan);
+  executors_.clear();
+  state_ = State::Decided;
+  if (!from_cache_ && !measured_.empty()) write_cache();
+}
+
+void AdaptiveExecutor::finish_candidate() {
+  const double med = median(current_samples_);
+  measured_.push_back({current_, med, current_samples_});
+  auto median_of = [&](const Plan& p, double* out) {
+    for (const auto& m : measured_)
+      if (m.plan == p) {
+        *out = m.median_seconds;
+        return true;
+      }
+    return false;
+  };
+  const int n = stages();
+  executors_.erase(current_);
+  current_samples_.clear();
+  current_runs_ = 0;
+  for (;;) {
+    if (!queue_.empty()) {
+      current_ = queue_.front();
+      queue_.erase(queue_.begin());
+      return;
+    }
+    if (!walking_) {
+      walking_ = true;
+      candidate_ = full_butterfly_plan(n);
+      next_boundary_ = 1;
+    }
+    if (next_boundary_ >= n) break;
+    Plan temp = merge_at(candidate_, next_boundary_++);
+    double t_temp = 0, t_cand = 0;
+    if (median_of(temp, &t_temp)) {
+      if (median_of(candidate_, &t_cand) && t_temp < t_cand) candidate_ = temp;
+      continue;
+    }
+    current_ = temp;
+    return;
+  }
+  // The fastest of everything timed; ties go to the first timed (p2p).
+  const PlanMeasurement* best = &measured_.front();
+  for (const auto& m : measured_)
+    if (m.median_seconds < best->median_seconds) best = &m;
+  decide(best->plan);
+}
+
+void AdaptiveExecutor::run(Packer& packer, trace::Trace& trace) {
+  if (state_ == State::Start) {
+    lookup_cache();
+    if (state_ != State::Decided) {
+      const int n = stages();
+      if (n <= 1) {
+        decide(p2p_plan(n));  // a single plan: nothing to choose
+      } else {
+        queue_ = {p2p_plan(n), full_butterfly_plan(n)};
+        current_ = queue_.front();
+        queue_.erase(queue_.begin());
+        state_ = State::Profiling;
+      }
+    }
+  }
+  if (state_ == State::Decided) {
+    chosen_->run(packer, trace);
+    return;
+  }
+  ButterflyExecutor& ex = executor_for(current_);
+  ISTHMUS_MPI(MPI_Barrier(topo_->comm));
+  const double t0 = MPI_Wtime();
+  ex.run(packer, trace);
+  double dt = MPI_Wtime() - t0, worst = 0;
+  ISTHMUS_MPI(MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, topo_->comm));
+  ++profiling_exchanges_;
+  if (++current_runs_ > options_.warmup) current_samples_.push_back(worst);
+  if (static_cast<int>(current_samples_.size()) >= options_.samples) finish_candidate();
+}
+
+}  // namespace isthmus

@@ -1,0 +1,97 @@
+// Adaptive data transfer (seed 001, sect. 4): the first real exchanges (which deliver correct
+// data) profile plans of merged butterfly stages, then the fastest is kept. Unlike the paper's
+// one-sample greedy choice, every candidate is timed over several exchanges (after a warm-up)
+// and its figure is the median over exchanges of the slowest rank's time, which every rank gets
+// from one allreduce, so all ranks take the same decision and a simulation (deterministic
+// times) always takes the same one. Candidates: pure p2p [n], the full butterfly [1,...,1], then
+// the paper's stage-by-stage walk from the butterfly (merge a boundary if that is faster).
+// A plan cache file keyed by the schedule's fingerprint and rank counts lets the next run of the
+// same configuration skip profiling (the paper's future work).
+#pragma once
+#include <mpi.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transfer/butterfly.h"
+#include "transfer/executor.h"
+#include "transfer/plan.h"
+
+namespace isthmus {
+
+struct AdaptiveOptions {
+  int warmup = 1;          // untimed exchanges per candidate
+  int samples = 3;         // timed exchanges per candidate
+  std::string cache_path;  // plan cache file ("" = none)
+};
+
+// Defaults overridden by ISTHMUS_PLAN_CACHE (path) and ISTHMUS_ADAPTIVE_SAMPLES (count), read
+// when a redistribution is created.
+AdaptiveOptions adaptive_options_from_environment();
+
+struct PlanMeasurement {
+  Plan plan;
+  double median_seconds;
+  std::vector<double> samples;
+};
+
+class AdaptiveExecutor final : public Executor {
+ public:
+  // Collective over comm (builds the process mapping and the fingerprint).
+  AdaptiveExecutor(MPI_Comm comm, int tag, const MessageLayout& layout, char* send_buffer,
+                   char* recv_buffer, AdaptiveOptions options);
+  // Collective: every rank must call run() for every exchange (ranks without data too).
+  void run(Packer& packer, trace::Trace& trace) override;
+
+  // Effective until the decision is taken (the cache is consulted at the first exchange);
+  // rank 0's path is the one that counts.
+  void set_cache_path(const std::string& path) { options_.cache_path = path; }
+  const AdaptiveOptions& options() const { return options_; }
+
+  bool decided() const { return state_ == State::Decided; }
+  bool from_cache() const { return from_cache_; }
+  // The chosen plan once decided, else the plan the next exchange will use.
+  Plan plan() const;
+  int stages() const { return topo_->mapping.stages; }
+  const ButterflyTopology& topology() const { return *topo_; }
+  int profiling_exchanges() const { return profiling_exchanges_; }
+  const std::vector<PlanMeasurement>& measurements() const { return measured_; }
+  // The cache key of this schedule: "<fingerprint hex> <ranks> <senders> <receivers> <stages>".
+  std::string cache_key() const;
+  // The executor of the chosen plan (null until decided).
+  const ButterflyExecutor* chosen() const { return chosen_.get(); }
+
+ private:
+  enum class State { Start, Profiling, Decided };
+  ButterflyExecutor& executor_for(const Plan& plan);
+  void lookup_cache();
+  void write_cache() const;
+  void finish_candidate();
+  void decide(const Plan& plan);
+
+  std::shared_ptr<const ButterflyTopology> topo_;
+  int tag_;
+  MessageLayout layout_;
+  char* sbuf_;
+  char* rbuf_;
+  AdaptiveOptions options_;
+
+  State state_ = State::Start;
+  bool from_cache_ = false;
+  std::vector<Plan> queue_;      // candidates still to time, in order
+  Plan candidate_;               // greedy walk: the best plan so far on the path
+  int next_boundary_ = 1;        // greedy walk: the next boundary to try merging
+  bool walking_ = false;
+  Plan current_;
+  std::vector<double> current_samples_;
+  int current_runs_ = 0;
+  std::vector<PlanMeasurement> measured_;
+  std::map<Plan, std::unique_ptr<ButterflyExecutor>> executors_;
+  std::unique_ptr<ButterflyExecutor> chosen_;
+  Plan chosen_plan_;
+  int profiling_exchanges_ = 0;
+};
+
+}  // namespace isthmus

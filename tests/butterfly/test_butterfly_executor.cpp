@@ -1,0 +1,324 @@
+// The butterfly executor under every plan, and the adaptive executor, on synthetic layouts: each
+// message of the direct layout carries bytes that encode (sender, receiver, byte), so a block that
+// is lost, duplicated, truncated or delivered to the wrong receive index is caught.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <unistd.h>
+
+#include "mpi_test_util.h"
+#include "transfer/adaptive.h"
+#include "transfer/butterfly.h"
+
+using namespace isthmus;
+
+namespace {
+
+uint64_t hash3(uint64_t a, uint64_t b, uint64_t c) {
+  uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x7f4a7c15ull) * 0xbf58476d1ce4e5b9ull ^ c * 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  h *= 0xd6e8feb86659fd93ull;
+  return h ^ (h >> 29);
+}
+
+unsigned char byte_of(int s, int r, size_t k, int salt) {
+  return static_cast<unsigned char>(hash3(static_cast<uint64_t>(s), static_cast<uint64_t>(r),
+                                          k * 7 + static_cast<uint64_t>(salt)) & 0xffu);
+}
+
+// Ranks in `senders` send to ranks in `receivers` (not themselves): a pseudo-random subset of
+// pairs (at least one per sender) with 1..40 bytes, so message sizes are odd and unequal.
+MessageLayout make_layout(int me, const std::vector<int>& senders, const std::vector<int>& receivers,
+                          int seed) {
+  auto bytes = [&](int s, int r) -> size_t {
+    if (s == r) return 0;
+    uint64_t h = hash3(static_cast<uint64_t>(s), static_cast<uint64_t>(r), static_cast<uint64_t>(seed));
+    int first = -1;  // every sender talks to its first valid receiver
+    for (int x : receivers)
+      if (x != s) {
+        first = x;
+        break;
+      }
+    if (r != first && h % 3 == 0) return 0;
+    return 1 + (h >> 8) % 40;
+  };
+  MessageLayout L;
+  size_t off = 0;
+  for (int s : senders)
+    if (s == me)
+      for (int r : receivers)
+        if (size_t b = bytes(me, r)) {
+          L.send_peers.push_back(r);
+          L.send_bytes.push_back(b);
+          L.send_offset.push_back(off);
+          off += b;
+        }
+  off = 0;
+  for (int r : receivers)
+    if (r == me)
+      for (int s : senders)
+        if (size_t b = bytes(s, me)) {
+          L.recv_peers.push_back(s);
+          L.recv_bytes.push_back(b);
+          L.recv_offset.push_back(off);
+          off += b;
+        }
+  return L;
+}
+
+class CheckingPacker final : public Packer {
+ public:
+  CheckingPacker(int me, const MessageLayout& L, int salt) : me_(me), L_(L), salt_(salt) {
+    got_.assign(L.recv_peers.size(), 0);
+  }
+  void pack(size_t i, char* msg) override {
+    for (size_t k = 0; k < L_.send_bytes[i]; ++k)
+      msg[k] = static_cast<char>(byte_of(me_, L_.send_peers[i], k, salt_));
+  }
+  void unpack(size_t i, const char* msg) override {
+    ASSERT_LT(i, got_.size());
+    ++got_[i];
+    for (size_t k = 0; k < L_.recv_bytes[i]; ++k)
+      if (static_cast<unsigned char>(msg[k]) != byte_of(L_.recv_peers[i], me_, k, salt_)) {
+        ++bad_bytes_;
+      }
+  }
+  void local() override { ++local_calls_; }
+  bool ok() const {
+    for (int g : got_)
+      if (g != 1) return false;
+    return bad_bytes_ == 0 && local_calls_ == 1;
+  }
+
+ private:
+  int me_;
+  const MessageLayout& L_;
+  int salt_;
+  std::vector<int> got_;
+  int64_t bad_bytes_ = 0;
+  int local_calls_ = 0;
+};
+
+struct Buffers {
+  std::vector<char> s, r;
+  explicit Buffers(const MessageLayout& L) : s(L.send_total() + 1), r(L.recv_total() + 1) {}
+};
+
+std::vector<int> range(int first, int count) {
+  std::vector<int> v;
+  for (int i = 0; i < count; ++i) v.push_back(first + i);
+  return v;
+}
+
+// Runs every plan of the mapping's butterfly twice (persistent reuse) and checks delivery and
+// the message bound of each plan. Returns false (on every rank) if anything is wrong.
+bool check_all_plans(MPI_Comm comm, const std::vector<int>& senders,
+                     const std::vector<int>& receivers, int seed, std::string* what) {
+  const int me = world_rank();
+  MessageLayout L = make_layout(me, senders, receivers, seed);
+  Buffers buf(L);
+  auto topo = ButterflyTopology::build(comm, L);
+  const int n = topo->mapping.stages;
+  bool ok = true;
+  for (const Plan& plan : all_plans(n)) {
+    ButterflyExecutor ex(topo, 3, L, buf.s.data(), buf.r.data(), plan);
+    for (int rep = 0; rep < 2; ++rep) {
+      CheckingPacker packer(me, L, seed * 10 + rep);
+      trace::Trace t(true);
+      ex.run(packer, t);
+      bool mine = packer.ok() && t.counters().messages_sent == ex.messages_sent();
+      // p2p is exactly the direct layout; otherwise a round of k stages talks to at most 2^k
+      // nodes (one more group of the mapping in the first round, two receivers per node last).
+      if (plan.size() <= 1) {
+        mine = mine && ex.messages_sent() == static_cast<int64_t>(L.send_peers.size());
+      } else {
+        int64_t bound = 0;
+        for (size_t j = 0; j < plan.size(); ++j)
+          bound += (j + 1 == plan.size() ? 2 : 1) * (int64_t{1} << plan[j]);
+        mine = mine && ex.messages_sent() <= bound;
+      }
+      if (!all_ranks(mine, comm)) {
+        ok = false;
+        *what = "plan [" + plan_string(plan) + "] rep " + std::to_string(rep);
+      }
+    }
+  }
+  return ok;
+}
+
+enum class Pattern { Disjoint, Shifted, Identical };
+
+// Every sender and receiver count 1..max in every pattern that fits into the communicator.
+void sweep(int max_count, int stride) {
+  const int W = world_size();
+  int cases = 0;
+  for (int S = 1; S <= max_count; S += stride)
+    for (int R = 1; R <= max_count; R += stride)
+      for (Pattern pat : {Pattern::Disjoint, Pattern::Shifted, Pattern::Identical}) {
+        std::vector<int> snd = range(0, S), rcv;
+        if (pat == Pattern::Disjoint) rcv = range(S, R);
+        if (pat == Pattern::Shifted) rcv = range(S / 2, R);
+        if (pat == Pattern::Identical) {
+          if (S != R) continue;
+          rcv = snd;
+        }
+        if (S > W || rcv.back() >= W) continue;
+        std::string what;
+        const std::string label = std::to_string(S) + " senders, " + std::to_string(R) +
+                                  " receivers, pattern " + std::to_string(static_cast<int>(pat));
+        EXPECT_TRUE(check_all_plans(MPI_COMM_WORLD, snd, rcv, S * 100 + R, &what)) << label << ": " << what;
+        ++cases;
+      }
+  if (world_rank() == 0) std::printf("[ butterfly ] %d sender/receiver cases on %d ranks\n", cases, W);
+}
+
+}  // namespace
+
+// All counts 1..9 in every pattern that fits: the full sweep (disjoint needs up to 18 ranks)
+// at 18 ranks, the part that fits at the smaller counts.
+TEST(Butterfly, EveryPlanEveryCount) { sweep(9, 1); }
+
+TEST(Butterfly, AllRanksSendAndReceive) {
+  const int W = world_size();
+  std::string what;
+  EXPECT_TRUE(check_all_plans(MPI_COMM_WORLD, range(0, W), range(0, W), 77, &what)) << what;
+}
+
+TEST(Butterfly, MappingIsCollectiveAndConsistent) {
+  MessageLayout L = make_layout(world_rank(), range(0, world_size()), range(0, world_size()), 5);
+  auto topo = ButterflyTopology::build(MPI_COMM_WORLD, L);
+  uint64_t fp = topo->fingerprint, lo = 0, hi = 0;
+  MPI_Allreduce(&fp, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&fp, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(lo, hi);
+  // A different pattern has a different fingerprint.
+  MessageLayout L2 = make_layout(world_rank(), range(0, world_size()), range(0, world_size()), 6);
+  if (world_size() > 1) {
+    EXPECT_NE(ButterflyTopology::build(MPI_COMM_WORLD, L2)->fingerprint, fp);
+  }
+}
+
+namespace {
+
+std::string shared_temp_path(const char* stem) {
+  char path[256] = {0};
+  if (world_rank() == 0)
+    std::snprintf(path, sizeof path, "/tmp/isthmus-%s-%d.cache", stem, static_cast<int>(getpid()));
+  MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return path;
+}
+
+// Runs exchanges until the executor has decided (and a few more), checking every one.
+int run_until_decided(AdaptiveExecutor& ex, const MessageLayout& L, int seed) {
+  int runs = 0;
+  for (; runs < 200 && (!ex.decided() || runs < 3); ++runs) {
+    CheckingPacker packer(world_rank(), L, seed + runs);
+    trace::Trace t(false);
+    ex.run(packer, t);
+    EXPECT_TRUE(all_ranks(packer.ok())) << "exchange " << runs << " with plan " << plan_string(ex.plan());
+  }
+  return runs;
+}
+
+bool same_on_all_ranks(const std::string& s) {
+  int h = static_cast<int>(std::hash<std::string>{}(s) & 0x7fffffff), lo = 0, hi = 0;
+  MPI_Allreduce(&h, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&h, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi;
+}
+
+}  // namespace
+
+TEST(Adaptive, ProfilesDeliversAgreesAndCaches) {
+  const int W = world_size(), me = world_rank();
+  MessageLayout L = make_layout(me, range(0, W), range(0, W), 11);
+  Buffers buf(L);
+  const std::string cache = shared_temp_path("plan");
+  AdaptiveOptions opt;
+  opt.cache_path = cache;
+  opt.samples = 2;
+  opt.warmup = 1;
+  AdaptiveExecutor first(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), opt);
+  run_until_decided(first, L, 1);
+  ASSERT_TRUE(first.decided());
+  EXPECT_FALSE(first.from_cache());
+  EXPECT_TRUE(same_on_all_ranks(plan_string(first.plan())));
+  const int n = first.stages();
+  EXPECT_NO_THROW(validate_plan(first.plan(), n));
+  if (n >= 2) {
+    // p2p, the full butterfly and the walk from it were timed, each 1 + 2 exchanges.
+    EXPECT_GE(first.measurements().size(), 2u);
+    EXPECT_LE(first.measurements().size(), static_cast<size_t>(n + 1));
+    EXPECT_EQ(first.measurements()[0].plan, p2p_plan(n));
+    EXPECT_EQ(first.measurements()[1].plan, full_butterfly_plan(n));
+    EXPECT_EQ(first.profiling_exchanges(), 3 * static_cast<int>(first.measurements().size()));
+    double best = 1e300;
+    for (const auto& m : first.measurements()) best = std::min(best, m.median_seconds);
+    for (const auto& m : first.measurements())
+      if (m.plan == first.plan()) {
+        EXPECT_EQ(m.median_seconds, best);
+      }
+  } else {
+    EXPECT_EQ(first.profiling_exchanges(), 0);
+  }
+
+  // Second run of the same configuration: no profiling, same plan, read from the cache.
+  AdaptiveExecutor second(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), opt);
+  run_until_decided(second, L, 50);
+  EXPECT_EQ(second.plan(), first.plan());
+  EXPECT_EQ(second.profiling_exchanges(), 0);
+  EXPECT_EQ(second.from_cache(), n >= 2);
+  EXPECT_EQ(second.cache_key(), first.cache_key());
+
+  // A different schedule misses the cache and profiles.
+  MessageLayout L3 = make_layout(me, range(0, W), range(0, W), 12);
+  Buffers buf3(L3);
+  AdaptiveExecutor third(MPI_COMM_WORLD, 4, L3, buf3.s.data(), buf3.r.data(), opt);
+  run_until_decided(third, L3, 90);
+  EXPECT_FALSE(third.from_cache());
+  if (n >= 2) {
+    EXPECT_GT(third.profiling_exchanges(), 0);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) {
+    std::ifstream in(cache);
+    std::string line;
+    int lines = 0;
+    while (std::getline(in, line)) {
+      ++lines;
+      EXPECT_EQ(line.rfind("isthmus-plan ", 0), 0u) << line;
+    }
+    EXPECT_EQ(lines, n >= 2 ? 2 : 0);
+    std::remove(cache.c_str());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST(Adaptive, DamagedCacheLineIsIgnored) {
+  const int W = world_size(), me = world_rank();
+  MessageLayout L = make_layout(me, range(0, W), range(0, W), 21);
+  Buffers buf(L);
+  const std::string cache = shared_temp_path("damaged");
+  AdaptiveOptions opt;
+  opt.cache_path = cache;
+  opt.samples = 1;
+  opt.warmup = 0;
+  {
+    AdaptiveExecutor probe(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), opt);
+    if (me == 0) {
+      std::ofstream out(cache);
+      out << "isthmus-plan " << probe.cache_key() << " 1,x 0.1\n";
+      out << "isthmus-plan " << probe.cache_key() << " 99 0.1\n";  // wrong stage count
+      out << "garbage\n";
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    run_until_decided(probe, L, 3);
+    EXPECT_FALSE(probe.from_cache());
+    EXPECT_TRUE(probe.decided());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) std::remove(cache.c_str());
+}
