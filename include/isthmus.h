@@ -166,7 +166,9 @@ enum isthmus_method {
   ISTHMUS_METHOD_AUTO = 0,
   ISTHMUS_METHOD_P2P = 1,       /* persistent Irecv/Isend, unpack in arrival order             */
   ISTHMUS_METHOD_ALLTOALLV = 2, /* MPI_Alltoallv over the same counts                          */
-  ISTHMUS_METHOD_NEIGHBOR = 3   /* MPI_Neighbor_alltoallv on a distributed graph communicator   */
+  ISTHMUS_METHOD_NEIGHBOR = 3,  /* MPI_Neighbor_alltoallv on a distributed graph communicator   */
+  ISTHMUS_METHOD_BUTTERFLY = 4, /* butterfly with process mapping (section "transfer: butterfly") */
+  ISTHMUS_METHOD_ADAPTIVE = 5   /* profiles p2p, butterfly and merged-stage plans, keeps the best */
 };
 
 /* A redistribution of nfields fields over one xmap; field f has type types[f] and nlevels[f]
@@ -228,6 +230,62 @@ int isthmus_redist_method(const isthmus_redist* redist, int* method);
 /* ------------------------------------------------------------------------------------------ */
 /* transfer: butterfly and adaptive executors (issue 4)                                       */
 /* ------------------------------------------------------------------------------------------ */
+
+/* ISTHMUS_METHOD_BUTTERFLY routes every message of an exchange through a butterfly of
+ * N_B = 2^n nodes (the largest power of two not above the number of ranks that send or receive,
+ * senders first): n rounds, one partner each, so a rank sends about n + 2 larger messages
+ * instead of one per peer (C-Coupler's adaptive data transfer library, Zhang et al. 2016).
+ * ISTHMUS_METHOD_ADAPTIVE times, during the first exchanges (which deliver correct data), pure
+ * p2p, the full butterfly and plans that merge butterfly stages into p2p rounds, each over
+ * several exchanges, and keeps the fastest; every rank takes the same decision. Both need every
+ * rank of the map's communicator to call every exchange (ranks without data pass NULL arrays).
+ * With ISTHMUS_METHOD_ADAPTIVE the first exchanges also synchronise the ranks (one barrier and
+ * one allreduce each) until the plan is chosen.
+ *
+ * A plan is a list of run lengths of merged stages summing to n: [1,1,...,1] is the full
+ * butterfly, [n] is pure p2p. */
+
+/* The plan cache file of an adaptive redistribution: the chosen plan is appended to it, keyed
+ * by a fingerprint of the schedule (every rank's peers and message sizes) and the rank counts;
+ * a later redistribution with the same key takes the plan from the file and skips profiling.
+ * Rank 0's path counts (rank 0 reads and writes). Default: the environment variable
+ * ISTHMUS_PLAN_CACHE when the redistribution was created, else none. Call it before the first
+ * exchange; later calls only affect writing. path NULL or "" disables the cache.
+ * Fails with ISTHMUS_ERR_ARG if the redistribution's method is not adaptive. */
+int isthmus_redist_set_plan_cache(isthmus_redist* redist, const char* path);
+
+enum { ISTHMUS_PLAN_MAX_RUNS = 32 };
+
+typedef struct isthmus_transfer_plan {
+  int method;               /* enum isthmus_method of this direction                          */
+  int decided;              /* 1 once the plan is final (always 1 unless adaptive profiling)  */
+  int from_cache;           /* adaptive: 1 if the plan came from the plan cache               */
+  int profiling_exchanges;  /* adaptive: exchanges spent timing candidates so far             */
+  int stages;               /* n: log2 of the butterfly nodes; 0 when nothing is sent         */
+  int nruns;                /* butterfly/adaptive: number of entries in runs                 */
+  int runs[ISTHMUS_PLAN_MAX_RUNS]; /* run lengths of the plan in use (summing to stages)     */
+  int64_t messages_sent;    /* butterfly/adaptive, once decided: messages this rank sends per
+                               exchange over all rounds (-1 otherwise)                       */
+  int64_t bytes_sent;       /* likewise bytes (-1 otherwise)                                  */
+} isthmus_transfer_plan;
+
+/* The plan of the forward (reverse = 0) or reverse (reverse = 1) direction. For p2p, alltoallv
+ * and neighbor, stages = nruns = 0. Local (no communication). */
+int isthmus_redist_get_plan(const isthmus_redist* redist, int reverse, isthmus_transfer_plan* plan);
+
+/* Algorithm 1 of Zhang et al. (2016): decompositions of a grid of grid_points points for
+ * `senders` sender and `receivers` receiver processes, such that each sender sends on average
+ * avg_send_msgs p2p messages (1 <= avg <= min(receivers, grid_points / senders)). Senders hold
+ * contiguous blocks; balanced != 0 gives every sender the same count of equal messages, 0 random
+ * counts and sizes (deterministic for a seed). Each message goes to a distinct receiver, the
+ * biggest to the receivers with the fewest points, so receivers stay balanced. Creates the part
+ * of sender `part` (side = ISTHMUS_GENERATED_SENDER) or receiver `part` (side =
+ * ISTHMUS_GENERATED_RECEIVER), indices ascending. Local: every rank generates the whole grid's
+ * assignment (O(grid_points) time and memory) and keeps its part. */
+enum isthmus_generated_side { ISTHMUS_GENERATED_SENDER = 0, ISTHMUS_GENERATED_RECEIVER = 1 };
+int isthmus_decomp_create_generated(isthmus_context* ctx, int64_t grid_points, int senders,
+                                    int receivers, double avg_send_msgs, int balanced,
+                                    uint64_t seed, int side, int part, isthmus_decomp** decomp);
 
 /* ------------------------------------------------------------------------------------------ */
 /* collectives: alltoallv, allreduce, reproducible global sums (issue 6)                      */

@@ -217,8 +217,9 @@ int isthmus_redist_create(isthmus_context* ctx, const isthmus_xmap* xmap, int nf
     require(nlevels, "nlevels");
     std::vector<FieldSpec> fields(nfields);
     for (int f = 0; f < nfields; ++f) fields[f] = {static_cast<DataType>(types[f]), nlevels[f]};
-    if (method < ISTHMUS_METHOD_AUTO || method > ISTHMUS_METHOD_NEIGHBOR)
-      fail(ISTHMUS_ERR_ARG, "method is ", method, " (0 auto, 1 p2p, 2 alltoallv, 3 neighbor)");
+    if (method < ISTHMUS_METHOD_AUTO || method > ISTHMUS_METHOD_ADAPTIVE)
+      fail(ISTHMUS_ERR_ARG, "method is ", method,
+           " (0 auto, 1 p2p, 2 alltoallv, 3 neighbor, 4 butterfly, 5 adaptive)");
     auto r = std::make_unique<Redist>(xmap->xmap, std::move(fields), static_cast<Method>(method));
     *redist = new isthmus_redist{ctx->state, std::move(r)};
   });

@@ -41,6 +41,9 @@ class Redist {
   bool pending() const { return pending_ != nullptr; }
 
   Method method() const { return method_; }
+  // The executor of a direction, e.g. to query an adaptive executor's plan.
+  Executor& executor(bool reverse) { return *(reverse ? reverse_ : forward_).executor; }
+  const Executor& executor(bool reverse) const { return *(reverse ? reverse_ : forward_).executor; }
   trace::Trace& trace() { return trace_; }
   const trace::Trace& trace() const { return trace_; }
   const std::vector<FieldSpec>& fields() const { return fields_; }

@@ -95,7 +95,7 @@ TEST(RedistErrors, BadRedistributionArguments) {
   EXPECT_EQ(isthmus_redist_create(c.ctx, x, 2, t2, l2, 0, &r), ISTHMUS_ERR_ARG);
   EXPECT_EQ(c.msg(), prefix() + "isthmus_redist_create: field 1 has 0 levels; at least 1 needed");
   EXPECT_EQ(isthmus_redist_create(c.ctx, x, 1, t2, levels, 17, &r), ISTHMUS_ERR_ARG);
-  EXPECT_EQ(c.msg(), prefix() + "isthmus_redist_create: method is 17 (0 auto, 1 p2p, 2 alltoallv, 3 neighbor)");
+  EXPECT_EQ(c.msg(), prefix() + "isthmus_redist_create: method is 17 (0 auto, 1 p2p, 2 alltoallv, 3 neighbor, 4 butterfly, 5 adaptive)");
   EXPECT_EQ(r, nullptr);
   // a rank that holds points must pass arrays for them
   ASSERT_EQ(isthmus_redist_create(c.ctx, x, 1, t2, levels, 0, &r), ISTHMUS_OK) << c.msg();
