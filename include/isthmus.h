@@ -192,6 +192,17 @@ int isthmus_redist_exchange(isthmus_redist* redist, const void* const* src_field
 int isthmus_redist_exchange_reverse(isthmus_redist* redist, const void* const* dst_fields,
                                     void* const* src_fields);
 
+/* Split exchange, to overlap communication with computation (OASIS3-MCT's non-blocking put).
+ * start packs and posts the messages of one direction (ISTHMUS_FORWARD: in = source arrays,
+ * out = destination arrays; ISTHMUS_REVERSE: the other way); the input arrays may be reused as
+ * soon as it returns. wait completes the exchange and writes the output arrays, which must not be
+ * read or written in between. One exchange at a time per redistribution: starting a second one,
+ * or an exchange of any kind, before wait fails with ISTHMUS_ERR_ARG. Allocates nothing. */
+enum isthmus_direction { ISTHMUS_FORWARD = 0, ISTHMUS_REVERSE = 1 };
+int isthmus_redist_start(isthmus_redist* redist, int direction, const void* const* in,
+                         void* const* out);
+int isthmus_redist_wait(isthmus_redist* redist);
+
 /* ------------------------------------------------------------------------------------------ */
 /* trace: counters per redistribution                                                         */
 /* ------------------------------------------------------------------------------------------ */

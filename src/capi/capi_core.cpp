@@ -242,6 +242,20 @@ int isthmus_redist_exchange_reverse(isthmus_redist* r, const void* const* dst, v
   return guarded(r->ctx.get(), __func__, [&] { r->redist->exchange_reverse(dst, src); });
 }
 
+int isthmus_redist_start(isthmus_redist* r, int direction, const void* const* in, void* const* out) {
+  ISTHMUS_REQUIRE_HANDLE(r);
+  return guarded(r->ctx.get(), __func__, [&] {
+    if (direction != ISTHMUS_FORWARD && direction != ISTHMUS_REVERSE)
+      fail(ISTHMUS_ERR_ARG, "direction is ", direction, " (0 ISTHMUS_FORWARD, 1 ISTHMUS_REVERSE)");
+    r->redist->start(direction == ISTHMUS_REVERSE, in, out);
+  });
+}
+
+int isthmus_redist_wait(isthmus_redist* r) {
+  ISTHMUS_REQUIRE_HANDLE(r);
+  return guarded(r->ctx.get(), __func__, [&] { r->redist->wait(); });
+}
+
 int isthmus_redist_set_tracing(isthmus_redist* r, int on) {
   ISTHMUS_REQUIRE_HANDLE(r);
   r->redist->trace().set_on(on != 0);

@@ -39,7 +39,13 @@ class Packer {
 class Executor {
  public:
   virtual ~Executor() = default;
+  // One whole exchange.
   virtual void run(Packer& packer, trace::Trace& trace) = 0;
+  // The same in two halves, so that computation can overlap communication: start packs and
+  // posts (after it returns the inputs may be reused), finish completes and unpacks. An
+  // executor that cannot split does everything in start.
+  virtual void start(Packer& packer, trace::Trace& trace) { run(packer, trace); }
+  virtual void finish(Packer& packer, trace::Trace& trace) { (void)packer, (void)trace; }
 };
 
 // Buffers are owned by the caller and must outlive the executor; they are bound once (persistent

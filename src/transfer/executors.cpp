@@ -71,12 +71,18 @@ class P2PExecutor final : public Executor {
     for (auto& r : recv_) MPI_Request_free(&r);
   }
   void run(Packer& packer, trace::Trace& trace) override {
+    start(packer, trace);
+    finish(packer, trace);
+  }
+  void start(Packer& packer, trace::Trace&) override {
     if (!recv_.empty()) ISTHMUS_MPI(MPI_Startall(static_cast<int>(recv_.size()), recv_.data()));
     for (size_t i : order_) {
       packer.pack(i, sbuf_ + layout_.send_offset[i]);
       ISTHMUS_MPI(MPI_Start(&send_[i]));
     }
     packer.local();
+  }
+  void finish(Packer& packer, trace::Trace& trace) override {
     double wait = 0;
     size_t remaining = recv_.size();
     while (remaining > 0) {
@@ -107,12 +113,62 @@ class P2PExecutor final : public Executor {
   char* rbuf_ = nullptr;
 };
 
-// Everything packed, one MPI_Alltoallv (counts for every rank of the communicator: O(P)), then
-// everything unpacked.
-class AlltoallvExecutor final : public Executor {
+// The collective executors pack every message, run one collective call, then unpack every
+// message; only the call differs.
+class CollectiveExecutor : public Executor {
+ public:
+  CollectiveExecutor(const MessageLayout& L, char* sbuf, char* rbuf)
+      : layout_(L), sbuf_(sbuf), rbuf_(rbuf) {}
+  void run(Packer& packer, trace::Trace& trace) override {
+    pack_all(packer);
+    double t0 = trace.now();
+    exchange();
+    account(trace, t0);
+    unpack_all(packer);
+  }
+  void start(Packer& packer, trace::Trace&) override {
+    pack_all(packer);
+    post(&request_);
+  }
+  void finish(Packer& packer, trace::Trace& trace) override {
+    double t0 = trace.now();
+    ISTHMUS_MPI(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+    account(trace, t0);
+    unpack_all(packer);
+  }
+
+ protected:
+  virtual void exchange() = 0;               // the blocking collective
+  virtual void post(MPI_Request* req) = 0;   // its nonblocking twin
+  const MessageLayout layout_;
+  char* sbuf_;
+  char* rbuf_;
+  std::vector<int> scount_, sdispl_, rcount_, rdispl_;
+
+ private:
+  void pack_all(Packer& packer) {
+    for (size_t i = 0; i < layout_.send_peers.size(); ++i)
+      packer.pack(i, sbuf_ + layout_.send_offset[i]);
+    packer.local();
+  }
+  void unpack_all(Packer& packer) {
+    for (size_t i = 0; i < layout_.recv_peers.size(); ++i)
+      packer.unpack(i, rbuf_ + layout_.recv_offset[i]);
+  }
+  void account(trace::Trace& trace, double t0) {
+    if (trace.on()) {
+      trace.counters().wait_seconds += trace.now() - t0;
+      count_traffic(trace, layout_);
+    }
+  }
+  MPI_Request request_ = MPI_REQUEST_NULL;
+};
+
+// One MPI_Alltoallv with counts for every rank of the communicator (O(P) arrays).
+class AlltoallvExecutor final : public CollectiveExecutor {
  public:
   AlltoallvExecutor(MPI_Comm comm, const MessageLayout& L, char* sbuf, char* rbuf)
-      : comm_(comm), layout_(L), sbuf_(sbuf), rbuf_(rbuf) {
+      : CollectiveExecutor(L, sbuf, rbuf), comm_(comm) {
     int size = 0;
     ISTHMUS_MPI(MPI_Comm_size(comm, &size));
     scount_.assign(size, 0);
@@ -128,34 +184,24 @@ class AlltoallvExecutor final : public Executor {
       rdispl_[L.recv_peers[i]] = as_count(L.recv_offset[i]);
     }
   }
-  void run(Packer& packer, trace::Trace& trace) override {
-    for (size_t i = 0; i < layout_.send_peers.size(); ++i)
-      packer.pack(i, sbuf_ + layout_.send_offset[i]);
-    packer.local();
-    double t0 = trace.now();
-    ISTHMUS_MPI(MPI_Alltoallv(sbuf_, scount_.data(), sdispl_.data(), MPI_BYTE, rbuf_,
-                              rcount_.data(), rdispl_.data(), MPI_BYTE, comm_));
-    if (trace.on()) {
-      trace.counters().wait_seconds += trace.now() - t0;
-      count_traffic(trace, layout_);
-    }
-    for (size_t i = 0; i < layout_.recv_peers.size(); ++i)
-      packer.unpack(i, rbuf_ + layout_.recv_offset[i]);
-  }
 
  private:
+  void exchange() override {
+    ISTHMUS_MPI(MPI_Alltoallv(sbuf_, scount_.data(), sdispl_.data(), MPI_BYTE, rbuf_,
+                              rcount_.data(), rdispl_.data(), MPI_BYTE, comm_));
+  }
+  void post(MPI_Request* req) override {
+    ISTHMUS_MPI(MPI_Ialltoallv(sbuf_, scount_.data(), sdispl_.data(), MPI_BYTE, rbuf_,
+                               rcount_.data(), rdispl_.data(), MPI_BYTE, comm_, req));
+  }
   MPI_Comm comm_;
-  const MessageLayout layout_;
-  char* sbuf_;
-  char* rbuf_;
-  std::vector<int> scount_, sdispl_, rcount_, rdispl_;
 };
 
 // MPI_Neighbor_alltoallv on a distributed graph whose edges are exactly the schedule's peers.
-class NeighborExecutor final : public Executor {
+class NeighborExecutor final : public CollectiveExecutor {
  public:
   NeighborExecutor(MPI_Comm comm, const MessageLayout& L, char* sbuf, char* rbuf)
-      : layout_(L), sbuf_(sbuf), rbuf_(rbuf) {
+      : CollectiveExecutor(L, sbuf, rbuf) {
 #ifdef ISTHMUS_SMPI
     (void)comm;
     fail(ISTHMUS_ERR_ARG, "method 'neighbor' is not available under SimGrid SMPI 3.32, which does "
@@ -178,27 +224,23 @@ class NeighborExecutor final : public Executor {
   ~NeighborExecutor() override {
     if (graph_ != MPI_COMM_NULL) MPI_Comm_free(&graph_);
   }
-  void run(Packer& packer, trace::Trace& trace) override {
-    for (size_t i = 0; i < layout_.send_peers.size(); ++i)
-      packer.pack(i, sbuf_ + layout_.send_offset[i]);
-    packer.local();
-    double t0 = trace.now();
-    ISTHMUS_MPI(MPI_Neighbor_alltoallv(sbuf_, scount_.data(), sdispl_.data(), MPI_BYTE, rbuf_,
-                                       rcount_.data(), rdispl_.data(), MPI_BYTE, graph_));
-    if (trace.on()) {
-      trace.counters().wait_seconds += trace.now() - t0;
-      count_traffic(trace, layout_);
-    }
-    for (size_t i = 0; i < layout_.recv_peers.size(); ++i)
-      packer.unpack(i, rbuf_ + layout_.recv_offset[i]);
-  }
 
  private:
+  void exchange() override {
+#ifndef ISTHMUS_SMPI
+    ISTHMUS_MPI(MPI_Neighbor_alltoallv(sbuf_, scount_.data(), sdispl_.data(), MPI_BYTE, rbuf_,
+                                       rcount_.data(), rdispl_.data(), MPI_BYTE, graph_));
+#endif
+  }
+  void post(MPI_Request* req) override {
+#ifndef ISTHMUS_SMPI
+    ISTHMUS_MPI(MPI_Ineighbor_alltoallv(sbuf_, scount_.data(), sdispl_.data(), MPI_BYTE, rbuf_,
+                                        rcount_.data(), rdispl_.data(), MPI_BYTE, graph_, req));
+#else
+    (void)req;
+#endif
+  }
   MPI_Comm graph_ = MPI_COMM_NULL;
-  const MessageLayout layout_;
-  char* sbuf_;
-  char* rbuf_;
-  std::vector<int> scount_, sdispl_, rcount_, rdispl_;
 };
 
 }  // namespace

@@ -176,6 +176,12 @@ Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, 
 }
 
 Redist::~Redist() {
+  if (pending_) {  // complete a started exchange: its requests cannot be freed while active
+    try {
+      wait();
+    } catch (...) {
+    }
+  }
   forward_.executor.reset();
   reverse_.executor.reset();
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -200,7 +206,8 @@ void Redist::setup(Direction& d, const Schedule& s, char* sbuf, char* rbuf, int 
   d.executor = make_executor(method_, comm_, tag, d.layout, sbuf, rbuf);
 }
 
-void Redist::run(Direction& d, const void* const* in, void* const* out, const char* what) {
+void Redist::check_arrays(const Direction& d, const void* const* in, void* const* out,
+                          const char* what) const {
   const Schedule& s = *d.schedule;
   // A rank with points must pass arrays for them; a rank without may pass NULL.
   for (size_t f = 0; f < fields_.size(); ++f) {
@@ -211,12 +218,43 @@ void Redist::run(Direction& d, const void* const* in, void* const* out, const ch
       fail(ISTHMUS_ERR_ARG, what, ": output array of field ", f, " is NULL but this rank holds ",
            s.dst_size, " points");
   }
+  if (pending_)
+    fail(ISTHMUS_ERR_ARG, what, ": an exchange started earlier has not been waited for");
+}
+
+void Redist::run(Direction& d, const void* const* in, void* const* out, const char* what) {
+  check_arrays(d, in, out, what);
   double t0 = trace_.now();
-  FieldPacker packer(fields_, s, in, out, xmap_->options(), &d == &forward_);
+  FieldPacker packer(fields_, *d.schedule, in, out, xmap_->options(), &d == &forward_);
   d.executor->run(packer, trace_);
   if (trace_.on()) {
     trace_.counters().exchanges += 1;
     trace_.counters().total_seconds += trace_.now() - t0;
+  }
+}
+
+void Redist::start(bool reverse, const void* const* in, void* const* out) {
+  Direction& d = reverse ? reverse_ : forward_;
+  check_arrays(d, in, out, reverse ? "start of a reverse exchange" : "start of a forward exchange");
+  pending_t0_ = trace_.now();
+  pending_out_.assign(fields_.size(), nullptr);  // capacity kept: no allocation after the first
+  if (out)
+    for (size_t f = 0; f < fields_.size(); ++f) pending_out_[f] = out[f];
+  FieldPacker packer(fields_, *d.schedule, in, pending_out_.data(), xmap_->options(), &d == &forward_);
+  d.executor->start(packer, trace_);
+  pending_ = &d;
+}
+
+void Redist::wait() {
+  if (!pending_) fail(ISTHMUS_ERR_ARG, "wait: no exchange was started");
+  Direction& d = *pending_;
+  pending_ = nullptr;
+  FieldPacker packer(fields_, *d.schedule, nullptr, pending_out_.data(), xmap_->options(),
+                     &d == &forward_);
+  d.executor->finish(packer, trace_);
+  if (trace_.on()) {
+    trace_.counters().exchanges += 1;
+    trace_.counters().total_seconds += trace_.now() - pending_t0_;
   }
 }
 

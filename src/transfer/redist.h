@@ -33,6 +33,13 @@ class Redist {
   void exchange(const void* const* src_fields, void* const* dst_fields);
   void exchange_reverse(const void* const* dst_fields, void* const* src_fields);
 
+  // Split exchange: start packs and posts the messages (the inputs may be reused as soon as it
+  // returns); wait completes them and writes the outputs, which must not be touched in between.
+  // One exchange at a time per redistribution.
+  void start(bool reverse, const void* const* in, void* const* out);
+  void wait();
+  bool pending() const { return pending_ != nullptr; }
+
   Method method() const { return method_; }
   // The executor of a direction, e.g. to query an adaptive executor's plan.
   Executor& executor(bool reverse) { return *(reverse ? reverse_ : forward_).executor; }
@@ -50,6 +57,8 @@ class Redist {
     std::unique_ptr<Executor> executor;
   };
   void setup(Direction& d, const Schedule& s, char* sbuf, char* rbuf, int tag);
+  void check_arrays(const Direction& d, const void* const* in, void* const* out,
+                    const char* what) const;
   void run(Direction& d, const void* const* in, void* const* out, const char* what);
 
   std::shared_ptr<const Xmap> xmap_;
@@ -60,6 +69,9 @@ class Redist {
   std::vector<char> buf_a_, buf_b_;
   Direction forward_, reverse_;
   trace::Trace trace_;
+  Direction* pending_ = nullptr;       // the direction of a started exchange
+  std::vector<void*> pending_out_;      // its output arrays (copied: the caller's list may go)
+  double pending_t0_ = 0;
 };
 
 }  // namespace isthmus

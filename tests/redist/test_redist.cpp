@@ -368,3 +368,46 @@ TEST(Redist, IdenticalDecompositionsAreLocalCopies) {
   isthmus_xmap_destroy(&x);
   check_exchanges(MPI_COMM_WORLD, 777, p);
 }
+
+// start/wait: the source may be overwritten as soon as start returns; wait delivers.
+TEST(Redist, SplitExchangeOverlapsAndReusesInputs) {
+  int size = world_size(), me = world_rank();
+  const int64_t n = 1500;
+  Parts p = random_parts(n, me, 0, size, 0, size, 31);
+  Fixture fx(MPI_COMM_WORLD);
+  isthmus_xmap* x = nullptr;
+  ISTHMUS_OK_OR_FAIL(fx.ctx, isthmus_xmap_create(fx.ctx, fx.decomp(n, p.src), fx.decomp(n, p.dst), nullptr, &x));
+  for (int method : all_methods()) {
+    SCOPED_TRACE("method " + method_label(method));
+    isthmus_redist* r = nullptr;
+    ISTHMUS_OK_OR_FAIL(fx.ctx, isthmus_redist_create(fx.ctx, x, 3, kTypes.data(), kLevels.data(), method, &r));
+    FieldSet src(kTypes, kLevels, static_cast<int64_t>(p.src.size()));
+    FieldSet dst(kTypes, kLevels, static_cast<int64_t>(p.dst.size()));
+    src.fill_reference(p.src);
+    dst.fill_constant(-1);
+    auto in = src.in();
+    auto out = dst.out();
+    ISTHMUS_OK_OR_FAIL(fx.ctx, isthmus_redist_start(r, ISTHMUS_FORWARD, in.data(), out.data()));
+    src.fill_constant(-5);  // the model goes on computing: the data already left
+    EXPECT_EQ(isthmus_redist_start(r, ISTHMUS_FORWARD, in.data(), out.data()), ISTHMUS_ERR_ARG);
+    EXPECT_EQ(std::string(isthmus_last_error(fx.ctx)),
+              "isthmus: rank " + std::to_string(me) + ": isthmus_redist_start: start of a forward "
+              "exchange: an exchange started earlier has not been waited for");
+    ISTHMUS_OK_OR_FAIL(fx.ctx, isthmus_redist_wait(r));
+    EXPECT_EQ(dst.count_wrong(p.dst), 0);
+    // and back
+    FieldSet back(kTypes, kLevels, static_cast<int64_t>(p.src.size()));
+    back.fill_constant(-1);
+    auto din = dst.in();
+    auto bout = back.out();
+    ISTHMUS_OK_OR_FAIL(fx.ctx, isthmus_redist_start(r, ISTHMUS_REVERSE, din.data(), bout.data()));
+    ISTHMUS_OK_OR_FAIL(fx.ctx, isthmus_redist_wait(r));
+    EXPECT_EQ(back.count_wrong(p.src), 0);
+    EXPECT_EQ(isthmus_redist_wait(r), ISTHMUS_ERR_ARG);
+    EXPECT_EQ(std::string(isthmus_last_error(fx.ctx)),
+              "isthmus: rank " + std::to_string(me) + ": isthmus_redist_wait: wait: no exchange was started");
+    EXPECT_EQ(isthmus_redist_start(r, 2, din.data(), bout.data()), ISTHMUS_ERR_ARG);
+    isthmus_redist_destroy(&r);
+  }
+  isthmus_xmap_destroy(&x);
+}
