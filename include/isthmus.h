@@ -291,6 +291,69 @@ int isthmus_decomp_create_generated(isthmus_context* ctx, int64_t grid_points, i
 /* collectives: alltoallv, allreduce, reproducible global sums (issue 6)                      */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Every function here is collective over the context's communicator and works on the
+ * context's own duplicate of it, so its messages never meet the application's. The algorithm
+ * is a choice: AUTO applies the documented rule (docs/results/collectives.md), the others
+ * force one. Every algorithm gives the same result as the MPI collective of the same name. */
+
+enum isthmus_alltoallv_algorithm {
+  ISTHMUS_ALLTOALLV_AUTO = 0,     /* pairwise on <= 2 ranks; bruck for <= 256-byte messages on
+                                     >= 64 ranks; otherwise ring-4                              */
+  ISTHMUS_ALLTOALLV_BURST = 1,    /* all non-blocking sends and receives at once               */
+  ISTHMUS_ALLTOALLV_PAIRWISE = 2, /* n-1 blocking exchanges, one partner at a time             */
+  ISTHMUS_ALLTOALLV_BRUCK = 3,    /* ceil(log2 n) stages; for small messages                   */
+  ISTHMUS_ALLTOALLV_RING = 4,     /* ring-k: k partners per direction per stage (seed 003)     */
+  ISTHMUS_ALLTOALLV_NATIVE = 5    /* MPI_Alltoallv                                              */
+};
+
+/* All-to-all personalized exchange with MPI_Alltoallv's arguments; counts and displacements
+ * are in elements of the given isthmus_datatype. Zero counts are allowed (no message is sent
+ * for an empty block, except by bruck, which forwards headers). ring_k is the radix of
+ * ISTHMUS_ALLTOALLV_RING (0: 4); it is ignored by the other algorithms. */
+int isthmus_alltoallv(isthmus_context* ctx, const void* sendbuf, const int* sendcounts,
+                      const int* sdispls, void* recvbuf, const int* recvcounts,
+                      const int* rdispls, int datatype, int algorithm, int ring_k);
+
+enum isthmus_allreduce_algorithm {
+  ISTHMUS_ALLREDUCE_AUTO = 0,               /* recursive-k with the radix of the auto rule     */
+  ISTHMUS_ALLREDUCE_RECURSIVE_K = 1,        /* groups of k, ranks beyond k^p folded (seed 003) */
+  ISTHMUS_ALLREDUCE_RECURSIVE_DOUBLING = 2, /* recursive-k with k = 2                          */
+  ISTHMUS_ALLREDUCE_NATIVE = 3              /* MPI_Allreduce                                   */
+};
+enum isthmus_reduce_op { ISTHMUS_SUM = 0, ISTHMUS_MIN = 1, ISTHMUS_MAX = 2 };
+
+/* recvbuf[i] = op over all ranks of sendbuf[i], i < count. sendbuf may equal recvbuf. k is the
+ * radix of ISTHMUS_ALLREDUCE_RECURSIVE_K (0: the auto radix; otherwise >= 2). Every rank
+ * receives the same bits with the recursive algorithms (each group reduces in rank order). */
+int isthmus_allreduce_double(isthmus_context* ctx, const double* sendbuf, double* recvbuf,
+                             int count, int op, int algorithm, int k);
+int isthmus_allreduce_int64(isthmus_context* ctx, const int64_t* sendbuf, int64_t* recvbuf,
+                            int count, int op, int algorithm, int k);
+
+/* The five CONSERV global sums of OASIS3-MCT. */
+enum isthmus_global_sum_method {
+  ISTHMUS_GSUM_AUTO = 0,     /* reprosum                                                        */
+  ISTHMUS_GSUM_GATHER = 1,   /* serial sum on rank 0 in global index order: bit-for-bit,
+                                but gathers the whole field                                    */
+  ISTHMUS_GSUM_LSUM8 = 2,    /* local double sums + MPI_Allreduce: fastest, reproducible only
+                                for a fixed decomposition                                      */
+  ISTHMUS_GSUM_LSUM16 = 3,   /* the same in quadruple precision                                */
+  ISTHMUS_GSUM_DDPDD = 4,    /* double-double sums, He & Ding reduction                         */
+  ISTHMUS_GSUM_REPROSUM = 5  /* exact integer-vector sum (Mirin & Worley), correctly rounded:
+                                bit-for-bit across rank counts, decompositions and orderings   */
+};
+
+/* sums[f] = sum over all ranks of fields[f][0 .. n-1], for f < nfields, with one set of
+ * reductions for all fields. n may be 0 on some ranks (fields may then be NULL).
+ * global_index (may be NULL) numbers the local points in the global field 0..N-1; only
+ * GATHER uses it, to sum in global order whatever the decomposition (without it: rank order,
+ * then local order). Special values: with REPROSUM and GATHER a field holding NaN, or both
+ * +Inf and -Inf, sums to NaN, one holding +Inf (-Inf) to +Inf (-Inf); REPROSUM rounds an exact
+ * sum beyond the double range to +-Inf and returns +0 for an exact zero. LSUM8, LSUM16 and
+ * DDPDD follow IEEE addition. */
+int isthmus_global_sum(isthmus_context* ctx, int nfields, const double* const* fields, int64_t n,
+                       const int64_t* global_index, int method, double* sums);
+
 /* ------------------------------------------------------------------------------------------ */
 /* decomp and halo: domain decomposition and halo exchange (issue 5)                          */
 /* ------------------------------------------------------------------------------------------ */
