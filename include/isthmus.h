@@ -160,8 +160,10 @@ typedef struct isthmus_redist isthmus_redist;
 
 enum isthmus_datatype { ISTHMUS_DOUBLE = 0, ISTHMUS_FLOAT = 1, ISTHMUS_INT32 = 2 };
 
-/* How the messages of one exchange are moved. AUTO is p2p: it sends only to actual peers and
- * lets unpacking overlap arrivals; the others are there to compare and to force. */
+/* How the messages of one exchange are moved. AUTO is ADAPTIVE: its first exchanges time p2p,
+ * the butterfly and plans between them, and it keeps the fastest (see "transfer: butterfly and
+ * adaptive executors" below; p2p when there is nothing to choose); the others are there to
+ * compare and to force. With AUTO/ADAPTIVE every rank of the map must call every exchange. */
 enum isthmus_method {
   ISTHMUS_METHOD_AUTO = 0,
   ISTHMUS_METHOD_P2P = 1,       /* persistent Irecv/Isend, unpack in arrival order             */
@@ -222,7 +224,7 @@ typedef struct isthmus_trace_counters {
 int isthmus_redist_set_tracing(isthmus_redist* redist, int on);
 int isthmus_redist_get_counters(const isthmus_redist* redist, isthmus_trace_counters* counters);
 int isthmus_redist_reset_counters(isthmus_redist* redist);
-/* The method actually used (never AUTO). */
+/* The method actually used (never AUTO; AUTO gives ADAPTIVE). */
 int isthmus_redist_method(const isthmus_redist* redist, int* method);
 
 /* ---- later layers (collectives, decomp, halo, remap, coupler) add their sections below ---- */
