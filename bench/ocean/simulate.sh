@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Simulated runs of the ocean mini-app on the `curie` preset (SimGrid SMPI, deterministic):
+# naive vs optimized sub-step communications at 256, 1024 and 2048 ranks (weak scaling, 32 x 32
+# and 16 x 16 points per rank, 10 levels), and open boundaries with communication vs local at
+# 1024 ranks.
+# 10 sub-steps per step (instead of ~50) and 3 steps keep each run under ~10 minutes of host
+# time; the message ratio per sub-step is the same. Usage: bench/ocean/simulate.sh [RESULTS]
+set -uo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$here/docs/results/data/halo-sim.jsonl}
+mkdir -p "$(dirname "$out")"
+build=${ISTHMUS_SMPI_BUILD:-$here/build-smpi}
+sim() { "$here/bin/isthmus" simulate ocean --platform curie --build-dir "$build" --no-progress \
+          --timeout 900 --results "$out" "$@"; }
+common="--nz 10 --substeps 10 --steps 3"
+for sub in 32 16; do
+  for n in 256 1024 2048; do
+    for v in naive optimized; do sim --ranks $n -- $common --sub-nx $sub --sub-ny $sub --variant $v; done
+  done
+done
+sim --ranks 1024 -- $common --sub-nx 32 --sub-ny 32 --variant naive --obc comm
+sim --ranks 1024 -- $common --sub-nx 32 --sub-ny 32 --variant optimized --obc local
