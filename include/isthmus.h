@@ -160,8 +160,10 @@ typedef struct isthmus_redist isthmus_redist;
 
 enum isthmus_datatype { ISTHMUS_DOUBLE = 0, ISTHMUS_FLOAT = 1, ISTHMUS_INT32 = 2 };
 
-/* How the messages of one exchange are moved. AUTO is p2p: it sends only to actual peers and
- * lets unpacking overlap arrivals; the others are there to compare and to force. */
+/* How the messages of one exchange are moved. AUTO is ADAPTIVE: its first exchanges time p2p,
+ * the butterfly and plans between them, and it keeps the fastest (see "transfer: butterfly and
+ * adaptive executors" below; p2p when there is nothing to choose); the others are there to
+ * compare and to force. With AUTO/ADAPTIVE every rank of the map must call every exchange. */
 enum isthmus_method {
   ISTHMUS_METHOD_AUTO = 0,
   ISTHMUS_METHOD_P2P = 1,       /* persistent Irecv/Isend, unpack in arrival order             */
@@ -222,7 +224,7 @@ typedef struct isthmus_trace_counters {
 int isthmus_redist_set_tracing(isthmus_redist* redist, int on);
 int isthmus_redist_get_counters(const isthmus_redist* redist, isthmus_trace_counters* counters);
 int isthmus_redist_reset_counters(isthmus_redist* redist);
-/* The method actually used (never AUTO). */
+/* The method actually used (never AUTO; AUTO gives ADAPTIVE). */
 int isthmus_redist_method(const isthmus_redist* redist, int* method);
 
 /* ---- later layers (collectives, decomp, halo, remap, coupler) add their sections below ---- */
@@ -291,9 +293,184 @@ int isthmus_decomp_create_generated(isthmus_context* ctx, int64_t grid_points, i
 /* collectives: alltoallv, allreduce, reproducible global sums (issue 6)                      */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Every function here is collective over the context's communicator and works on the
+ * context's own duplicate of it, so its messages never meet the application's. The algorithm
+ * is a choice: AUTO applies the documented rule (docs/results/collectives.md), the others
+ * force one. Every algorithm gives the same result as the MPI collective of the same name. */
+
+enum isthmus_alltoallv_algorithm {
+  ISTHMUS_ALLTOALLV_AUTO = 0,     /* pairwise on <= 2 ranks; bruck for <= 256-byte messages on
+                                     >= 64 ranks; otherwise ring-4                              */
+  ISTHMUS_ALLTOALLV_BURST = 1,    /* all non-blocking sends and receives at once               */
+  ISTHMUS_ALLTOALLV_PAIRWISE = 2, /* n-1 blocking exchanges, one partner at a time             */
+  ISTHMUS_ALLTOALLV_BRUCK = 3,    /* ceil(log2 n) stages; for small messages                   */
+  ISTHMUS_ALLTOALLV_RING = 4,     /* ring-k: k partners per direction per stage (seed 003)     */
+  ISTHMUS_ALLTOALLV_NATIVE = 5    /* MPI_Alltoallv                                              */
+};
+
+/* All-to-all personalized exchange with MPI_Alltoallv's arguments; counts and displacements
+ * are in elements of the given isthmus_datatype. Zero counts are allowed (no message is sent
+ * for an empty block, except by bruck, which forwards headers). ring_k is the radix of
+ * ISTHMUS_ALLTOALLV_RING (0: 4); it is ignored by the other algorithms. */
+int isthmus_alltoallv(isthmus_context* ctx, const void* sendbuf, const int* sendcounts,
+                      const int* sdispls, void* recvbuf, const int* recvcounts,
+                      const int* rdispls, int datatype, int algorithm, int ring_k);
+
+enum isthmus_allreduce_algorithm {
+  ISTHMUS_ALLREDUCE_AUTO = 0,               /* recursive-k with the radix of the auto rule     */
+  ISTHMUS_ALLREDUCE_RECURSIVE_K = 1,        /* groups of k, ranks beyond k^p folded (seed 003) */
+  ISTHMUS_ALLREDUCE_RECURSIVE_DOUBLING = 2, /* recursive-k with k = 2                          */
+  ISTHMUS_ALLREDUCE_NATIVE = 3              /* MPI_Allreduce                                   */
+};
+enum isthmus_reduce_op { ISTHMUS_SUM = 0, ISTHMUS_MIN = 1, ISTHMUS_MAX = 2 };
+
+/* recvbuf[i] = op over all ranks of sendbuf[i], i < count. sendbuf may equal recvbuf. k is the
+ * radix of ISTHMUS_ALLREDUCE_RECURSIVE_K (0: the auto radix; otherwise >= 2). Every rank
+ * receives the same bits with the recursive algorithms (each group reduces in rank order). */
+int isthmus_allreduce_double(isthmus_context* ctx, const double* sendbuf, double* recvbuf,
+                             int count, int op, int algorithm, int k);
+int isthmus_allreduce_int64(isthmus_context* ctx, const int64_t* sendbuf, int64_t* recvbuf,
+                            int count, int op, int algorithm, int k);
+
+/* The five CONSERV global sums of OASIS3-MCT. */
+enum isthmus_global_sum_method {
+  ISTHMUS_GSUM_AUTO = 0,     /* reprosum                                                        */
+  ISTHMUS_GSUM_GATHER = 1,   /* serial sum on rank 0 in global index order: bit-for-bit,
+                                but gathers the whole field                                    */
+  ISTHMUS_GSUM_LSUM8 = 2,    /* local double sums + MPI_Allreduce: fastest, reproducible only
+                                for a fixed decomposition                                      */
+  ISTHMUS_GSUM_LSUM16 = 3,   /* the same in quadruple precision                                */
+  ISTHMUS_GSUM_DDPDD = 4,    /* double-double sums, He & Ding reduction                         */
+  ISTHMUS_GSUM_REPROSUM = 5  /* exact integer-vector sum (Mirin & Worley), correctly rounded:
+                                bit-for-bit across rank counts, decompositions and orderings   */
+};
+
+/* sums[f] = sum over all ranks of fields[f][0 .. n-1], for f < nfields, with one set of
+ * reductions for all fields. n may be 0 on some ranks (fields may then be NULL).
+ * global_index (may be NULL) numbers the local points in the global field 0..N-1; only
+ * GATHER uses it, to sum in global order whatever the decomposition (without it: rank order,
+ * then local order). Special values: with REPROSUM and GATHER a field holding NaN, or both
+ * +Inf and -Inf, sums to NaN, one holding +Inf (-Inf) to +Inf (-Inf); REPROSUM rounds an exact
+ * sum beyond the double range to +-Inf and returns +0 for an exact zero. LSUM8, LSUM16 and
+ * DDPDD follow IEEE addition. */
+int isthmus_global_sum(isthmus_context* ctx, int nfields, const double* const* fields, int64_t n,
+                       const int64_t* global_index, int method, double* sums);
+
 /* ------------------------------------------------------------------------------------------ */
 /* decomp and halo: domain decomposition and halo exchange (issue 5)                          */
 /* ------------------------------------------------------------------------------------------ */
+
+/* A layout is a box decomposition of a structured global grid of nx x ny interior points
+ * (point (i, j) is element j * nx + i of row-major arrays; no halo, no duplicated periodic
+ * column): ni x nj rectangular subdomains, land-only subdomains removed and the others numbered
+ * 0, 1, ... in row-major block order (i fastest) unless isthmus_layout_place_on_nodes renumbers
+ * them. It is pure computation (no communication); the context only receives error messages. */
+typedef struct isthmus_layout isthmus_layout;
+
+enum isthmus_boundary {
+  ISTHMUS_BOUNDARY_CLOSED = 0,      /* no wrap; halo cells outside the grid are left untouched  */
+  ISTHMUS_BOUNDARY_PERIODIC_EW = 1, /* east-west periodic                                       */
+  ISTHMUS_BOUNDARY_BIPERIODIC = 2,  /* east-west and north-south periodic                       */
+  ISTHMUS_BOUNDARY_FOLD_T = 3,      /* east-west periodic + tripolar north fold, T-point pivot
+                                       (NEMO jperio 4); nx must be even                          */
+  ISTHMUS_BOUNDARY_FOLD_F = 4       /* the same with an F-point pivot (NEMO jperio 6)            */
+};
+
+/* NEMO's optimal decomposition (GMD 2022, sect. 2.1) for nprocs processes: among the layouts
+ * whose largest subdomain (with halo points on each side) strictly shrinks, the finest whose
+ * ocean subdomains fit nprocs. ocean_mask (nx*ny bytes, nonzero = ocean) may be NULL (all
+ * ocean). With a fold, the northern subdomains get the remainder rows (sect. 2.1.4). When
+ * fewer useful subdomains than processes result, the layout carries a warning
+ * (isthmus_layout_warning) and the surplus ranks hold no subdomain, unless
+ * keep_land_for_surplus is nonzero: then land-only subdomains are kept for them (NEMO). */
+int isthmus_layout_create_optimal(isthmus_context* ctx, int64_t nx, int64_t ny, int nprocs,
+                                  int halo, int boundary, const uint8_t* ocean_mask,
+                                  int keep_land_for_surplus, isthmus_layout** layout);
+/* A given ni x nj layout; land-only subdomains removed when a mask is given. */
+int isthmus_layout_create_regular(isthmus_context* ctx, int64_t nx, int64_t ny, int ni, int nj,
+                                  int halo, int boundary, const uint8_t* ocean_mask,
+                                  isthmus_layout** layout);
+int isthmus_layout_destroy(isthmus_layout** layout);
+
+typedef struct isthmus_layout_info {
+  int64_t nx, ny;
+  int ni, nj;                 /* blocks along i and j                                         */
+  int nsubdomains;            /* kept blocks = ranks that hold a subdomain                    */
+  int land_removed;           /* ni * nj - nsubdomains                                        */
+  int halo, boundary;
+  int64_t largest_subdomain;  /* max over kept blocks of (ni + 2 halo) * (nj + 2 halo)        */
+} isthmus_layout_info;
+int isthmus_layout_get_info(const isthmus_layout* layout, isthmus_layout_info* info);
+/* The warning of sect. 2.1.1 ("" if none); valid while the layout lives. */
+int isthmus_layout_warning(const isthmus_layout* layout, const char** message);
+/* box = {i0, j0, ni, nj} of rank's subdomain interior; ISTHMUS_ERR_ARG if it holds none. */
+int isthmus_layout_box(const isthmus_layout* layout, int rank, int64_t box[4]);
+/* The ranks of the 8 neighbouring blocks in the order W, E, S, N, SW, SE, NW, NE, across
+ * periodic boundaries; -1 for none (closed edge, across a fold) or a removed land block. */
+int isthmus_layout_neighbours(const isthmus_layout* layout, int rank, int neighbours[8]);
+/* ranks[bj * ni + bi] = rank of block (bi, bj), -1 if removed; ranks has ni * nj entries. */
+int isthmus_layout_block_ranks(const isthmus_layout* layout, int* ranks);
+/* Block starts: i_starts has ni + 1 entries, j_starts nj + 1 (either may be NULL). */
+int isthmus_layout_starts(const isthmus_layout* layout, int64_t* i_starts, int64_t* j_starts);
+/* Renumbers the subdomains so that each node of cores_per_node consecutive ranks holds a
+ * near-square patch of blocks (GMD 2022 Fig. 11) instead of a line; tile = the patch shape
+ * {along i, along j} (may be NULL). */
+int isthmus_layout_place_on_nodes(isthmus_layout* layout, int cores_per_node, int tile[2]);
+/* Fraction of the 4-neighbour links between subdomains (periodic wraps included) that join
+ * ranks on different nodes of cores_per_node consecutive ranks. */
+int isthmus_layout_internode_fraction(const isthmus_layout* layout, int cores_per_node,
+                                      double* fraction);
+
+/* Halo exchange over a layout: the ranks 0..nsubdomains-1 of the context's communicator hold
+ * the subdomains (further ranks hold none and pass NULL arrays). A field array holds the
+ * subdomain with a halo of width h on every side: (ni + 2h) x (nj + 2h) x nlevels elements,
+ * i fastest, then j, then the level; interior point (li, lj) of level k is at
+ * ((k * (nj + 2h)) + lj + h) * (ni + 2h) + li + h.
+ * After an exchange every halo cell holds the value of the global point it stands for, taken
+ * from the rank that owns it: periodic images, north-fold mirrors (times the field's sign;
+ * the fold also overwrites the half of the pivot row that mirrors the other half, the point
+ * with the larger i taking its mirror's value, and for V and F points with a T pivot the
+ * whole last row), and points several subdomains away when h exceeds a neighbour's size.
+ * Halo cells standing for points of removed land subdomains get fill_value (no message);
+ * cells outside a closed boundary are not written. Interior points are never written except
+ * by the fold. */
+typedef struct isthmus_halo isthmus_halo;
+
+enum isthmus_point { ISTHMUS_POINT_T = 0, ISTHMUS_POINT_U = 1, ISTHMUS_POINT_V = 2,
+                     ISTHMUS_POINT_F = 3 };
+
+enum isthmus_halo_method {
+  ISTHMUS_HALO_AUTO = 0,         /* single-sweep (one round of messages; see docs)            */
+  ISTHMUS_HALO_TWO_SWEEP = 1,    /* east-west, then north-south with corners relayed          */
+  ISTHMUS_HALO_SINGLE_SWEEP = 2, /* every halo cell from its owner, all peers at once         */
+  ISTHMUS_HALO_NEIGHBOR = 3      /* the single-sweep messages as one MPI_Neighbor_alltoallv;
+                                    not available under SimGrid SMPI 3.32                     */
+};
+
+typedef struct isthmus_halo_field {
+  int point;    /* enum isthmus_point                                                         */
+  int nlevels;  /* >= 1                                                                       */
+  int sign;     /* 1, or -1 for a vector component (folded values change sign)                */
+  int type;     /* enum isthmus_datatype                                                      */
+} isthmus_halo_field;
+
+/* nfields fields exchanged together: one message per peer for all of them. Collective over
+ * the context's communicator, which must have at least the layout's nsubdomains ranks. */
+int isthmus_halo_create(isthmus_context* ctx, const isthmus_layout* layout, int halo_width,
+                        int nfields, const isthmus_halo_field* fields, int method,
+                        double fill_value, isthmus_halo** halo);
+int isthmus_halo_destroy(isthmus_halo** halo);
+/* Collective. arrays[f] is field f's local array. Allocates nothing. */
+int isthmus_halo_exchange(isthmus_halo* halo, void* const* arrays);
+/* This rank's subdomain {i0, j0, ni, nj} (all 0 without one) and its array extents
+ * (ni + 2h, nj + 2h). Any output may be NULL. */
+int isthmus_halo_local_shape(const isthmus_halo* halo, int64_t box[4], int64_t* extent_i,
+                             int64_t* extent_j);
+/* The method used (never AUTO) and the messages this rank sends per exchange. */
+int isthmus_halo_method(const isthmus_halo* halo, int* method, int* messages_per_exchange);
+/* Tracing as for redistributions (off unless ISTHMUS_TRACE=1 at creation). */
+int isthmus_halo_set_tracing(isthmus_halo* halo, int on);
+int isthmus_halo_get_counters(const isthmus_halo* halo, isthmus_trace_counters* counters);
 
 
 #ifdef __cplusplus

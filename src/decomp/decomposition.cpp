@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "base/error.h"
@@ -300,32 +301,39 @@ double Decomposition::internode_fraction(int cores_per_node) const {
 
 std::array<int, 2> Decomposition::place_on_nodes(int cores_per_node) {
   if (cores_per_node < 1) fail(ISTHMUS_ERR_ARG, "cores per node ", cores_per_node, " < 1");
-  // The tile a x b = cores_per_node with the smallest perimeter that fits the layout; a prime
-  // core count falls back to the most square tile with a * b >= cores_per_node.
-  int ta = 1, tb = cores_per_node;
-  int64_t best = -1;
-  for (int a = 1; a <= cores_per_node; ++a) {
-    int b = (cores_per_node + a - 1) / a;
-    if (a > ni_ || (b > nj_ && a < ni_)) continue;
-    int64_t waste = static_cast<int64_t>(a) * b - cores_per_node;
-    int64_t score = (a + b) * 4 + waste * 8;
-    if (best < 0 || score < best) {
-      best = score;
-      ta = a;
-      tb = b;
+  // Numbers the kept blocks tile by tile (tiles of a x b blocks, row-major inside a tile), so
+  // that consecutive ranks, hence a node, fill a near-square patch. Every tile width from 1 to
+  // ni is tried (width ni is NEMO's default line order) and the numbering with the fewest
+  // inter-node links is kept: land removal and layouts that tiles do not divide make the most
+  // square tile not always the best.
+  const std::vector<int> original = rank_of_block_;
+  auto number = [&](int ta, int tb) {
+    std::vector<int> order;
+    for (int tj = 0; tj < nj_; tj += tb)
+      for (int ti = 0; ti < ni_; ti += ta)
+        for (int bj = tj; bj < std::min(nj_, tj + tb); ++bj)
+          for (int bi = ti; bi < std::min(ni_, ti + ta); ++bi)
+            if (original[bj * ni_ + bi] >= 0) order.push_back(bj * ni_ + bi);
+    for (size_t r = 0; r < order.size(); ++r) {
+      block_of_rank_[r] = order[r];
+      rank_of_block_[order[r]] = static_cast<int>(r);
+    }
+  };
+  int best_a = ni_, best_b = 1;
+  double best = 2.0;
+  for (int a = 1; a <= ni_; ++a) {
+    int b = std::max(1, (cores_per_node + a - 1) / a);
+    number(a, b);
+    double f = internode_fraction(cores_per_node);
+    // Ties go to the squarer tile.
+    if (f < best - 1e-12 || (f < best + 1e-12 && std::abs(a - b) < std::abs(best_a - best_b))) {
+      best = f;
+      best_a = a;
+      best_b = b;
     }
   }
-  std::vector<int> order;
-  for (int tj = 0; tj < nj_; tj += tb)
-    for (int ti = 0; ti < ni_; ti += ta)
-      for (int bj = tj; bj < std::min(nj_, tj + tb); ++bj)
-        for (int bi = ti; bi < std::min(ni_, ti + ta); ++bi)
-          if (rank_of_block_[bj * ni_ + bi] >= 0) order.push_back(bj * ni_ + bi);
-  for (size_t r = 0; r < order.size(); ++r) {
-    block_of_rank_[r] = order[r];
-    rank_of_block_[order[r]] = static_cast<int>(r);
-  }
-  return {ta, tb};
+  number(best_a, best_b);
+  return {best_a, best_b};
 }
 
 }  // namespace isthmus::decomp

@@ -127,7 +127,7 @@ class FieldPacker final : public Packer {
 
 Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, Method method)
     : xmap_(std::move(xmap)), fields_(std::move(fields)),
-      method_(method == Method::Auto ? Method::P2P : method),
+      method_(method == Method::Auto ? Method::Adaptive : method),
       trace_(trace::enabled_by_environment()) {
   // Checks that depend only on arguments every rank passes alike, so that all ranks fail
   // together before any collective call.

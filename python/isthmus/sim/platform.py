@@ -29,6 +29,9 @@ TOPOLOGIES = ("crossbar", "fattree", "torus", "dragonfly")
 #    a burst of small messages costs injection time; without it 255 messages per rank took 7 us.
 #  - no cross traffic: InfiniBand links are full duplex and carry no TCP acknowledgements.
 #  - MPI_Wtime injects no simulated time, so that timers read the network time only.
+#  - MPI_Test*/MPI_Iprobe inject 0.1 us (SMPI's default is 100 us per call, which made one p2p
+#    exchange of the redistribution benchmark 40x slower than alltoallv and its set-up 200x
+#    slower); a non-zero value keeps polling loops advancing the simulated clock.
 BASE_CFG: Dict[str, str] = {
     "smpi/bw-factor": "0:1",
     "smpi/lat-factor": "0:1",
@@ -37,10 +40,13 @@ BASE_CFG: Dict[str, str] = {
     "smpi/or": "0:5e-07:0",
     "network/crosstraffic": "0",
     "smpi/wtime": "0",
+    "smpi/test": "1e-07",
+    "smpi/iprobe": "1e-07",
 }
 
-_UNITS_BW = {"bps": 1 / 8, "kbps": 1e3 / 8, "mbps": 1e6 / 8, "gbps": 1e9 / 8,
-             "Bps": 1.0, "kBps": 1e3, "KBps": 1e3, "MBps": 1e6, "GBps": 1e9, "TBps": 1e12,
+_UNITS_BW = {"bps": 1 / 8, "kbps": 1e3 / 8, "Kbps": 1e3 / 8, "Mbps": 1e6 / 8, "Gbps": 1e9 / 8,
+             "Tbps": 1e12 / 8, "Bps": 1.0, "kBps": 1e3, "KBps": 1e3, "MBps": 1e6, "GBps": 1e9,
+             "TBps": 1e12,
              "KiBps": 1024.0, "MiBps": 1024.0 ** 2, "GiBps": 1024.0 ** 3}
 _UNITS_TIME = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12}
 
@@ -133,6 +139,12 @@ class Platform:
         keys = ("groups", "group_links", "chassis", "chassis_links", "routers", "router_links",
                 "nodes_per_router")
         v = {k: _ints(p.get(k, 1), k)[0] for k in keys}
+        if v["groups"] > v["routers"]:
+            # Measured: SimGrid 3.32's dragonfly segfaults on the first message between groups
+            # when there are more groups than routers per chassis.
+            raise ValueError(f"platform '{self.name}': a dragonfly needs groups <= routers per "
+                             f"chassis under SimGrid 3.32 (it crashes otherwise), got "
+                             f"{v['groups']} groups and {v['routers']} routers")
         return (f"{v['groups']},{v['group_links']};{v['chassis']},{v['chassis_links']};"
                 f"{v['routers']},{v['router_links']};{v['nodes_per_router']}")
 
@@ -259,11 +271,13 @@ PRESETS: Dict[str, dict] = {
                             10e9, 1e-7, 1, 10e9, 2e-7,
                             "seed 003 dragonfly-MM scaled down: 16 groups of 16x16 routers, "
                             "16 nodes per router"),
+    # SL keeps MM's 256 routers per group as 4 chassis x 64 routers, since SimGrid 3.32 needs
+    # groups <= routers per chassis.
     "dragonfly-sl": _preset("dragonfly-sl", "dragonfly",
-                            {"groups": 64, "group_links": 1, "chassis": 16, "chassis_links": 1,
-                             "routers": 16, "router_links": 1, "nodes_per_router": 4},
+                            {"groups": 64, "group_links": 1, "chassis": 4, "chassis_links": 1,
+                             "routers": 64, "router_links": 1, "nodes_per_router": 4},
                             10e9, 1e-7, 1, 10e9, 2e-7,
-                            "seed 003 dragonfly-SL scaled down: 64 groups of 16x16 routers, "
+                            "seed 003 dragonfly-SL scaled down: 64 groups of 4x64 routers, "
                             "4 nodes per router"),
     "dragonfly-ls": _preset("dragonfly-ls", "dragonfly",
                             {"groups": 4, "group_links": 1, "chassis": 64, "chassis_links": 1,

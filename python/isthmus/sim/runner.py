@@ -159,7 +159,7 @@ def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
     exe = bench_executable(bench, build_dir, build)
 
     own_dir = workdir is None
-    wd = Path(tempfile.mkdtemp(prefix="isthmus-sim-")) if own_dir else Path(workdir)
+    wd = Path(tempfile.mkdtemp(prefix="isthmus-sim-")) if own_dir else Path(workdir).resolve()
     wd.mkdir(parents=True, exist_ok=True)
     (wd / "platform.xml").write_text(used.xml())
     (wd / "hostfile").write_text(hosts)
@@ -212,6 +212,10 @@ def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
     log_text = log_path.read_text(errors="replace")
     m = re.search(r"Simulated time: ([0-9.eE+-]+) seconds", log_text)
     simulated = float(m.group(1)) if m else None
+    returncode = proc.returncode
+    if returncode == 0 and "Do all your MPI ranks call MPI_Finalize()?" in log_text:
+        # SMPI 3.32 exits with 0 after MPI_Abort or a rank that returned without finalizing.
+        returncode = 1
 
     meta = {
         "platform": plat.name,
@@ -240,14 +244,14 @@ def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
                 continue
             rec["sim"] = meta
             records.append(rec)
-    if results is not None and proc.returncode == 0:
+    if results is not None and returncode == 0:
         with open(results, "a") as f:
             for rec in records:
                 f.write(json.dumps(rec, sort_keys=True) + "\n")
     tail = "\n".join(log_text.splitlines()[-20:])
-    if own_dir and proc.returncode == 0:
+    if own_dir and returncode == 0:
         shutil.rmtree(wd, ignore_errors=True)
-    return RunResult(records, proc.returncode, wall, peak, simulated, wd, cmd, tail, meta)
+    return RunResult(records, returncode, wall, peak, simulated, wd, cmd, tail, meta)
 
 
 def _kill_tree(pid: int):

@@ -1,0 +1,87 @@
+// Allreduces of the GCR solver (seed 003 sect. 3.3, Algorithm 1): with restart k = 3 and 25
+// iterations, each iteration reduces min(i, 3) doubles (the beta_ij) and then 2 doubles
+// (gamma, eta): 50 allreduces of 2-3 doubles, the communication of one solver call.
+//
+//   bench_gcr [--cases native,recursive-doubling,recursive-k:2,...,recursive-k:32,auto]
+//             [--iters 25] [--restart 3] [--reps 5]
+//
+// Prints one JSON object per case: the slowest rank's time of the 50 allreduces
+// (median/min/max over reps) and the messages each rank sent (max over ranks).
+#include <mpi.h>
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collectives/allreduce.h"
+#include "common/bench_util.h"
+
+using namespace isthmus;
+
+namespace {
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  for (std::string t; std::getline(ss, t, ',');)
+    if (!t.empty()) v.push_back(t);
+  return v;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  bench::Args args(argc, argv);
+  const int iters = int(args.integer("iters", 25)), restart = int(args.integer("restart", 3));
+  const int reps = int(args.integer("reps", 5));
+  std::string def = "native,recursive-doubling";
+  for (int k = 2; k <= 32; ++k) def += ",recursive-k:" + std::to_string(k);
+  def += ",auto";
+  int rc = 0;
+  try {
+    for (const std::string& name : split(args.get("cases", def))) {
+      AllreduceOptions o;
+      std::string alg = name.substr(0, name.find(':'));
+      o.algorithm = parse_allreduce_algorithm(alg.c_str());
+      if (name.find(':') != std::string::npos) o.k = std::stoi(name.substr(name.find(':') + 1));
+      int k_used = o.algorithm == AllreduceAlgorithm::RecursiveDoubling ? 2
+                   : o.algorithm == AllreduceAlgorithm::Native           ? 0
+                   : o.k ? o.k : auto_radix(size);
+      trace::Counters counters;
+      o.counters = &counters;
+      double x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, r[8];
+      int calls = 0;
+      auto solve = [&] {
+        for (int i = 1; i <= iters; ++i) {
+          allreduce(x, r, std::min(i, restart), ReduceOp::Sum, comm, o);  // beta_ij
+          allreduce(x, r, 2, ReduceOp::Sum, comm, o);                     // gamma_i, eta_i
+          calls += 2;
+        }
+      };
+      solve();  // warm-up
+      counters = trace::Counters{};
+      calls = 0;
+      bench::Stats st = bench::time_collective(comm, reps, solve);
+      long long mine = counters.messages_sent / reps, most = 0;
+      MPI_Reduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, 0, comm);
+      if (rank == 0) {
+        bench::Json j;
+        j.str("bench", "gcr").integer("ranks", size).str("algorithm", alg).str("case", name);
+        if (k_used) j.integer("k", k_used);
+        j.integer("allreduces", calls / reps).integer("restart", restart).stats("", st);
+        if (o.algorithm != AllreduceAlgorithm::Native) j.integer("max_msgs_per_rank", most);
+        j.print();
+      }
+    }
+  } catch (const std::exception& e) {
+    if (rank == 0) std::fprintf(stderr, "bench_gcr: %s\n", e.what());
+    rc = 1;
+  }
+  MPI_Finalize();
+  return rc;
+}

@@ -1,0 +1,264 @@
+#include "collectives/alltoallv.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+
+#include "base/error.h"
+
+namespace isthmus {
+
+const char* alltoallv_algorithm_name(AlltoallvAlgorithm a) {
+  switch (a) {
+    case AlltoallvAlgorithm::Auto: return "auto";
+    case AlltoallvAlgorithm::Burst: return "burst";
+    case AlltoallvAlgorithm::Pairwise: return "pairwise";
+    case AlltoallvAlgorithm::Bruck: return "bruck";
+    case AlltoallvAlgorithm::Ring: return "ring";
+    case AlltoallvAlgorithm::Native: return "native";
+  }
+  return "unknown";
+}
+
+AlltoallvAlgorithm parse_alltoallv_algorithm(const char* name) {
+  std::string s = name ? name : "";
+  for (int a = 0; a <= 5; ++a)
+    if (s == alltoallv_algorithm_name(static_cast<AlltoallvAlgorithm>(a)))
+      return static_cast<AlltoallvAlgorithm>(a);
+  fail(ISTHMUS_ERR_ARG, "unknown alltoallv algorithm '", s,
+       "' (auto, burst, pairwise, bruck, ring, native)");
+}
+
+AlltoallvChoice choose_alltoallv(int nranks, double max_avg_message_bytes) {
+  // See docs/results/collectives.md, "alltoallv: the auto rule". Small messages on many ranks
+  // are latency bound: bruck's log2(n) stages win. Otherwise ring-4 keeps 4 messages per
+  // direction in flight, enough to fill the links without the congestion of a burst.
+  if (nranks <= 2) return {AlltoallvAlgorithm::Pairwise, 1};
+  if (nranks >= 64 && max_avg_message_bytes <= 256) return {AlltoallvAlgorithm::Bruck, 1};
+  return {AlltoallvAlgorithm::Ring, 4};
+}
+
+namespace {
+int to_int_bytes(int64_t bytes, const char* what, int peer) {
+  if (bytes > INT_MAX)
+    fail(ISTHMUS_ERR_ARG, "alltoallv: ", what, " of ", bytes, " bytes for rank ", peer,
+         " exceeds the 2 GiB limit of one MPI message");
+  return static_cast<int>(bytes);
+}
+}  // namespace
+
+AlltoallvPlan::AlltoallvPlan(MPI_Comm comm, const int* sendcounts, const int* sdispls,
+                             const int* recvcounts, const int* rdispls, int element_bytes,
+                             const AlltoallvOptions& options)
+    : comm_(comm), esize_(element_bytes), tag_(options.tag), algorithm_(options.algorithm),
+      k_(options.ring_k), counters_(options.counters) {
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank_));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &size_));
+  if (element_bytes <= 0) fail(ISTHMUS_ERR_ARG, "alltoallv: element size ", element_bytes, " <= 0");
+  if (k_ < 0) fail(ISTHMUS_ERR_ARG, "alltoallv: ring radix k = ", k_, " < 0");
+  if ((!sendcounts || !sdispls || !recvcounts || !rdispls))
+    fail(ISTHMUS_ERR_ARG, "alltoallv: a count or displacement array is NULL");
+  scount_.assign(sendcounts, sendcounts + size_);
+  sdispl_.assign(sdispls, sdispls + size_);
+  rcount_.assign(recvcounts, recvcounts + size_);
+  rdispl_.assign(rdispls, rdispls + size_);
+  int64_t sent = 0;
+  for (int p = 0; p < size_; ++p) {
+    if (scount_[p] < 0 || rcount_[p] < 0 || sdispl_[p] < 0 || rdispl_[p] < 0)
+      fail(ISTHMUS_ERR_ARG, "alltoallv: negative count or displacement for rank ", p,
+           " (sendcount ", scount_[p], ", sdispl ", sdispl_[p], ", recvcount ", rcount_[p],
+           ", rdispl ", rdispl_[p], ")");
+    to_int_bytes(int64_t(scount_[p]) * esize_, "send block", p);
+    to_int_bytes(int64_t(rcount_[p]) * esize_, "receive block", p);
+    if (p != rank_) sent += int64_t(scount_[p]) * esize_;
+  }
+  if (algorithm_ == AlltoallvAlgorithm::Auto) {
+    double avg = size_ > 1 ? double(sent) / (size_ - 1) : 0.0, max_avg = avg;
+    ISTHMUS_MPI(MPI_Allreduce(&avg, &max_avg, 1, MPI_DOUBLE, MPI_MAX, comm));
+    AlltoallvChoice c = choose_alltoallv(size_, max_avg);
+    algorithm_ = c.algorithm;
+    if (k_ == 0) k_ = c.ring_k;
+  }
+  if (k_ == 0) k_ = 4;
+}
+
+void AlltoallvPlan::count(int64_t mo, int64_t bo, int64_t mi, int64_t bi) const {
+  if (!counters_) return;
+  counters_->messages_sent += mo;
+  counters_->bytes_sent += bo;
+  counters_->messages_received += mi;
+  counters_->bytes_received += bi;
+}
+
+void AlltoallvPlan::copy_self(const char* s, char* r) const {
+  size_t bytes = size_t(scount_[rank_]) * esize_;
+  if (size_t(rcount_[rank_]) * esize_ != bytes)
+    fail(ISTHMUS_ERR_ARG, "alltoallv: rank ", rank_, " sends ", scount_[rank_],
+         " elements to itself but expects ", rcount_[rank_]);
+  if (bytes) std::memmove(r + size_t(rdispl_[rank_]) * esize_, s + size_t(sdispl_[rank_]) * esize_, bytes);
+}
+
+void AlltoallvPlan::execute(const void* sendbuf, void* recvbuf) const {
+  const char* s = static_cast<const char*>(sendbuf);
+  char* r = static_cast<char*>(recvbuf);
+  if (counters_) ++counters_->exchanges;
+  switch (algorithm_) {
+    case AlltoallvAlgorithm::Burst: burst(s, r); break;
+    case AlltoallvAlgorithm::Pairwise: pairwise(s, r); break;
+    case AlltoallvAlgorithm::Bruck: bruck(s, r); break;
+    case AlltoallvAlgorithm::Ring: ring(s, r); break;
+    case AlltoallvAlgorithm::Native: native(s, r); break;
+    case AlltoallvAlgorithm::Auto: fail(ISTHMUS_ERR_INTERNAL, "alltoallv: auto was not resolved");
+  }
+}
+
+void AlltoallvPlan::native(const char* s, char* r) const {
+  // Counts in elements of a contiguous byte type, so any element size works.
+  MPI_Datatype t;
+  ISTHMUS_MPI(MPI_Type_contiguous(esize_, MPI_BYTE, &t));
+  ISTHMUS_MPI(MPI_Type_commit(&t));
+  int rc = MPI_Alltoallv(s, scount_.data(), sdispl_.data(), t, r, rcount_.data(), rdispl_.data(), t, comm_);
+  MPI_Type_free(&t);
+  ISTHMUS_MPI(rc);
+  int64_t mo = 0, bo = 0, mi = 0, bi = 0;
+  for (int p = 0; p < size_; ++p)
+    if (p != rank_) {
+      mo += scount_[p] > 0, bo += int64_t(scount_[p]) * esize_;
+      mi += rcount_[p] > 0, bi += int64_t(rcount_[p]) * esize_;
+    }
+  count(mo, bo, mi, bi);
+}
+
+// Ring-k: in stage s, offsets (s-1)k+1 .. sk: send to rank+offset, receive from rank-offset.
+// Burst is the same with every offset in one stage. Empty messages are not sent: both sides
+// know them from their own counts.
+void AlltoallvPlan::ring(const char* s, char* r) const {
+  int n = size_;
+  int k = algorithm_ == AlltoallvAlgorithm::Burst ? std::max(1, n - 1) : std::max(1, k_);
+  std::vector<MPI_Request> req;
+  req.reserve(2 * size_t(std::min(k, n)));
+  int64_t mo = 0, bo = 0, mi = 0, bi = 0;
+  for (int first = 1; first < n; first += k) {
+    int last = std::min(n - 1, first + k - 1);
+    req.clear();
+    for (int o = first; o <= last; ++o) {
+      int src = (rank_ - o + n) % n;
+      if (rcount_[src] > 0) {
+        int bytes = rcount_[src] * esize_;
+        req.emplace_back();
+        ISTHMUS_MPI(MPI_Irecv(r + size_t(rdispl_[src]) * esize_, bytes, MPI_BYTE, src, tag_, comm_, &req.back()));
+        ++mi, bi += bytes;
+      }
+    }
+    for (int o = first; o <= last; ++o) {
+      int dst = (rank_ + o) % n;
+      if (scount_[dst] > 0) {
+        int bytes = scount_[dst] * esize_;
+        req.emplace_back();
+        ISTHMUS_MPI(MPI_Isend(s + size_t(sdispl_[dst]) * esize_, bytes, MPI_BYTE, dst, tag_, comm_, &req.back()));
+        ++mo, bo += bytes;
+      }
+    }
+    if (first == 1) copy_self(s, r);  // overlaps the first stage's messages
+    ISTHMUS_MPI(MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
+  }
+  if (n == 1) copy_self(s, r);
+  count(mo, bo, mi, bi);
+}
+
+void AlltoallvPlan::burst(const char* s, char* r) const { ring(s, r); }
+
+// Pairwise exchange: one partner at a time, a blocking send-receive per step.
+void AlltoallvPlan::pairwise(const char* s, char* r) const {
+  int n = size_;
+  bool pof2 = (n & (n - 1)) == 0;
+  copy_self(s, r);
+  int64_t mo = 0, bo = 0, mi = 0, bi = 0;
+  for (int step = 1; step < n; ++step) {
+    int dst = pof2 ? (rank_ ^ step) : (rank_ + step) % n;
+    int src = pof2 ? (rank_ ^ step) : (rank_ - step + n) % n;
+    int sb = scount_[dst] * esize_, rb = rcount_[src] * esize_;
+    ISTHMUS_MPI(MPI_Sendrecv(s + size_t(sdispl_[dst]) * esize_, sb, MPI_BYTE, sb ? dst : MPI_PROC_NULL, tag_,
+                             r + size_t(rdispl_[src]) * esize_, rb, MPI_BYTE, rb ? src : MPI_PROC_NULL, tag_,
+                             comm_, MPI_STATUS_IGNORE));
+    mo += sb > 0, bo += sb, mi += rb > 0, bi += rb;
+  }
+  count(mo, bo, mi, bi);
+}
+
+// Bruck: block j (relative destination rank+j) moves by 2^b in the stage of every bit b set in
+// j, so it arrives after ceil(log2 n) stages. Intermediate ranks do not know the sizes of the
+// blocks they forward, so each message starts with the byte count of every block it carries.
+void AlltoallvPlan::bruck(const char* s, char* r) const {
+  int n = size_;
+  std::vector<std::vector<char>> block(n);
+  for (int j = 1; j < n; ++j) {
+    int dst = (rank_ + j) % n;
+    const char* p = s + size_t(sdispl_[dst]) * esize_;
+    block[j].assign(p, p + size_t(scount_[dst]) * esize_);
+  }
+  copy_self(s, r);
+  std::vector<char> out, in;
+  int64_t mo = 0, bo = 0, mi = 0, bi = 0;
+  for (int bit = 1; bit < n; bit <<= 1) {
+    int dst = (rank_ + bit) % n, src = (rank_ - bit + n) % n;
+    std::vector<int64_t> header;
+    size_t payload = 0;
+    for (int j = bit; j < n; ++j)
+      if (j & bit) header.push_back(int64_t(block[j].size())), payload += block[j].size();
+    size_t hbytes = header.size() * sizeof(int64_t);
+    out.resize(hbytes + payload);
+    std::memcpy(out.data(), header.data(), hbytes);
+    size_t pos = hbytes;
+    for (int j = bit; j < n; ++j)
+      if (j & bit) {
+        if (!block[j].empty()) std::memcpy(out.data() + pos, block[j].data(), block[j].size());
+        pos += block[j].size();
+      }
+    MPI_Request sreq;
+    ISTHMUS_MPI(MPI_Isend(out.data(), to_int_bytes(int64_t(out.size()), "bruck message", dst),
+                          MPI_BYTE, dst, tag_, comm_, &sreq));
+    MPI_Status st;
+    ISTHMUS_MPI(MPI_Probe(src, tag_, comm_, &st));
+    int bytes = 0;
+    ISTHMUS_MPI(MPI_Get_count(&st, MPI_BYTE, &bytes));
+    in.resize(size_t(bytes));
+    ISTHMUS_MPI(MPI_Recv(in.data(), bytes, MPI_BYTE, src, tag_, comm_, MPI_STATUS_IGNORE));
+    ISTHMUS_MPI(MPI_Wait(&sreq, MPI_STATUS_IGNORE));
+    mo += 1, bo += int64_t(out.size()), mi += 1, bi += bytes;
+    if (size_t(bytes) < hbytes)
+      fail(ISTHMUS_ERR_INTERNAL, "alltoallv bruck: message from rank ", src, " has ", bytes,
+           " bytes, less than its ", hbytes, "-byte header");
+    const int64_t* h = reinterpret_cast<const int64_t*>(in.data());
+    pos = hbytes;
+    size_t hi = 0;
+    for (int j = bit; j < n; ++j)
+      if (j & bit) {
+        size_t len = size_t(h[hi++]);
+        if (pos + len > in.size())
+          fail(ISTHMUS_ERR_INTERNAL, "alltoallv bruck: message from rank ", src, " is truncated");
+        block[j].assign(in.data() + pos, in.data() + pos + len);
+        pos += len;
+      }
+  }
+  for (int j = 1; j < n; ++j) {
+    int from = (rank_ - j + n) % n;
+    size_t expect = size_t(rcount_[from]) * esize_;
+    if (block[j].size() != expect)
+      fail(ISTHMUS_ERR_ARG, "alltoallv: rank ", rank_, " expects ", rcount_[from],
+           " elements from rank ", from, " but that rank sends ", block[j].size() / esize_,
+           " (sendcounts and recvcounts disagree)");
+    if (expect) std::memcpy(r + size_t(rdispl_[from]) * esize_, block[j].data(), expect);
+  }
+  count(mo, bo, mi, bi);
+}
+
+void alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
+               const int* recvcounts, const int* rdispls, int element_bytes, MPI_Comm comm,
+               const AlltoallvOptions& options) {
+  AlltoallvPlan(comm, sendcounts, sdispls, recvcounts, rdispls, element_bytes, options)
+      .execute(sendbuf, recvbuf);
+}
+
+}  // namespace isthmus

@@ -1,0 +1,48 @@
+// Global sums of distributed fields: the five CONSERV methods of OASIS3-MCT 4.0 (seed 000,
+// sect. 2.4). Several fields are summed at once, with one set of reductions for all of them.
+//
+//   gather    every value is gathered on rank 0 and summed serially in global index order, then
+//             broadcast. Bit-for-bit across rank counts and decompositions; costs a gather of
+//             the whole field.
+//   lsum8     local double sum, MPI_Allreduce. Fast; reproducible only for a fixed
+//             decomposition and rank count.
+//   lsum16    local sum and reduction in quadruple precision (__float128), rounded to double
+//             at the end. Differences across decompositions are rare but possible.
+//   ddpdd     double-double local sums (Knuth two-sum) and one reduction with He & Ding's
+//             double-double operator. About 106 bits; rarely not reproducible.
+//   reprosum  Mirin & Worley's fixed-point method: a first reduction finds each field's range
+//             of binary exponents and the number of summands, every value is split exactly
+//             into integer digits on a common grid, a second reduction sums the digits as
+//             64-bit integers (exact, so order-free), and the exact total is rounded to the
+//             nearest double (ties to even). Bit-for-bit across rank counts, decompositions
+//             and orderings, and correctly rounded (within half an ulp of the exact sum).
+//   auto      reprosum: the bit-for-bit method, at a cost close to lsum8.
+//
+// Special values. reprosum and gather: a field with a NaN sums to NaN; a field with +Inf and
+// -Inf sums to NaN; otherwise +Inf (-Inf) if it holds +Inf (-Inf). reprosum returns the
+// quiet NaN std::numeric_limits<double>::quiet_NaN() (one bit pattern); gather returns what
+// IEEE addition gives. A finite exact sum beyond the double range rounds to +-Inf in
+// reprosum. lsum8, lsum16 and ddpdd follow IEEE addition (ddpdd falls back to a plain sum
+// when a partial sum is not finite, so Inf gives Inf, not the NaN of its error term). A sum
+// that is exactly zero is +0 in reprosum (even when every value is -0).
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+
+namespace isthmus {
+
+enum class GlobalSumMethod { Auto = 0, Gather = 1, Lsum8 = 2, Lsum16 = 3, Ddpdd = 4, Reprosum = 5 };
+const char* global_sum_method_name(GlobalSumMethod m);
+GlobalSumMethod parse_global_sum_method(const char* name);  // "gather", "lsum8", ...
+
+// sums[f] = sum over all ranks and all i < n of fields[f][i], for f < nfields. n may differ
+// between ranks and be 0 (fields may then be NULL). global_index (used by gather only; may
+// be NULL) gives the global position of each local point: gather sums in that order, which
+// makes it independent of the decomposition; without it gather sums in rank order, then
+// local order. With global_index, the indices over all ranks must be exactly 0..N-1 (N the
+// total number of points). Collective over comm.
+void global_sum(MPI_Comm comm, int nfields, const double* const* fields, int64_t n,
+                const int64_t* global_index, GlobalSumMethod method, double* sums);
+
+}  // namespace isthmus

@@ -1,0 +1,338 @@
+// The five global sums. gather and reprosum must give the same bits at every rank count
+// (1..world size, on sub-communicators) and for block, cyclic and random decompositions with
+// shuffled local order; reprosum must be the exact sum rounded to nearest, checked against an
+// exact fixed-point big integer computed here, on ill-conditioned data (1e16 + 1 - 1e16,
+// values spanning 2^-900..2^900 that cancel, subnormals, sums beyond the double range).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "collectives/global_sum.h"
+#include "mpi_test_util.h"
+
+using namespace isthmus;
+
+namespace {
+
+// Exact sum of doubles: signed base-2^32 digits of the value in units of 2^-1074 (every double
+// is an integer multiple of 2^-1074 below 2^1024, so 80 digits hold any sum of < 2^400 values).
+struct Exact {
+  std::vector<int64_t> d = std::vector<int64_t>(80, 0);
+  void add(double x, int sign = 1) {
+    uint64_t u;
+    std::memcpy(&u, &x, 8);
+    uint64_t be = (u >> 52) & 0x7ff, m = u & ((uint64_t(1) << 52) - 1);
+    if (be) m |= uint64_t(1) << 52;
+    if (!m) return;
+    int64_t pos = int64_t(std::max<uint64_t>(be, 1)) - 1075 + 1074;
+    unsigned __int128 v = (unsigned __int128)m << (pos % 32);
+    int s = (u >> 63 ? -1 : 1) * sign;
+    for (int64_t i = pos / 32; v; ++i, v >>= 32) d[size_t(i)] += s * int64_t(uint64_t(v) & 0xffffffffu);
+  }
+  // Normalizes to digits in [0, 2^32) and returns the sign (-1, 0, 1); the digits then hold |x|.
+  int normalize() {
+    std::vector<int64_t> original = d;
+    int64_t carry = 0;
+    for (auto& x : d) {
+      int64_t t = x + carry;
+      int64_t r = ((t % (int64_t(1) << 32)) + (int64_t(1) << 32)) % (int64_t(1) << 32);
+      carry = (t - r) >> 32;
+      x = r;
+    }
+    if (carry < 0) {
+      d = original;
+      for (auto& x : d) x = -x;
+      normalize();
+      return -1;
+    }
+    for (auto x : d)
+      if (x) return 1;
+    return 0;
+  }
+  int64_t highest() const {  // highest set bit of the normalized magnitude, -1 if zero
+    for (size_t i = d.size(); i-- > 0;)
+      if (d[i]) return int64_t(i) * 32 + 63 - __builtin_clzll(uint64_t(d[i]));
+    return -1;
+  }
+  bool only_bit(int64_t pos) const {
+    for (size_t i = 0; i < d.size(); ++i) {
+      uint64_t want = (pos / 32 == int64_t(i)) ? (uint64_t(1) << (pos % 32)) : 0;
+      if (uint64_t(d[i]) != want) return false;
+    }
+    return true;
+  }
+};
+
+// True when r is the exact sum of v rounded to nearest (|r - exact| <= half an ulp of r).
+bool correctly_rounded(const std::vector<double>& v, double r, std::string* why) {
+  Exact e;
+  for (double x : v) e.add(x);
+  e.add(r, -1);
+  e.normalize();
+  int64_t ulp_pos = 0;  // ulp of r in units of 2^-1074
+  if (r != 0 && std::fabs(r) >= DBL_MIN) {
+    int ex;
+    std::frexp(r, &ex);
+    ulp_pos = ex - 53 + 1074;
+  }
+  int64_t h = e.highest();
+  bool ok = h < 0 || (ulp_pos > 0 && (h < ulp_pos - 1 || (h == ulp_pos - 1 && e.only_bit(h))));
+  if (!ok && why) *why = "error of 2^" + std::to_string(h - 1074) + " with an ulp of 2^" + std::to_string(ulp_pos - 1074);
+  return ok;
+}
+
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+const int N = 999;
+enum Dataset { Smooth, Cancel, Wide, Subnormal, Zeros, NearMax, NumDatasets };
+const char* dataset_name[] = {"smooth", "cancel", "wide", "subnormal", "zeros", "near-max"};
+
+double value(int ds, int g) {
+  uint64_t h = mix(uint64_t(ds) * 100000 + uint64_t(g));
+  switch (ds) {
+    case Smooth: return std::sin(g * 0.01) * 1e3 + 1e-3 * std::cos(g * 0.7);
+    case Cancel: {  // 1e16, 1, -1e16 in triples (with a twist so the pattern varies): sum 333
+      int t = g % 3;
+      double big = 1e16 * (1 + (g / 3) % 5);
+      return t == 0 ? big : t == 1 ? 1.0 : -big;
+    }
+    case Wide: {  // x, then -x(1 + tiny): the huge parts cancel, the small ones decide the sum
+      int pair = g / 2;
+      uint64_t hp = mix(uint64_t(ds) * 100000 + uint64_t(pair) + 7777);
+      double m = 1.0 + double(hp % (uint64_t(1) << 52)) / 4503599627370496.0;
+      int e = int(hp >> 53) % 1801 - 900;
+      double x = std::ldexp(m, e) * ((hp >> 40) & 1 ? -1 : 1);
+      if (g == N - 1) return std::ldexp(1.0, -900);
+      return g % 2 == 0 ? x : -x;
+    }
+    case Subnormal: {
+      double s = std::ldexp(double(h % 1000), -1074);  // subnormal
+      if (g % 7 == 0) s = DBL_MIN * (1 + double(h % 17) / 16);
+      return (h >> 63) ? -s : s;
+    }
+    case Zeros: return g % 2 ? -0.0 : 0.0;
+    case NearMax: return g < 3 ? (g == 2 ? -DBL_MAX : DBL_MAX) : (g % 2 ? 1.0 : -1.0) * double(g);
+  }
+  return 0;
+}
+
+// The points of a rank among q: block, cyclic or random owner (seeded), local order shuffled
+// except for block.
+std::vector<int> my_points(int kind, int seed, int q, int r) {
+  std::vector<int> pts;
+  for (int g = 0; g < N; ++g) {
+    int owner = kind == 0 ? int(int64_t(g) * q / N) : kind == 1 ? g % q : int(mix(uint64_t(seed) * 7919 + g) % q);
+    if (owner == r) pts.push_back(g);
+  }
+  if (kind != 0) std::shuffle(pts.begin(), pts.end(), std::mt19937(unsigned(seed * 131 + r)));
+  return pts;
+}
+
+struct Local {
+  std::vector<int64_t> index;
+  std::vector<std::vector<double>> field;
+  std::vector<const double*> ptr;
+};
+
+Local local_data(const std::vector<int>& pts) {
+  Local l;
+  l.field.resize(NumDatasets);
+  for (int g : pts) l.index.push_back(g);
+  for (int ds = 0; ds < NumDatasets; ++ds) {
+    for (int g : pts) l.field[size_t(ds)].push_back(value(ds, g));
+    l.ptr.push_back(l.field[size_t(ds)].data());
+  }
+  return l;
+}
+
+std::vector<double> sums_on(MPI_Comm comm, GlobalSumMethod m, const Local& l) {
+  std::vector<double> s(NumDatasets, -12345.0);
+  global_sum(comm, NumDatasets, l.ptr.data(), int64_t(l.index.size()), l.index.data(), m, s.data());
+  return s;
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, 8) == 0; }
+
+std::vector<double> all_values(int ds) {
+  std::vector<double> v;
+  for (int g = 0; g < N; ++g) v.push_back(value(ds, g));
+  return v;
+}
+
+}  // namespace
+
+TEST(GlobalSum, ReprosumIsCorrectlyRoundedAtEveryRankCountAndDecomposition) {
+  int me = world_rank(), n = world_size();
+  std::vector<double> ref(NumDatasets);
+  // The serial reference: one rank, all points in order.
+  {
+    Local all = local_data(my_points(0, 0, 1, 0));
+    ref = sums_on(MPI_COMM_SELF, GlobalSumMethod::Reprosum, all);
+    for (int ds = 0; ds < NumDatasets; ++ds) {
+      std::string why;
+      EXPECT_TRUE(correctly_rounded(all_values(ds), ref[size_t(ds)], &why)) << dataset_name[ds] << ": " << why;
+    }
+    // The checker itself rejects a sum one off, or a lost tiny remainder.
+    EXPECT_FALSE(correctly_rounded(all_values(Cancel), 332.0, nullptr));
+    EXPECT_FALSE(correctly_rounded(all_values(Wide), 0.0, nullptr));
+    EXPECT_FALSE(correctly_rounded(all_values(Smooth), std::nextafter(ref[Smooth], 1e300), nullptr));
+    EXPECT_EQ(ref[Cancel], 333.0);
+    EXPECT_EQ(ref[Wide], std::ldexp(1.0, -900));
+    EXPECT_TRUE(same_bits(ref[Zeros], 0.0));
+  }
+  for (int q = 1; q <= n; ++q) {
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, me < q ? 0 : MPI_UNDEFINED, me, &sub);
+    bool ok = true;
+    std::string what;
+    if (sub != MPI_COMM_NULL) {
+      for (int kind = 0; kind < 3; ++kind)
+        for (int seed = 1; seed <= (kind == 2 ? 2 : 1); ++seed) {
+          Local l = local_data(my_points(kind, seed, q, me));
+          std::vector<double> s = sums_on(sub, GlobalSumMethod::Reprosum, l);
+          for (int ds = 0; ds < NumDatasets; ++ds)
+            if (!same_bits(s[size_t(ds)], ref[size_t(ds)])) {
+              ok = false;
+              what = std::string(dataset_name[ds]) + " on " + std::to_string(q) + " ranks, decomposition " +
+                     std::to_string(kind) + ": " + std::to_string(s[size_t(ds)]);
+            }
+        }
+      MPI_Comm_free(&sub);
+    }
+    EXPECT_TRUE(all_ranks(ok)) << what;
+  }
+}
+
+TEST(GlobalSum, GatherIsTheOrderedSerialSumEverywhere) {
+  int me = world_rank(), n = world_size();
+  std::vector<double> want(NumDatasets, 0.0);
+  for (int ds = 0; ds < NumDatasets; ++ds)
+    for (int g = 0; g < N; ++g) want[size_t(ds)] += value(ds, g);
+  for (int q = 1; q <= n; ++q) {
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, me < q ? 0 : MPI_UNDEFINED, me, &sub);
+    bool ok = true;
+    std::string what;
+    if (sub != MPI_COMM_NULL) {
+      for (int kind = 0; kind < 3; ++kind) {
+        Local l = local_data(my_points(kind, 3, q, me));
+        std::vector<double> s = sums_on(sub, GlobalSumMethod::Gather, l);
+        for (int ds = 0; ds < NumDatasets; ++ds)
+          if (!same_bits(s[size_t(ds)], want[size_t(ds)]))
+            ok = false, what = std::string(dataset_name[ds]) + " on " + std::to_string(q) + " ranks";
+      }
+      MPI_Comm_free(&sub);
+    }
+    EXPECT_TRUE(all_ranks(ok)) << what;
+  }
+}
+
+TEST(GlobalSum, OtherMethodsAreCloseAndLsum8IsReproducibleForAFixedDecomposition) {
+  int me = world_rank(), n = world_size();
+  Local l = local_data(my_points(2, 5, n, me));
+  std::vector<double> exact = sums_on(MPI_COMM_WORLD, GlobalSumMethod::Reprosum, l);
+  std::vector<double> a = sums_on(MPI_COMM_WORLD, GlobalSumMethod::Lsum8, l);
+  std::vector<double> b = sums_on(MPI_COMM_WORLD, GlobalSumMethod::Lsum8, l);
+  bool same = true;
+  for (int ds = 0; ds < NumDatasets; ++ds) same = same && same_bits(a[size_t(ds)], b[size_t(ds)]);
+  EXPECT_TRUE(all_ranks(same));
+  std::vector<double> root = a;
+  MPI_Bcast(root.data(), NumDatasets, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  EXPECT_TRUE(all_ranks(std::memcmp(root.data(), a.data(), sizeof(double) * NumDatasets) == 0));
+  double scale = 0;
+  for (int g = 0; g < N; ++g) scale += std::fabs(value(Smooth, g));
+  for (GlobalSumMethod m : {GlobalSumMethod::Lsum8, GlobalSumMethod::Lsum16, GlobalSumMethod::Ddpdd}) {
+    std::vector<double> s = sums_on(MPI_COMM_WORLD, m, l);
+    EXPECT_NEAR(s[Smooth], exact[Smooth], 1e-13 * scale) << global_sum_method_name(m);
+    if (m != GlobalSumMethod::Lsum8) {
+      // 1e16 + 1 needs 54 bits: quadruple and double-double precision keep the ones.
+      EXPECT_EQ(s[Cancel], 333.0) << global_sum_method_name(m);
+      // DBL_MAX + DBL_MAX - DBL_MAX: only quadruple precision has the exponent range.
+      if (m == GlobalSumMethod::Lsum16) {
+        EXPECT_EQ(s[NearMax], exact[NearMax]);
+      }
+    }
+  }
+  EXPECT_EQ(exact[NearMax], DBL_MAX);  // DBL_MAX - 498 rounds to DBL_MAX
+}
+
+TEST(GlobalSum, SpecialValues) {
+  int me = world_rank(), n = world_size();
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  // field 0: +Inf on the last rank; 1: NaN on rank 0; 2: +Inf and -Inf; 3: -Inf; 4: overflow
+  std::vector<std::vector<double>> f(5, std::vector<double>(2, 1.0));
+  if (me == n - 1) f[0][1] = inf;
+  if (me == 0) f[1][0] = nan;
+  if (me == 0) f[2][0] = inf;
+  if (me == n - 1) f[2][1] = -inf;
+  if (me == 0) f[3][1] = -inf;
+  f[4][0] = f[4][1] = DBL_MAX;
+  std::vector<const double*> p;
+  for (auto& v : f) p.push_back(v.data());
+  std::vector<int64_t> idx = {2 * me, 2 * me + 1};
+  for (GlobalSumMethod m : {GlobalSumMethod::Reprosum, GlobalSumMethod::Gather, GlobalSumMethod::Lsum8,
+                            GlobalSumMethod::Lsum16, GlobalSumMethod::Ddpdd}) {
+    std::vector<double> s(5);
+    global_sum(MPI_COMM_WORLD, 5, p.data(), 2, idx.data(), m, s.data());
+    const char* name = global_sum_method_name(m);
+    EXPECT_EQ(s[0], inf) << name;
+    EXPECT_TRUE(std::isnan(s[1])) << name;
+    EXPECT_TRUE(std::isnan(s[2])) << name;
+    EXPECT_EQ(s[3], -inf) << name;
+    EXPECT_EQ(s[4], inf) << name;
+  }
+}
+
+TEST(GlobalSum, EmptyRanksAndErrors) {
+  int me = world_rank(), n = world_size();
+  // Only the last rank holds points.
+  std::vector<double> v = {1.5, 2.25};
+  std::vector<int64_t> idx = {1, 0};
+  const double* p = v.data();
+  for (int m = 0; m <= 5; ++m) {
+    double s = -1;
+    bool mine = me == n - 1;
+    global_sum(MPI_COMM_WORLD, 1, mine ? &p : nullptr, mine ? 2 : 0, mine ? idx.data() : nullptr,
+               GlobalSumMethod(m), &s);
+    EXPECT_EQ(s, 3.75) << global_sum_method_name(GlobalSumMethod(m));
+  }
+  std::vector<int64_t> dup = {0, 0};
+  try {
+    double s;
+    global_sum(MPI_COMM_WORLD, 1, &p, 2, dup.data(), GlobalSumMethod::Gather, &s);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ISTHMUS_ERR_ARG);
+    EXPECT_STREQ(e.what(), "global_sum gather: global index 0 is given twice (the indices must number the points 0..N-1)");
+  }
+  std::vector<int64_t> far = {0, 5 * n};
+  try {
+    double s;
+    global_sum(MPI_COMM_WORLD, 1, &p, 2, far.data(), GlobalSumMethod::Gather, &s);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ISTHMUS_ERR_ARG);
+    EXPECT_EQ(std::string(e.what()), "global_sum gather: global index " + std::to_string(5 * n) +
+                                         " is outside [0, number of points) (the indices must number the points 0..N-1)");
+  }
+  try {
+    parse_global_sum_method("bfb");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "unknown global sum method 'bfb' (auto, gather, lsum8, lsum16, ddpdd, reprosum)");
+  }
+}
