@@ -241,8 +241,24 @@ TEST(Redist, DuplicateOwnersLowestRankWins) {
   for (int64_t g = me; g < n; g += size) dst.push_back(g);
   isthmus_xmap_options opt;
   isthmus_xmap_options_init(&opt);
+  opt.warn_duplicates = 1;
   isthmus_xmap* x = nullptr;
-  ISTHMUS_OK_OR_FAIL(fx.ctx, isthmus_xmap_create(fx.ctx, fx.decomp(n, src), fx.decomp(n, dst), &opt, &x));
+  testing::internal::CaptureStderr();
+  int rc = isthmus_xmap_create(fx.ctx, fx.decomp(n, src), fx.decomp(n, dst), &opt, &x);
+  std::string warnings = testing::internal::GetCapturedStderr();
+  ASSERT_EQ(rc, ISTHMUS_OK) << isthmus_last_error(fx.ctx);
+  // index block [0, ceil(100 / size)) has its home on rank 0, which warns about it
+  if (me == 0 && size > 1) {
+    int64_t home_end = std::min<int64_t>(60, (n + size - 1) / size);
+    std::string ranks;
+    for (int k = 0; k < size; ++k) ranks += (k ? ", " : "") + std::to_string(k);
+    EXPECT_NE(warnings.find("isthmus: warning: rank 0 (directory): global indices [0, " +
+                            std::to_string(home_end) + ") are owned by source ranks " + ranks +
+                            "; rank 0, the lowest, owns them"), std::string::npos) << warnings;
+  }
+  if (size == 1) {
+    EXPECT_EQ(warnings, "");
+  }
   isthmus_xmap_info info;
   isthmus_xmap_get_info(x, &info);
   EXPECT_EQ(info.global_duplicates, static_cast<int64_t>(size - 1) * 60);
