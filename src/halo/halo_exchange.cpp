@@ -339,82 +339,99 @@ HaloExchange::HaloExchange(MPI_Comm comm, const Decomposition& d, int halo_width
   if (method_ == HaloMethod::Auto) method_ = HaloMethod::SingleSweep;
   trace_.set_on(trace::enabled_by_environment());
   try {
-    build(d, method_);
-  } catch (...) {
-    phases_.clear();
-    MPI_Comm_free(&comm_);
-    throw;
-  }
-}
-
-HaloExchange::~HaloExchange() {
-  phases_.clear();
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
-}
-
-void HaloExchange::build(const Decomposition& d, HaloMethod m) {
-  has_box_ = rank_ < d.nranks();
-  if (has_box_) box_ = d.box(rank_);
-  ext_i_ = box_.ni + 2 * h_;
-  ext_j_ = box_.nj + 2 * h_;
-  const int nphase = m == HaloMethod::TwoSweep ? 2 : 1;
-  phases_.resize(nphase);
-  bool used[4] = {false, false, false, false};
-  for (const auto& f : fields_) used[static_cast<int>(f.point)] = true;
-
-  // What this rank needs: per phase, per source peer, per point type, the global points in
-  // the order of its receive positions.
-  struct Want {
-    std::array<std::vector<int64_t>, 4> points;  // (i, j) pairs
-    std::array<std::vector<int64_t>, 4> offsets; // where they land here
-  };
-  std::vector<std::map<int, Want>> wants(nphase);
-  std::vector<std::array<std::vector<std::pair<int64_t, int64_t>>, 4>> copies(nphase);
-  std::vector<std::array<std::vector<int64_t>, 4>> fills(nphase);
-  std::array<std::vector<int64_t>, 4> folded;
-
-  if (has_box_) {
-    const decomp::Box& b = box_;
-    for (int t = 0; t < 4; ++t) {
-      if (!used[t]) continue;
-      const PointType pt = static_cast<PointType>(t);
-      for (int64_t lj = -h_; lj < b.nj + h_; ++lj)
-        for (int64_t li = -h_; li < b.ni + h_; ++li) {
-          const bool inner_row = lj >= 0 && lj < b.nj;
-          const bool interior = inner_row && li >= 0 && li < b.ni;
-          const int64_t gi = b.i0 + li, gj = b.j0 + lj;
-          // Interior points are their own source unless the fold overwrites them (top rows).
-          if (interior && !(decomp::has_fold(d.boundary()) && gj >= d.ny() - 2)) continue;
-          const SourcePoint s = source_point(d, pt, gi, gj);
-          if (!s.exists) continue;
-          if (interior && !s.folded) continue;
-          const int64_t off = (lj + h_) * ext_i_ + li + h_;
-          const int phase = (nphase == 2 && !inner_row) ? 1 : 0;
-          int from = d.owner(s.i, s.j);
-          if (phase == 1) {
-            // Two-sweep: the rank owning this row's image inside our own columns already holds
-            // the point after the east-west sweep (interior or halo): it relays the corner.
-            const int64_t cli = std::min<int64_t>(std::max<int64_t>(li, 0), b.ni - 1);
-            const SourcePoint sc = source_point(d, pt, b.i0 + cli, gj);
-            const int q = sc.exists ? d.owner(sc.i, sc.j) : -1;
-            if (q >= 0 && local_offset(d, d.box(q), h_, s.i, s.j, true) >= 0) from = q;
-          }
-          // A fill value keeps its sign, whoever relays it.
-          if (s.folded && d.owner(s.i, s.j) >= 0) folded[t].push_back(off);
-          if (from < 0) {
-            fills[phase][t].push_back(off);
-          } else if (from == rank_) {
-            const int64_t src = local_offset(d, b, h_, s.i, s.j, phase == 1);
-            if (src < 0) fail(ISTHMUS_ERR_INTERNAL, "halo: own point (", s.i, ", ", s.j, ") not local");
-            copies[phase][t].push_back({off, src});
-          } else {
-            Want& w = wants[phase][from];
-            w.points[t].push_back(s.i);
-            w.points[t].push_back(s.j);
-            w.offsets[t].push_back(off);
-          }
-        }
+      build(d, method_);
+    } catch (...) {
+      phases_.clear();
+      MPI_Comm_free(&comm_);
+      throw;
     }
+  }
+
+  HaloExchange::~HaloExchange() {
+    phases_.clear();
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  }
+
+  void HaloExchange::build(const Decomposition& d, HaloMethod m) {
+    has_box_ = rank_ < d.nranks();
+    if (has_box_) box_ = d.box(rank_);
+    ext_i_ = box_.ni + 2 * h_;
+    ext_j_ = box_.nj + 2 * h_;
+    const int nphase = m == HaloMethod::TwoSweep ? 2 : 1;
+    phases_.resize(nphase);
+    bool used[4] = {false, false, false, false};
+    for (const auto& f : fields_) used[static_cast<int>(f.point)] = true;
+
+    // What this rank needs: per phase, per source peer, per point type, the global points in
+    // the order of its receive positions.
+    struct Want {
+      std::array<std::vector<int64_t>, 4> points;  // (i, j) pairs
+      std::array<std::vector<int64_t>, 4> offsets; // where they land here
+    };
+    std::vector<std::map<int, Want>> wants(nphase);
+    std::vector<std::array<std::vector<std::pair<int64_t, int64_t>>, 4>> copies(nphase);
+    std::vector<std::array<std::vector<int64_t>, 4>> fills(nphase);
+    std::array<std::vector<int64_t>, 4> folded;
+
+    // A local error (a halo too wide for the fold) must stop every rank, not leave the others
+    // waiting in the collective set-up below.
+    std::string local_error;
+    int local_code = ISTHMUS_OK;
+    try {
+    if (has_box_) {
+      const decomp::Box& b = box_;
+      for (int t = 0; t < 4; ++t) {
+        if (!used[t]) continue;
+        const PointType pt = static_cast<PointType>(t);
+        for (int64_t lj = -h_; lj < b.nj + h_; ++lj)
+          for (int64_t li = -h_; li < b.ni + h_; ++li) {
+            const bool inner_row = lj >= 0 && lj < b.nj;
+            const bool interior = inner_row && li >= 0 && li < b.ni;
+            const int64_t gi = b.i0 + li, gj = b.j0 + lj;
+            // Interior points are their own source unless the fold overwrites them (top rows).
+            if (interior && !(decomp::has_fold(d.boundary()) && gj >= d.ny() - 2)) continue;
+            const SourcePoint s = source_point(d, pt, gi, gj);
+            if (!s.exists) continue;
+            if (interior && !s.folded) continue;
+            const int64_t off = (lj + h_) * ext_i_ + li + h_;
+            const int phase = (nphase == 2 && !inner_row) ? 1 : 0;
+            int from = d.owner(s.i, s.j);
+            if (phase == 1) {
+              // Two-sweep: the rank owning this row's image inside our own columns already holds
+              // the point after the east-west sweep (interior or halo): it relays the corner.
+              const int64_t cli = std::min<int64_t>(std::max<int64_t>(li, 0), b.ni - 1);
+              const SourcePoint sc = source_point(d, pt, b.i0 + cli, gj);
+              const int q = sc.exists ? d.owner(sc.i, sc.j) : -1;
+              if (q >= 0 && local_offset(d, d.box(q), h_, s.i, s.j, true) >= 0) from = q;
+            }
+            // A fill value keeps its sign, whoever relays it.
+            if (s.folded && d.owner(s.i, s.j) >= 0) folded[t].push_back(off);
+            if (from < 0) {
+              fills[phase][t].push_back(off);
+            } else if (from == rank_) {
+              const int64_t src = local_offset(d, b, h_, s.i, s.j, phase == 1);
+              if (src < 0) fail(ISTHMUS_ERR_INTERNAL, "halo: own point (", s.i, ", ", s.j, ") not local");
+              copies[phase][t].push_back({off, src});
+            } else {
+              Want& w = wants[phase][from];
+              w.points[t].push_back(s.i);
+              w.points[t].push_back(s.j);
+              w.offsets[t].push_back(off);
+            }
+          }
+      }
+    }
+  } catch (const Error& e) {
+    local_error = e.what();
+    local_code = e.code();
+  }
+  {
+    int in[2] = {local_code == ISTHMUS_OK ? 0 : 1, 0}, out[2] = {0, 0};
+    in[1] = local_code == ISTHMUS_OK ? -1 : rank_;
+    ISTHMUS_MPI(MPI_Allreduce(&in[0], &out[0], 1, MPI_INT, MPI_MAX, comm_));
+    ISTHMUS_MPI(MPI_Allreduce(&in[1], &out[1], 1, MPI_INT, MPI_MAX, comm_));
+    if (local_code != ISTHMUS_OK) throw Error(local_code, local_error);
+    if (out[0]) fail(ISTHMUS_ERR_REMOTE, "halo: set-up failed on rank ", out[1]);
   }
   for (int t = 0; t < 4; ++t) folded_[t] = to_runs(folded[t]);
 

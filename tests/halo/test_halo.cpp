@@ -219,14 +219,21 @@ TEST(HaloErrors, BadArgumentsAreNamed) {
               "communicator only " + std::to_string(world_size()) + " ranks");
   }
   o.boundary = decomp::Boundary::FoldT;
-  Decomposition thin = Decomposition::regular(NX, 4, 1, 1, o);
-  if (world_size() == 1) {
-    try {
-      HaloExchange x(MPI_COMM_WORLD, thin, 6, {HaloField{}}, HaloMethod::Auto);
-      FAIL() << "no error";
-    } catch (const Error& e) {
-      EXPECT_STREQ(e.what(), "halo: row 7 folds onto row -1, outside the 4-row grid: the halo is "
-                   "too wide for the north fold");
+  // Only the northern subdomains see the fold: the others learn which rank failed.
+  const int p = world_size();
+  Decomposition thin = Decomposition::regular(NX, 4 * p, 1, p, o);
+  try {
+    HaloExchange x(MPI_COMM_WORLD, thin, 4 * p + 2, {HaloField{}}, HaloMethod::Auto);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    if (world_rank() == p - 1) {
+      EXPECT_EQ(e.code(), ISTHMUS_ERR_ARG);
+      EXPECT_EQ(std::string(e.what()), "halo: row " + std::to_string(8 * p - 1) +
+                " folds onto row -1, outside the " + std::to_string(4 * p) +
+                "-row grid: the halo is too wide for the north fold");
+    } else if (p > 1) {
+      EXPECT_EQ(e.code(), ISTHMUS_ERR_REMOTE) << e.what();
+      EXPECT_EQ(std::string(e.what()), "halo: set-up failed on rank " + std::to_string(p - 1));
     }
   }
 }
