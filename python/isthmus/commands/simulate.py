@@ -87,7 +87,8 @@ def main(args) -> int:
         return 1
     for rec in res.records:
         print(json.dumps(rec, sort_keys=True))
-    print(f"isthmus simulate: {args.ranks} ranks on {args.platform}: wall {res.wall_s:.1f} s, "
+    print(f"isthmus simulate: {args.ranks} ranks on {args.platform}: wall {res.wall_s:.1f} s "
+          f"(CPU {res.meta['cpu_s']:.1f} s), "
           f"peak PSS {res.peak_pss_bytes / 2**30:.2f} GiB, simulated end "
           f"{res.simulated_s if res.simulated_s is not None else '?'} s", file=sys.stderr)
     if res.returncode != 0:
