@@ -7,6 +7,10 @@ build=$1
 here=$(cd "$(dirname "$0")" && pwd)
 run="$here/../../tests/mpirun.sh"
 b="$build/bench/halo/bench_halo"
+# 2 ranks (one per core, not oversubscribed), messages below the shared-memory eager limit
+for a in "--arrays 1" "--arrays 10" "--arrays 10 --separate"; do
+  "$run" 2 "$b" --nx 128 --ny 128 $a --method single-sweep --reps 15 --iters 50
+done
 for m in two-sweep single-sweep; do
   "$run" 4 "$b" --nx 512 --ny 512 --arrays 1 --method $m --reps 9 --iters 20
   "$run" 4 "$b" --nx 512 --ny 512 --arrays 10 --method $m --reps 9 --iters 20

@@ -122,6 +122,19 @@ def real_ocean(real):
               f"{r['step_max_s']:.4f} | {r['sypd']:.0f} | {r['checksum']:.6g} |")
 
 
+def real_wide(real):
+    rows = [r for r in real if r["bench"] == "halo" and r["halo"] > 1]
+    if not rows:
+        return
+    print("\n| ranks | subdomain | halo | method | messages / exchange (all ranks) | median (us) | min | max |")
+    print("|---:|---|---:|---|---:|---:|---:|---:|")
+    for r in sorted(rows, key=lambda r: (r["halo"], r["method"])):
+        print(f"| {r['ranks']} | {r['nx'] // r['ni']} x {r['ny'] // r['nj']} | {r['halo']} | "
+              f"{r['method']} | {r['messages_per_exchange_total']} | "
+              f"{1e6 * r['per_exchange_median_s']:.1f} | {1e6 * r['per_exchange_min_s']:.1f} | "
+              f"{1e6 * r['per_exchange_max_s']:.1f} |")
+
+
 def main():
     data = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "data"
     sim = load(data / "halo-sim.jsonl")
@@ -130,6 +143,7 @@ def main():
     real_ocean(real)
     grouping(sim, [r for r in real if r["bench"] == "halo"])
     wide(sim)
+    real_wide([r for r in real if r["bench"] == "halo"])
 
 
 if __name__ == "__main__":
