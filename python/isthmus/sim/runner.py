@@ -283,7 +283,7 @@ def _progress_bar(enabled: Optional[bool], desc: str):
     if enabled is False:
         return None
     # No total is known in advance: the bar counts wall seconds and shows the memory used.
-    return tqdm(desc=desc, unit="s", bar_format="{desc}: {elapsed} {postfix}",
+    return tqdm(desc=desc, unit="s", bar_format="{desc}: {elapsed}{postfix}",
                 disable=None if enabled is None else False)
 
 
