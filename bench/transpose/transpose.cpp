@@ -8,7 +8,7 @@
 // and the three inverse steps. Only the communication is modelled (no FFT or Legendre work).
 //
 //   bench_transpose [--nx 1440 --ny 720 --nz 128] [--cx C --cy C] [--fields 1]
-//                   [--algorithms burst,bruck,ring:1,ring:4,pairwise,native,auto] [--reps 5]
+//                   [--algorithms burst,bruck,ring:1,ring:4,pairwise,native,auto] [--reps 5] [--warmup 1]
 //
 // cx x cy defaults to the most square factorization of the rank count with cx <= cy, nz. Prints one
 // JSON object per algorithm: the slowest rank's time of one forward + backward transform
@@ -23,11 +23,28 @@
 #include <vector>
 
 #include "collectives/alltoallv.h"
+#include "collectives/barrier.h"
 #include "common/bench_util.h"
 
 using namespace isthmus;
 
 namespace {
+
+// The slowest rank's time of fn(), reps times, each after a dissemination barrier (a linear
+// barrier's release skew would be measured as cost at thousands of ranks).
+template <typename Fn>
+bench::Stats time_synced(MPI_Comm comm, int reps, Fn&& fn) {
+  std::vector<double> samples;
+  for (int r = 0; r < reps; ++r) {
+    isthmus::dissemination_barrier(comm);
+    double t0 = MPI_Wtime();
+    fn();
+    double dt = MPI_Wtime() - t0, worst = 0;
+    MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
+    samples.push_back(worst);
+  }
+  return bench::stats(samples);
+}
 
 // size of part i of n points cut into c nearly equal parts
 long long part(long long n, int c, int i) { return n / c + (i < n % c ? 1 : 0); }
@@ -74,6 +91,7 @@ int main(int argc, char** argv) {
   const long long nx = args.integer("nx", 1440), ny = args.integer("ny", 720), nz = args.integer("nz", 128);
   const int fields = int(args.integer("fields", 1));
   const int reps = int(args.integer("reps", 5));
+  const int warmup = int(args.integer("warmup", 1));  // 0 in simulation: it is deterministic
   // cx splits z in (b) and (c), so cx <= nz: cx is the smaller factor.
   int cx = 1;
   for (int a = 1; a * a <= size; ++a)
@@ -129,9 +147,9 @@ int main(int argc, char** argv) {
       auto transform = [&] {
         for (size_t i = 0; i < plans.size(); ++i) plans[i]->execute(i % 2 ? b : a, i % 2 ? a : b);
       };
-      transform();  // warm-up: connections, first-touch
+      for (int w = 0; w < warmup; ++w) transform();  // warm-up: connections, first-touch
       counters = trace::Counters{};
-      bench::Stats st = bench::time_collective(world, reps, transform);
+      bench::Stats st = time_synced(world, reps, transform);
       long long mine[2] = {counters.messages_sent / reps, counters.bytes_sent / reps}, most[2] = {0, 0};
       MPI_Reduce(mine, most, 2, MPI_LONG_LONG, MPI_MAX, 0, world);
       std::string chosen = alltoallv_algorithm_name(plans[0]->algorithm());

@@ -115,6 +115,18 @@ void recursive_k(const T* send, T* recv, int count, ReduceOp op, MPI_Comm comm, 
   for (int j = 0; j < p; ++j, stride *= k) {
     int digit = int((rank / stride) % k);
     int64_t base = rank - digit * stride;
+    if (k == 2) {  // one partner: a send-receive, as recursive doubling is usually written
+      int peer = int(base + (1 - digit) * stride);
+      T* other = slots.data() + size_t(1 - digit) * count;
+      ISTHMUS_MPI(MPI_Sendrecv(recv, count, type, peer, tag + 2 + j, other, count, type, peer,
+                               tag + 2 + j, comm, MPI_STATUS_IGNORE));
+      tally.msg(true, bytes);
+      tally.msg(false, bytes);
+      std::copy(recv, recv + count, slots.data() + size_t(digit) * count);
+      std::copy(slots.data(), slots.data() + count, recv);
+      combine(recv, slots.data() + count, count, op);
+      continue;
+    }
     size_t nreq = 0;
     for (int d = 0; d < k; ++d) {
       if (d == digit) continue;

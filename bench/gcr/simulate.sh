@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The GCR allreduces under SimGrid (docs/results/collectives.md). Appends to
+# docs/results/data/collectives-sim.jsonl. Simulated time is deterministic: one repetition, no
+# warm-up. Above 128 ranks one GCR iteration (allreduces of 1 and 2 doubles) is simulated and
+# the plot scales it to 25 iterations (50 allreduces): the allreduces are identical, 8 bytes
+# more or less is 1 ns at 10 GB/s. Every run is one smpirun, limited to 10 minutes.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-docs/results/data/collectives-sim.jsonl}
+sim() { bin/isthmus simulate gcr --no-progress --timeout 600 --results "$out" "$@" > /dev/null; }
+ks() { local s=""; for k in "$@"; do s+=",recursive-k:$k"; done; echo "native,recursive-doubling${s},auto"; }
+plat=${PLATFORM:-fattree-m}
+sim --platform $plat --ranks 128 -- --reps 1 --warmup 0 --iters 25 --cases "$(ks 2 3 4 5 6 8 12 16 21 32)"
+sim --platform $plat --ranks 128 -- --reps 1 --warmup 0 --iters 1 --cases "$(ks 2 3 4 5 6 8 12 16 21 32)"
+sim --platform $plat --ranks 1024 -- --reps 1 --warmup 0 --iters 1 --cases "$(ks 2 3 4 5 6 8 12 16 21 32)"
+sim --platform $plat --ranks 4096 -- --reps 1 --warmup 0 --iters 1 --cases "$(ks 3 4 5 8 16)"
+# Sensitivity: the per-message overhead (0.5 us in every preset) decides the best radix.
+sim --platform $plat --ranks 1024 --cfg smpi/os:0:5e-08:0 --cfg smpi/ois:0:5e-08:0 \
+    --cfg smpi/or:0:5e-08:0 -- --reps 1 --warmup 0 --iters 1 --cases "$(ks 2 4 8 16 32)"
+sim --platform $plat --ranks 16384 -- --reps 1 --warmup 0 --iters 1 --cases "$(ks 4 8)"
