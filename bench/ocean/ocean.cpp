@@ -16,7 +16,8 @@
 //
 // Prints one JSON object: time per step (slowest rank per step; median, mean, min, max over the
 // steps after the first), SYPD-like throughput (model-dt / median step / 365), messages and
-// exchanges per step. --report writes NEMO's communication report (PREFIX.txt, PREFIX.json).
+// exchanges per step, and the time per step spent waiting in halo exchanges and in the global
+// collective (communication report, first and last steps excluded; max and mean over ranks). --report writes NEMO's communication report (PREFIX.txt, PREFIX.json).
 // --compute model (the default under SMPI) replaces the loops by smpi_execute_flops with
 // flops-2d per point per sub-step and flops-3d per point and level per step, so that simulated
 // compute time is deterministic; real MPI always computes.
@@ -400,6 +401,13 @@ int main(int argc, char** argv) {
     MPI_Reduce(local.data(), worst.data(), steps, MPI_DOUBLE, MPI_MAX, 0, comm);
     double sum = model.checksum(), gsum = 0;
     MPI_Reduce(&sum, &gsum, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
+    // Waiting time per counted step (the report's first and last steps excluded).
+    const int counted = std::max(1, model.report().counted_steps());
+    double wait[2] = {model.report().wait_seconds() / counted,
+                      model.report().global_wait_seconds() / counted};
+    double wait_max[2] = {0, 0}, wait_sum[2] = {0, 0};
+    MPI_Reduce(wait, wait_max, 2, MPI_DOUBLE, MPI_MAX, 0, comm);
+    MPI_Reduce(wait, wait_sum, 2, MPI_DOUBLE, MPI_SUM, 0, comm);
     std::string prefix = args.get("report", "");
     if (!prefix.empty()) model.report().write(prefix);
     if (rank == 0) {
@@ -426,6 +434,9 @@ int main(int argc, char** argv) {
           .num("model_dt_s", model_dt)
           .num("messages_per_step", static_cast<double>(total_msgs) / (steps - 1))
           .num("exchanges_per_step", static_cast<double>(max_exch) / (steps - 1))
+          .num("halo_wait_per_step_max_s", wait_max[0])
+          .num("halo_wait_per_step_mean_s", wait_sum[0] / size)
+          .num("global_wait_per_step_max_s", wait_max[1])
           .num("checksum", gsum)
           .boolean("shared_buffers", bench::buffers_are_shared())
           .print();
