@@ -181,6 +181,7 @@ def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
         cmd.append("-no-privatize")
     cmd += [str(exe), *cfg_args, *bench_args]
 
+    _warn_map_count(ranks)
     run_env = dict(os.environ)
     run_env.update(env or {})
     log_path = wd / "smpirun.log"
@@ -264,6 +265,20 @@ def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
     if own_dir and returncode == 0:
         shutil.rmtree(wd, ignore_errors=True)
     return RunResult(records, returncode, wall, peak, simulated, wd, cmd, tail, meta)
+
+
+def _warn_map_count(ranks: int):
+    """Every SMPI_SHARED_MALLOC block is mapped once per simulated rank (the skeleton and the
+    redistribution benchmark map 2 per rank): past vm.max_map_count mmap fails mid-run."""
+    try:
+        limit = int(Path("/proc/sys/vm/max_map_count").read_text())
+    except (OSError, ValueError):
+        return
+    if 2 * ranks + 1000 > limit:
+        import sys
+        print(f"isthmus simulate: warning: vm.max_map_count is {limit}; {ranks} ranks with 2 "
+              f"shared buffers each need about {2 * ranks + 1000} mappings. As root: "
+              f"sysctl -w vm.max_map_count={max(262144, 4 * ranks)}", file=sys.stderr)
 
 
 def _kill_tree(pid: int):
