@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "base/error.h"
@@ -58,7 +59,7 @@ std::string AdaptiveExecutor::cache_key() const {
 
 Plan AdaptiveExecutor::plan() const {
   if (state_ == State::Decided) return chosen_plan_;
-  if (state_ == State::Profiling) return current_;
+  if (state_ == State::Profiling) return batch_[batch_pos_];
   return p2p_plan(stages());  // not started: nothing chosen yet
 }
 
@@ -136,47 +137,54 @@ void AdaptiveExecutor::decide(const Plan& plan) {
   if (!from_cache_ && !measured_.empty()) write_cache();
 }
 
-void AdaptiveExecutor::finish_candidate() {
-  const double med = median(current_samples_);
-  measured_.push_back({current_, med, current_samples_});
-  auto median_of = [&](const Plan& p, double* out) {
-    for (const auto& m : measured_)
-      if (m.plan == p) {
-        *out = m.median_seconds;
-        return true;
-      }
-    return false;
-  };
+void AdaptiveExecutor::start_batch(std::vector<Plan> plans) {
+  // Executors of plans timed again (the walk's candidate) are kept; their setup is collective.
+  for (auto it = executors_.begin(); it != executors_.end();)
+    it = std::find(plans.begin(), plans.end(), it->first) == plans.end() ? executors_.erase(it) : std::next(it);
+  batch_ = std::move(plans);
+  batch_samples_.assign(batch_.size(), {});
+  batch_round_ = 0;
+  batch_pos_ = 0;
+}
+
+void AdaptiveExecutor::finish_batch() {
+  std::vector<double> med(batch_.size());
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    med[i] = median(batch_samples_[i]);
+    measured_.push_back({batch_[i], med[i], batch_samples_[i]});
+  }
   const int n = stages();
-  executors_.erase(current_);
-  current_samples_.clear();
-  current_runs_ = 0;
-  for (;;) {
-    if (!queue_.empty()) {
-      current_ = queue_.front();
-      queue_.erase(queue_.begin());
-      return;
-    }
-    if (!walking_) {
-      walking_ = true;
+  // Ties go to the first plan of the pair (p2p, then the plan already held).
+  const Plan winner = med[1] < med[0] ? batch_[1] : batch_[0];
+  switch (phase_) {
+    case Phase::Fixed:
+      fixed_winner_ = winner;
       candidate_ = full_butterfly_plan(n);
       next_boundary_ = 1;
-    }
-    if (next_boundary_ >= n) break;
+      phase_ = Phase::Walk;
+      break;
+    case Phase::Walk:
+      candidate_ = winner;
+      break;
+    case Phase::Final:
+      decide(winner);
+      return;
+  }
+  const Plan p2p = p2p_plan(n);
+  while (next_boundary_ < n) {
     Plan temp = merge_at(candidate_, next_boundary_++);
-    double t_temp = 0, t_cand = 0;
-    if (median_of(temp, &t_temp)) {
-      if (median_of(candidate_, &t_cand) && t_temp < t_cand) candidate_ = temp;
-      continue;
-    }
-    current_ = temp;
+    if (temp == candidate_ || temp == p2p) continue;  // p2p meets the walk's end below
+    start_batch({candidate_, temp});
     return;
   }
-  // The fastest of everything timed; ties go to the first timed (p2p).
-  const PlanMeasurement* best = &measured_.front();
-  for (const auto& m : measured_)
-    if (m.median_seconds < best->median_seconds) best = &m;
-  decide(best->plan);
+  if (candidate_ == full_butterfly_plan(n)) {
+    decide(fixed_winner_);
+  } else if (candidate_ == p2p) {
+    decide(p2p);
+  } else {
+    phase_ = Phase::Final;
+    start_batch({p2p, candidate_});
+  }
 }
 
 void AdaptiveExecutor::run(Packer& packer, trace::Trace& trace) {
@@ -187,9 +195,8 @@ void AdaptiveExecutor::run(Packer& packer, trace::Trace& trace) {
       if (n <= 1) {
         decide(p2p_plan(n));  // a single plan: nothing to choose
       } else {
-        queue_ = {p2p_plan(n), full_butterfly_plan(n)};
-        current_ = queue_.front();
-        queue_.erase(queue_.begin());
+        phase_ = Phase::Fixed;
+        start_batch({p2p_plan(n), full_butterfly_plan(n)});
         state_ = State::Profiling;
       }
     }
@@ -198,15 +205,19 @@ void AdaptiveExecutor::run(Packer& packer, trace::Trace& trace) {
     chosen_->run(packer, trace);
     return;
   }
-  ButterflyExecutor& ex = executor_for(current_);
+  const Plan plan = batch_[batch_pos_];
+  ButterflyExecutor& ex = executor_for(plan);
   ISTHMUS_MPI(MPI_Barrier(topo_->comm));
   const double t0 = MPI_Wtime();
   ex.run(packer, trace);
   double dt = MPI_Wtime() - t0, worst = 0;
   ISTHMUS_MPI(MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, topo_->comm));
   ++profiling_exchanges_;
-  if (++current_runs_ > options_.warmup) current_samples_.push_back(worst);
-  if (static_cast<int>(current_samples_.size()) >= options_.samples) finish_candidate();
+  if (batch_round_ >= options_.warmup) batch_samples_[batch_pos_].push_back(worst);
+  if (++batch_pos_ == batch_.size()) {
+    batch_pos_ = 0;
+    if (++batch_round_ == options_.warmup + options_.samples) finish_batch();
+  }
 }
 
 }  // namespace isthmus

@@ -1,10 +1,12 @@
 // Adaptive data transfer (seed 001, sect. 4): the first real exchanges (which deliver correct
 // data) profile plans of merged butterfly stages, then the fastest is kept. Unlike the paper's
-// one-sample greedy choice, every candidate is timed over several exchanges (after a warm-up)
-// and its figure is the median over exchanges of the slowest rank's time, which every rank gets
-// from one allreduce, so all ranks take the same decision and a simulation (deterministic
-// times) always takes the same one. Candidates: pure p2p [n], the full butterfly [1,...,1], then
-// the paper's stage-by-stage walk from the butterfly (merge a boundary if that is faster).
+// one-sample greedy choice, plans are compared in pairs whose exchanges alternate (A B A B ...,
+// so a slow spell of a noisy machine hits both alike), each over several exchanges after a
+// warm-up; a plan's figure is the median over its exchanges of the slowest rank's time, which
+// every rank gets from one allreduce, so all ranks take the same decision and a simulation
+// (deterministic times) always takes the same one. Pairs: p2p [n] against the full butterfly
+// [1,...,1]; then the paper's stage-by-stage walk from the butterfly (keep a merged boundary if
+// that is faster); finally p2p against where the walk ended.
 // A plan cache file keyed by the schedule's fingerprint and rank counts lets the next run of the
 // same configuration skip profiling (the paper's future work).
 #pragma once
@@ -65,10 +67,12 @@ class AdaptiveExecutor final : public Executor {
 
  private:
   enum class State { Start, Profiling, Decided };
+  enum class Phase { Fixed, Walk, Final };
   ButterflyExecutor& executor_for(const Plan& plan);
   void lookup_cache();
   void write_cache() const;
-  void finish_candidate();
+  void start_batch(std::vector<Plan> plans);
+  void finish_batch();
   void decide(const Plan& plan);
 
   std::shared_ptr<const ButterflyTopology> topo_;
@@ -80,13 +84,14 @@ class AdaptiveExecutor final : public Executor {
 
   State state_ = State::Start;
   bool from_cache_ = false;
-  std::vector<Plan> queue_;      // candidates still to time, in order
-  Plan candidate_;               // greedy walk: the best plan so far on the path
-  int next_boundary_ = 1;        // greedy walk: the next boundary to try merging
-  bool walking_ = false;
-  Plan current_;
-  std::vector<double> current_samples_;
-  int current_runs_ = 0;
+  Phase phase_ = Phase::Fixed;
+  std::vector<Plan> batch_;                  // plans timed in alternation
+  std::vector<std::vector<double>> batch_samples_;
+  int batch_round_ = 0;                      // completed passes over the batch
+  size_t batch_pos_ = 0;                     // next plan of the current pass
+  Plan fixed_winner_;                        // p2p or the butterfly, whichever won the first pair
+  Plan candidate_;                           // the walk: best plan on the path so far
+  int next_boundary_ = 1;                    // the walk: next boundary to try merging
   std::vector<PlanMeasurement> measured_;
   std::map<Plan, std::unique_ptr<ButterflyExecutor>> executors_;
   std::unique_ptr<ButterflyExecutor> chosen_;

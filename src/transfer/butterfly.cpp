@@ -38,13 +38,21 @@ std::shared_ptr<const ButterflyTopology> ButterflyTopology::build(MPI_Comm comm,
   ISTHMUS_MPI(MPI_Comm_size(comm, &t->size));
   int64_t mine[2] = {static_cast<int64_t>(L.send_total()), static_cast<int64_t>(L.recv_total())};
   std::vector<int64_t> all(2 * static_cast<size_t>(t->size));
-  ISTHMUS_MPI(MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm));
+  // Gather + broadcast rather than MPI_Allgather: SMPI's default allgather posts P^2 messages
+  // at once, which makes large simulations crawl.
+  ISTHMUS_MPI(MPI_Gather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0, comm));
+  ISTHMUS_MPI(MPI_Bcast(all.data(), 2 * t->size, MPI_INT64_T, 0, comm));
   std::vector<int64_t> send(t->size), recv(t->size);
   for (int r = 0; r < t->size; ++r) {
     send[r] = all[2 * r];
     recv[r] = all[2 * r + 1];
   }
   t->mapping = map_processes(send, recv);
+  t->node_of_rank.assign(t->size, -1);
+  t->node_senders.assign(t->mapping.nodes, {});
+  for (int b = 0; b < t->mapping.nodes; ++b) t->node_of_rank[t->mapping.node_rank[b]] = b;
+  for (int r = 0; r < t->size; ++r)
+    if (t->mapping.sender_node[r] >= 0) t->node_senders[t->mapping.sender_node[r]].push_back(r);
 
   uint64_t h = 0xcbf29ce484222325ull;
   h = mix(h, static_cast<uint64_t>(t->size));
@@ -66,9 +74,9 @@ std::shared_ptr<const ButterflyTopology> ButterflyTopology::build(MPI_Comm comm,
 
 ButterflyExecutor::ButterflyExecutor(std::shared_ptr<const ButterflyTopology> topology, int tag,
                                      const MessageLayout& layout, char* send_buffer,
-                                     char* recv_buffer, Plan plan)
+                                     char* recv_buffer, Plan plan, int max_direct_stages)
     : topo_(std::move(topology)), plan_(std::move(plan)), tag_(tag), sbuf_(send_buffer),
-      rbuf_(recv_buffer) {
+      rbuf_(recv_buffer), max_direct_stages_(max_direct_stages) {
   if (!topo_) fail(ISTHMUS_ERR_INTERNAL, "butterfly executor without a topology");
   validate_plan(plan_, topo_->mapping.stages);
   if (tag < 0 || tag > 510)
@@ -113,9 +121,88 @@ char* ButterflyExecutor::buffer(int b) const {
   return const_cast<char*>(round_buffers_[b].data());
 }
 
-void ButterflyExecutor::setup(const MessageLayout& L) {
+std::vector<Message> ButterflyExecutor::exchange_descriptors(int j, std::vector<Message>& out) {
   const int me = topo_->rank;
   const MPI_Comm comm = topo_->comm;
+  const int tag = tag_ * 64 + 32 + j;
+  const int k = plan_[j - 1];
+  if (k > max_direct_stages_) return sparse_exchange(comm, tag, out);
+  // Nonblocking-consensus polling is slow under simulation (and needs a barrier); a round of
+  // k <= 5 stages has at most 2^k possible partners per side, all known from the mapping.
+  const ButterflyTopology& T = *topo_;
+  const ButterflyMapping& M = T.mapping;
+  const int lo = bounds_[j - 1], hi = bounds_[j];
+  const unsigned run_mask = ((1u << hi) - 1u) & ~((1u << lo) - 1u);
+  std::vector<int> to, from;
+  auto add = [&](std::vector<int>& v, int rank) {
+    if (rank != me && std::find(v.begin(), v.end(), rank) == v.end()) v.push_back(rank);
+  };
+  const int my_node = T.node_of_rank[me];
+  if (j == 1) {
+    // Senders hand blocks to the nodes of their own group of 2^T_1 nodes.
+    if (M.sender_node[me] >= 0) {
+      const unsigned base = static_cast<unsigned>(M.sender_node[me]) & ~run_mask;
+      for (unsigned v = 0; v <= run_mask; v += 1u << lo) add(to, M.node_rank[base | v]);
+    }
+    if (my_node >= 0) {
+      const unsigned base = static_cast<unsigned>(my_node) & ~run_mask;
+      for (unsigned v = 0; v <= run_mask; v += 1u << lo)
+        for (int s : T.node_senders[base | v]) add(from, s);
+    }
+  } else if (my_node >= 0) {
+    const unsigned base = static_cast<unsigned>(my_node) & ~run_mask;
+    for (unsigned v = 0; v <= run_mask; v += 1u << lo) {
+      add(to, M.node_rank[base | v]);
+      add(from, M.node_rank[base | v]);
+    }
+  }
+  // Two nonblocking phases, sizes then descriptors: no probing (SMPI implements a probe as a
+  // polling loop), every wait blocks.
+  std::sort(from.begin(), from.end());
+  std::vector<const std::vector<int64_t>*> data(to.size(), nullptr);
+  std::vector<int> out_count(to.size(), 0), in_count(from.size(), 0);
+  for (const Message& m : out) {
+    auto it = std::find(to.begin(), to.end(), m.rank);
+    if (it == to.end())
+      fail(ISTHMUS_ERR_INTERNAL, "butterfly setup round ", j, ": rank ", me, " must send to rank ",
+           m.rank, ", which is not a partner of the round");
+    data[it - to.begin()] = &m.data;
+    out_count[it - to.begin()] = static_cast<int>(m.data.size());
+  }
+  std::vector<MPI_Request> req;
+  req.reserve(to.size() + from.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    req.push_back(MPI_REQUEST_NULL);
+    ISTHMUS_MPI(MPI_Irecv(&in_count[i], 1, MPI_INT, from[i], tag, comm, &req.back()));
+  }
+  for (size_t i = 0; i < to.size(); ++i) {
+    req.push_back(MPI_REQUEST_NULL);
+    ISTHMUS_MPI(MPI_Isend(&out_count[i], 1, MPI_INT, to[i], tag, comm, &req.back()));
+  }
+  if (!req.empty())
+    ISTHMUS_MPI(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE));
+  req.clear();
+  std::vector<Message> in;
+  for (size_t i = 0; i < from.size(); ++i)
+    if (in_count[i] > 0) in.push_back({from[i], std::vector<int64_t>(in_count[i])});
+  for (Message& m : in) {
+    req.push_back(MPI_REQUEST_NULL);
+    ISTHMUS_MPI(MPI_Irecv(m.data.data(), static_cast<int>(m.data.size()), MPI_INT64_T, m.rank,
+                          tag, comm, &req.back()));
+  }
+  for (size_t i = 0; i < to.size(); ++i)
+    if (out_count[i] > 0) {
+      req.push_back(MPI_REQUEST_NULL);
+      ISTHMUS_MPI(MPI_Isend(data[i]->data(), out_count[i], MPI_INT64_T, to[i], tag, comm,
+                            &req.back()));
+    }
+  if (!req.empty())
+    ISTHMUS_MPI(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE));
+  return in;
+}
+
+void ButterflyExecutor::setup(const MessageLayout& L) {
+  const int me = topo_->rank;
   const int m = std::max<int>(1, static_cast<int>(plan_.size()));
   bounds_ = round_bounds(plan_);
   rounds_.resize(m);
@@ -193,7 +280,7 @@ void ButterflyExecutor::setup(const MessageLayout& L) {
     stage_bytes = std::max(stage_bytes, round_stage);
 
     if (j < m) {
-      std::vector<Message> in = sparse_exchange(comm, tag_ * 64 + 32 + j, descriptors);
+      std::vector<Message> in = exchange_descriptors(j, descriptors);
       std::vector<Held> next_held = kept;
       size_t off = 0;
       for (const Message& msg : in) {

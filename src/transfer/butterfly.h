@@ -17,6 +17,7 @@
 #include "transfer/executor.h"
 #include "transfer/plan.h"
 #include "transfer/process_mapping.h"
+#include "xmap/sparse_exchange.h"
 
 namespace isthmus {
 
@@ -25,6 +26,8 @@ struct ButterflyTopology {
   MPI_Comm comm = MPI_COMM_NULL;  // not owned
   int rank = 0, size = 1;
   ButterflyMapping mapping;
+  std::vector<int> node_of_rank;                // rank -> the node it plays, -1 if none
+  std::vector<std::vector<int>> node_senders;   // node -> the senders mapped onto it (<= 2)
   // Identical on every rank: a hash of every rank's peers and message sizes.
   uint64_t fingerprint = 0;
 
@@ -36,9 +39,11 @@ struct ButterflyTopology {
 class ButterflyExecutor final : public Executor {
  public:
   // Collective over the topology's communicator. tag must be at most 510 (rounds use
-  // tag * 64 + 1 .. tag * 64 + 63).
+  // tag * 64 + 1 .. tag * 64 + 63). Setup rounds of up to max_direct_stages merged stages
+  // exchange descriptors with every possible partner; larger ones use the sparse exchange.
   ButterflyExecutor(std::shared_ptr<const ButterflyTopology> topology, int tag,
-                    const MessageLayout& layout, char* send_buffer, char* recv_buffer, Plan plan);
+                    const MessageLayout& layout, char* send_buffer, char* recv_buffer, Plan plan,
+                    int max_direct_stages = 5);
   ~ButterflyExecutor() override;
   ButterflyExecutor(const ButterflyExecutor&) = delete;
   ButterflyExecutor& operator=(const ButterflyExecutor&) = delete;
@@ -91,6 +96,10 @@ class ButterflyExecutor final : public Executor {
   };
 
   int holder(int round, int s, int r) const;
+  // Setup of round j < m: hands each next holder the descriptors of its blocks. Small rounds
+  // talk to every possible partner (known from the mapping, blocking receives); large merged
+  // rounds use the sparse exchange.
+  std::vector<Message> exchange_descriptors(int j, std::vector<Message>& out);
   char* buffer(int b) const;
   void setup(const MessageLayout& L);
 
@@ -100,6 +109,7 @@ class ButterflyExecutor final : public Executor {
   int tag_;
   char* sbuf_;
   char* rbuf_;
+  int max_direct_stages_;
   std::vector<Round> rounds_;                      // rounds_[j - 1] is round j
   std::vector<std::vector<char>> round_buffers_;   // index 1..m-1
   std::vector<char> stage_;

@@ -103,8 +103,8 @@ void check_layout(int64_t n, const Parts& p) {
   EXPECT_EQ(b.method, ISTHMUS_METHOD_BUTTERFLY);
   EXPECT_EQ(b.nruns, b.stages);  // [1,...,1]
   for (int i = 0; i < b.nruns; ++i) EXPECT_EQ(b.runs[i], 1);
-  // Enough forward exchanges to finish profiling (at most n + 1 plans, 4 exchanges each).
-  isthmus_transfer_plan a = exchange_and_check(w, x, p, ISTHMUS_METHOD_ADAPTIVE, 4 * (b.stages + 1) + 2);
+  // Enough forward exchanges to finish profiling (at most 2n + 2 timings, 4 exchanges each).
+  isthmus_transfer_plan a = exchange_and_check(w, x, p, ISTHMUS_METHOD_ADAPTIVE, 8 * (b.stages + 1) + 2);
   EXPECT_EQ(a.decided, 1);
   EXPECT_EQ(a.stages, b.stages);
   int sum = 0;
@@ -183,7 +183,9 @@ TEST(ButterflyRedist, PlanCacheSkipsProfilingInTheNextRun) {
   Parts p = rr_to_blocks(500, 0, W, 0, W);
   isthmus_xmap* x = nullptr;
   ASSERT_EQ(isthmus_xmap_create(w.ctx, w.decomp(500, p.src), w.decomp(500, p.dst), nullptr, &x), ISTHMUS_OK);
-  isthmus_transfer_plan first = exchange_and_check(w, x, p, ISTHMUS_METHOD_ADAPTIVE, 60, path);
+  int stages = 0;
+  for (int k = W; k > 1; k /= 2) ++stages;
+  isthmus_transfer_plan first = exchange_and_check(w, x, p, ISTHMUS_METHOD_ADAPTIVE, 8 * (stages + 1) + 2, path);
   isthmus_transfer_plan second = exchange_and_check(w, x, p, ISTHMUS_METHOD_ADAPTIVE, 1, path);
   EXPECT_EQ(first.decided, 1);
   EXPECT_EQ(first.from_cache, 0);

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Tables (Markdown) and plots (PNG) of bench_transfer results, one per seed-001 experiment.
+
+    python3 bench/transfer/report.py RESULTS.jsonl [--plots DIR]
+
+Prints Markdown to stdout: per experiment, one row per x value with the median time of p2p,
+butterfly and adaptive, the plan adaptive chose, adaptive's speed-up over p2p and its ratio to
+the better of p2p and butterfly (the issue asks for <= 1.05), and the message counts and sizes
+that explain the figures.
+"""
+import argparse
+import json
+import sys
+from collections import defaultdict
+
+GROUPS = [
+    # name, title, filter, x key
+    ("fig15", "Fig. 15: 1024 ranks per model, 10 fields, messages per sender varied",
+     lambda r: r["case"] == "toy" and r["ranks_per_model"] == 1024 and r["fields"] == 10, "msgs_target"),
+    ("fig16-12", "Fig. 16a: 256 ranks per model, 12 messages per sender, fields varied",
+     lambda r: r["case"] == "toy" and r["ranks_per_model"] == 256 and r["msgs_target"] == 12, "fields"),
+    ("fig16-48", "Fig. 16c: 256 ranks per model, 48 messages per sender, fields varied",
+     lambda r: r["case"] == "toy" and r["ranks_per_model"] == 256 and r["msgs_target"] == 48, "fields"),
+    ("fig17", "Fig. 17: 24 messages per sender (all receivers below 24 ranks), 10 fields, ranks varied",
+     lambda r: r["case"] == "toy" and r["fields"] == 10 and
+     r["msgs_target"] == min(24, r["ranks_per_model"]), "ranks_per_model"),
+    ("fig18", "Fig. 18: 96 points per rank, random messages (34 per sender on average), 20 fields",
+     lambda r: r["case"] == "random", "ranks_per_model"),
+    ("gamil", "Fig. 20: GAMIL2-CLM3, 128x60, 14 fields, round-robin -> 2-D blocks",
+     lambda r: r["case"] == "gamil", "ranks_per_model"),
+    ("cesm", "Fig. 19: CLM4 -> CPL7, 144x96, 32 fields, clumps dealt round-robin -> 1-D blocks",
+     lambda r: r["case"] == "cesm", "ranks_per_model"),
+    ("interp", "Fig. 21: rearrangement for interpolation, 144x96, 2-D blocks -> transposed 2-D blocks "
+     "on the same ranks", lambda r: r["case"] == "interp", "ranks_per_model"),
+]
+
+
+def load(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("{"):
+                r = json.loads(line)
+                if r.get("bench") == "transfer":
+                    rows.append(r)
+    return rows
+
+
+def table(rows, xkey):
+    by = defaultdict(dict)
+    for r in rows:
+        if r["label"] == "adaptive-cached":
+            continue
+        by[r[xkey]][r["method"]] = r  # the last record of a configuration wins
+    out = ["| %s | p2p (s) | butterfly (s) | adaptive (s) | plan | p2p / adaptive | adaptive / best "
+           "| p2p msgs/rank (max) | p2p msg bytes | butterfly msgs/rank (max) | adaptive msgs/rank |"
+           % xkey,
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    series = defaultdict(list)
+    for x in sorted(by):
+        m = by[x]
+        p, b, a = (m.get(k) for k in ("p2p", "butterfly", "adaptive"))
+        def t(r):
+            return "%.3g" % r["median_s"] if r else "-"
+        sp = "%.2f" % (p["median_s"] / a["median_s"]) if p and a else "-"
+        best = min([r["median_s"] for r in (p, b) if r] or [0])
+        ratio = "%.3f" % (a["median_s"] / best) if a and best else "-"
+        ref = p or b or a
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %.1f (%d) | %.0f | %s | %s |" % (
+            x, t(p), t(b), t(a), ("[%s]" % a["plan"]) if a else "-", sp, ratio,
+            ref["p2p_msgs_avg"], ref["p2p_msgs_max"], ref["p2p_msg_bytes_avg"],
+            ("%.1f (%d)" % (b["msgs_sent_avg"], b["msgs_sent_max"])) if b else "-",
+            ("%.1f" % a["msgs_sent_avg"]) if a else "-"))
+        for k, r in (("p2p", p), ("butterfly", b), ("adaptive", a)):
+            if r:
+                series[k].append((x, r["median_s"]))
+    return "\n".join(out), series
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results")
+    ap.add_argument("--plots", default=None, help="directory for transfer-<experiment>.png")
+    a = ap.parse_args()
+    rows = load(a.results)
+    for name, title, keep, xkey in GROUPS:
+        sel = [r for r in rows if keep(r)]
+        if not sel:
+            continue
+        text, series = table(sel, xkey)
+        print("### %s\n" % title)
+        if a.plots:
+            import matplotlib
+            matplotlib.use("Agg")
+            import matplotlib.pyplot as plt
+            fig, ax = plt.subplots(figsize=(5, 3.4))
+            for k, pts in series.items():
+                ax.plot([p[0] for p in pts], [p[1] * 1e3 for p in pts], marker="o", label=k)
+            ax.set_xlabel(xkey.replace("_", " "))
+            ax.set_ylabel("time per transfer (ms)")
+            if xkey != "msgs_target":
+                ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title(title.split(":")[0], fontsize=9)
+            ax.legend(fontsize=8)
+            fig.tight_layout()
+            path = "%s/transfer-%s.png" % (a.plots, name)
+            fig.savefig(path, dpi=110)
+            plt.close(fig)
+            print("![%s](transfer-%s.png)\n" % (name, name))
+        print(text + "\n")
+        cached = [r for r in sel if r["label"] == "adaptive-cached"]
+        for r in cached:
+            print("Plan cache: second run took plan [%s] from the cache, %d profiling exchanges "
+                  "(first run: see above), setup %.3g s.\n" % (r["plan"], r["profiling_exchanges"], r["setup_s"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
