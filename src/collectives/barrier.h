@@ -7,6 +7,6 @@
 
 namespace isthmus {
 
-void dissemination_barrier(MPI_Comm comm, int tag = 7413);
+void dissemination_barrier(MPI_Comm comm, int tag = 7400);  // tags 7411.. are the others'
 
 }  // namespace isthmus

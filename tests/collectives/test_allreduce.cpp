@@ -3,6 +3,7 @@
 // rounding for general doubles; every rank receives the same bits.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -11,6 +12,7 @@
 
 #include "base/error.h"
 #include "collectives/allreduce.h"
+#include "collectives/barrier.h"
 #include "mpi_test_util.h"
 
 using namespace isthmus;
@@ -142,4 +144,28 @@ TEST(Allreduce, RejectsBadRadixAndNames) {
   }
   EXPECT_EQ(parse_allreduce_algorithm("recursive-k"), AllreduceAlgorithm::RecursiveK);
   EXPECT_GE(auto_radix(100000), 2);
+}
+
+TEST(Barrier, NoRankLeavesBeforeTheLastEntered) {
+  // The last rank enters 20 ms late; every rank must leave after it entered. The ranks share
+  // one host, so the system-wide monotonic clock is comparable between them (MPI_Wtime is not:
+  // Open MPI counts it from each process's MPI_Init).
+  int me = world_rank(), n = world_size();
+  for (int round = 0; round < 2; ++round) {
+    auto now = [] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    };
+    double entered = 0;
+    if (me == n - 1) {
+      double t0 = now();
+      while (now() - t0 < 0.02) {
+      }
+      entered = now();
+    }
+    isthmus::dissemination_barrier(MPI_COMM_WORLD);
+    double left = now();
+    double last_entry = entered;
+    MPI_Bcast(&last_entry, 1, MPI_DOUBLE, n - 1, MPI_COMM_WORLD);
+    EXPECT_TRUE(all_ranks(left >= last_entry)) << "rank " << me << " left " << last_entry - left << " s early";
+  }
 }
