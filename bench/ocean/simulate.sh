@@ -20,3 +20,7 @@ for sub in 32 16; do
 done
 sim --ranks 1024 -- $common --sub-nx 32 --sub-ny 32 --variant naive --obc comm
 sim --ranks 1024 -- $common --sub-nx 32 --sub-ny 32 --variant optimized --obc local
+# Communication only (no modelled computation): the time the sub-step exchanges themselves take.
+for v in naive optimized; do
+  sim --ranks 1024 -- $common --sub-nx 16 --sub-ny 16 --variant $v --flops-2d 0 --flops-3d 0
+done
