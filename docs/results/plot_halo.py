@@ -66,13 +66,16 @@ def grouping(sim, real):
     rows = [r for r in sim + real if r["bench"] == "halo" and r["halo"] == 1]
     if not rows:
         return
-    print("\n| where | ranks | arrays | grouping | method | messages / exchange (all ranks) | "
-          "median per exchange (us) | min | max |")
-    print("|---|---:|---:|---|---|---:|---:|---:|---:|")
-    for r in sorted(rows, key=lambda r: ("sim" in r, r["ranks"], r["method"], r["arrays"],
-                                         r["grouping"])):
-        where = "curie (sim)" if "sim" in r else "real MPI"
-        print(f"| {where} | {r['ranks']} | {r['arrays']} | {r['grouping']} | {r['method']} | "
+    print("\n| where | ranks | subdomain | arrays | grouping | method | messages / exchange "
+          "(all ranks) | median per exchange (us) | min | max |")
+    print("|---|---:|---|---:|---|---|---:|---:|---:|---:|")
+    for r in sorted(rows, key=lambda r: ("sim" in r, r.get("sim", {}).get("ranks_per_node", 0),
+                                         r["nx"] // r["ni"], r["ranks"], r["method"],
+                                         r["arrays"], r["grouping"])):
+        where = (f"curie (sim), {r['sim']['ranks_per_node']}/node" if "sim" in r
+                 else "real MPI")
+        print(f"| {where} | {r['ranks']} | {r['nx'] // r['ni']} x {r['ny'] // r['nj']} | "
+              f"{r['arrays']} | {r['grouping']} | {r['method']} | "
               f"{r['messages_per_exchange_total']} | {1e6 * r['per_exchange_median_s']:.2f} | "
               f"{1e6 * r['per_exchange_min_s']:.2f} | {1e6 * r['per_exchange_max_s']:.2f} |")
 
@@ -137,7 +140,14 @@ def real_wide(real):
 
 def main():
     data = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE / "data"
-    sim = load(data / "halo-sim.jsonl")
+    sim, seen = [], set()
+    for f in sorted(data.glob("halo-sim*.jsonl")):
+        for r in load(f):  # a case run twice (deterministic simulated time) is shown once
+            key = json.dumps({k: v for k, v in r.items() if k != "sim"}, sort_keys=True) + \
+                str(r["sim"].get("ranks_per_node"))
+            if key not in seen:
+                seen.add(key)
+                sim.append(r)
     real = load(data / "halo-real.jsonl") + load(data / "ocean-real.jsonl")
     ocean(sim)
     real_ocean(real)
