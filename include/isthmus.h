@@ -317,7 +317,7 @@ int isthmus_alltoallv(isthmus_context* ctx, const void* sendbuf, const int* send
                       const int* rdispls, int datatype, int algorithm, int ring_k);
 
 enum isthmus_allreduce_algorithm {
-  ISTHMUS_ALLREDUCE_AUTO = 0,               /* recursive-k with the radix of the auto rule     */
+  ISTHMUS_ALLREDUCE_AUTO = 0,               /* recursive-k, k = 4 (k = n up to 4 ranks)       */
   ISTHMUS_ALLREDUCE_RECURSIVE_K = 1,        /* groups of k, ranks beyond k^p folded (seed 003) */
   ISTHMUS_ALLREDUCE_RECURSIVE_DOUBLING = 2, /* recursive-k with k = 2                          */
   ISTHMUS_ALLREDUCE_NATIVE = 3              /* MPI_Allreduce                                   */

@@ -17,4 +17,10 @@ sim --platform $plat --ranks 4096 -- --reps 1 --warmup 0 --iters 1 --cases "$(ks
 # Sensitivity: the per-message overhead (0.5 us in every preset) decides the best radix.
 sim --platform $plat --ranks 1024 --cfg smpi/os:0:5e-08:0 --cfg smpi/ois:0:5e-08:0 \
     --cfg smpi/or:0:5e-08:0 -- --reps 1 --warmup 0 --iters 1 --cases "$(ks 2 4 8 16 32)"
-sim --platform $plat --ranks 16384 -- --reps 1 --warmup 0 --iters 1 --cases "$(ks 4 8)"
+# ... and without any per-message overhead (the regime of the seed's packet-level simulator)
+sim --platform $plat --ranks 1024 --cfg smpi/os:0:0:0 --cfg smpi/ois:0:0:0 --cfg smpi/or:0:0:0 \
+    -- --reps 1 --warmup 0 --iters 1 --cases "recursive-doubling,recursive-k:4,recursive-k:8,recursive-k:16,recursive-k:32"
+# 16384 ranks: one case per run (each a few minutes)
+for c in recursive-doubling recursive-k:4 native recursive-k:8; do
+  sim --platform $plat --ranks 16384 -- --reps 1 --warmup 0 --iters 1 --cases $c
+done

@@ -143,7 +143,9 @@ TEST(Allreduce, RejectsBadRadixAndNames) {
     EXPECT_STREQ(e.what(), "allreduce: radix k = 1 (need k >= 2, or 0 for auto)");
   }
   EXPECT_EQ(parse_allreduce_algorithm("recursive-k"), AllreduceAlgorithm::RecursiveK);
-  EXPECT_GE(auto_radix(100000), 2);
+  EXPECT_EQ(auto_radix(100000), 4);
+  EXPECT_EQ(auto_radix(3), 3);
+  EXPECT_EQ(auto_radix(1), 2);
 }
 
 TEST(Barrier, NoRankLeavesBeforeTheLastEntered) {
