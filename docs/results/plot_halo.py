@@ -26,26 +26,35 @@ def load(path):
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def compute_kind(r):
+    args = r.get("sim", {}).get("bench_args", [])
+    return "comm only" if "--flops-2d" in args and args[args.index("--flops-2d") + 1] == "0" \
+        else "modelled"
+
+
 def ocean(sim):
     rows = [r for r in sim if r["bench"] == "ocean"]
     if not rows:
         return
-    print("\n| ranks | points per rank | variant | open boundaries | messages / step | exchanges / step "
-          "| median step (ms) | SYPD |")
-    print("|---:|---:|---|---|---:|---:|---:|---:|")
-    for r in sorted(rows, key=lambda r: (r["obc"], r["nx"] // r["ni"], r["ranks"], r["variant"])):
+    print("\n| ranks | points per rank | computation | variant | open boundaries | messages / step "
+          "| exchanges / step | median step (ms) | halo wait / step, max rank (ms) | SYPD |")
+    print("|---:|---:|---|---|---|---:|---:|---:|---:|---:|")
+    for r in sorted(rows, key=lambda r: (compute_kind(r), r["obc"], r["nx"] // r["ni"], r["ranks"],
+                                         r["variant"])):
         sub = r["nx"] // r["ni"]
-        print(f"| {r['ranks']} | {sub} x {sub} x {r['nz']} | {r['variant']} | {r['obc']} | "
-              f"{r['messages_per_step']:.0f} | {r['exchanges_per_step']:.0f} | "
-              f"{1e3 * r['step_median_s']:.4f} | {r['sypd']:.0f} |")
+        wait = (f"{1e3 * r['halo_wait_per_step_max_s']:.4f}" if "halo_wait_per_step_max_s" in r
+                else "-")
+        print(f"| {r['ranks']} | {sub} x {sub} x {r['nz']} | {compute_kind(r)} | {r['variant']} | "
+              f"{r['obc']} | {r['messages_per_step']:.0f} | {r['exchanges_per_step']:.0f} | "
+              f"{1e3 * r['step_median_s']:.4f} | {wait} | {r['sypd']:.0f} |")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     series = defaultdict(list)
     for r in rows:
-        if r["obc"] != "none":
+        if r["obc"] != "none" or compute_kind(r) != "modelled":
             continue
         series[(r["nx"] // r["ni"], r["variant"])].append((r["ranks"], r))
     for (sub, var), pts in sorted(series.items()):
-        pts.sort()
+        pts.sort(key=lambda p: p[0])
         style = "-" if var == "optimized" else "--"
         axes[0].plot([p[0] for p in pts], [1e3 * p[1]["step_median_s"] for p in pts], style,
                      marker="o", label=f"{var}, {sub}x{sub}")
