@@ -192,7 +192,15 @@ def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, cwd=wd,
                                 env=run_env)
         lines: List[str] = []
-        reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)
+
+        def read():  # also kept in the work directory, to follow long runs
+            with open(wd / "stdout.txt", "w") as copy:
+                for line in proc.stdout:
+                    lines.append(line)
+                    copy.write(line)
+                    copy.flush()
+
+        reader = threading.Thread(target=read, daemon=True)
         reader.start()
         bar = _progress_bar(progress, f"{Path(exe).name} x{ranks} on {plat.name}")
         last_sample = 0.0
