@@ -48,23 +48,27 @@ def ocean(sim):
               f"{r['obc']} | {r['messages_per_step']:.0f} | {r['exchanges_per_step']:.0f} | "
               f"{1e3 * r['step_median_s']:.4f} | {wait} | {r['sypd']:.0f} |")
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    series = defaultdict(list)
+    series = defaultdict(dict)
     for r in rows:
-        if r["obc"] != "none" or compute_kind(r) != "modelled":
+        if r["obc"] != "none":
             continue
-        series[(r["nx"] // r["ni"], r["variant"])].append((r["ranks"], r))
-    for (sub, var), pts in sorted(series.items()):
-        pts.sort(key=lambda p: p[0])
-        style = "-" if var == "optimized" else "--"
-        axes[0].plot([p[0] for p in pts], [1e3 * p[1]["step_median_s"] for p in pts], style,
-                     marker="o", label=f"{var}, {sub}x{sub}")
-        axes[1].plot([p[0] for p in pts], [p[1]["messages_per_step"] / p[0] for p in pts], style,
-                     marker="o", label=f"{var}, {sub}x{sub}")
-    for ax, yl in zip(axes, ["median time per step (ms, simulated)", "messages per step per rank"]):
+        series[(r["nx"] // r["ni"], compute_kind(r))].setdefault(r["ranks"], {})[r["variant"]] = r
+    for (sub, kind), by_n in sorted(series.items()):
+        ns = sorted(n for n, v in by_n.items() if "naive" in v and "optimized" in v)
+        if not ns:
+            continue
+        gain = [100 * (1 - by_n[n]["optimized"]["step_median_s"] / by_n[n]["naive"]["step_median_s"])
+                for n in ns]
+        axes[0].plot(ns, gain, marker="o", label=f"{sub}x{sub} per rank, {kind}")
+        for var, style in (("naive", "--"), ("optimized", "-")):
+            axes[1].plot(ns, [by_n[n][var]["messages_per_step"] / n for n in ns], style, marker="o",
+                         label=f"{var}, {sub}x{sub}, {kind}")
+    axes[0].set_ylabel("step time saved by optimized (% of naive)")
+    axes[1].set_ylabel("messages per step per rank")
+    for ax in axes:
         ax.set_xscale("log", base=2)
         ax.set_xlabel("simulated ranks (curie)")
-        ax.set_ylabel(yl)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(HERE / "halo-ocean.png", dpi=110)
