@@ -33,6 +33,10 @@ AdaptiveOptions adaptive_options_from_environment() {
     int v = std::atoi(s);
     if (v >= 1) o.samples = v;
   }
+  if (const char* s = std::getenv("ISTHMUS_ADAPTIVE_WARMUP")) {
+    int v = std::atoi(s);
+    if (v >= 0) o.warmup = v;
+  }
   return o;
 }
 

@@ -29,8 +29,8 @@ struct AdaptiveOptions {
   std::string cache_path;  // plan cache file ("" = none)
 };
 
-// Defaults overridden by ISTHMUS_PLAN_CACHE (path) and ISTHMUS_ADAPTIVE_SAMPLES (count), read
-// when a redistribution is created.
+// Defaults overridden by ISTHMUS_PLAN_CACHE (path), ISTHMUS_ADAPTIVE_SAMPLES and
+// ISTHMUS_ADAPTIVE_WARMUP (counts), read when a redistribution is created.
 AdaptiveOptions adaptive_options_from_environment();
 
 struct PlanMeasurement {
