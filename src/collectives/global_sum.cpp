@@ -224,9 +224,9 @@ void sum_ddpdd(MPI_Comm comm, int nf, const double* const* fields, int64_t n, do
 // ---- reprosum ----------------------------------------------------------------------------
 //
 // A finite double is m * 2^(eb - 1075) with m < 2^53 an integer and eb = max(biased exponent,
-// 1). Over all values of a field, the bits lie in [low, low + span); they are cut into L levels
-// of B bits, and level j of the field's integer vector sums the j-th B-bit digits of all
-// values (with the value's sign). B leaves headroom for N summands: N * 2^B <= 2^62.
+// 1). The exact sums are held as L levels of B-bit signed digits on a grid whose bit 0 has the
+// value 2^low; level j is summed over ranks as an int64, and B leaves headroom so that no sum of
+// digits can overflow.
 
 struct Grid {
   int64_t low = 0;  // exponent of bit 0 of level 0

@@ -10,12 +10,14 @@
 //             at the end. Differences across decompositions are rare but possible.
 //   ddpdd     double-double local sums (Knuth two-sum) and one reduction with He & Ding's
 //             double-double operator. About 106 bits; rarely not reproducible.
-//   reprosum  Mirin & Worley's fixed-point method: a first reduction finds each field's range
-//             of binary exponents and the number of summands, every value is split exactly
-//             into integer digits on a common grid, a second reduction sums the digits as
-//             64-bit integers (exact, so order-free), and the exact total is rounded to the
-//             nearest double (ties to even). Bit-for-bit across rank counts, decompositions
-//             and orderings, and correctly rounded (within half an ulp of the exact sum).
+//   reprosum  Mirin & Worley's fixed-point method with two reductions: each rank sums its
+//             values exactly per binary exponent (128-bit integers), a first reduction agrees
+//             on the range of exponents and on a digit width with headroom for every rank,
+//             the exact bins are cut into integer digits on that common grid, a second
+//             reduction sums the digits as 64-bit integers (exact, so order-free), and the
+//             exact total is rounded to the nearest double (ties to even). Bit-for-bit across
+//             rank counts, decompositions and orderings, and correctly rounded (within half an
+//             ulp of the exact sum).
 //   auto      reprosum: the bit-for-bit method, at a cost close to lsum8.
 //
 // Special values. reprosum and gather: a field with a NaN sums to NaN; a field with +Inf and
