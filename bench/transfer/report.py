@@ -82,8 +82,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results")
     ap.add_argument("--plots", default=None, help="directory for transfer-<experiment>.png")
+    ap.add_argument("--flat", action="store_true", help="one row per record (real-MPI runs)")
     a = ap.parse_args()
     rows = load(a.results)
+    if a.flat:
+        print("| case | ranks/model | msgs | method | plan | median (s) | min (s) | max (s) | profiling exchanges | from cache |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for r in rows:
+            print("| %s | %d | %g | %s | %s | %.3g | %.3g | %.3g | %d | %s |" % (
+                r["case"], r["ranks_per_model"], r["p2p_msgs_avg"], r["label"],
+                ("[%s]" % r["plan"]) if r["plan"] else "-", r["median_s"], r["min_s"], r["max_s"],
+                r["profiling_exchanges"], "yes" if r["from_cache"] else "no"))
+        return 0
     for name, title, keep, xkey in GROUPS:
         sel = [r for r in rows if keep(r)]
         if not sel:
