@@ -7,51 +7,104 @@
 
 namespace isthmus {
 
-std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<Message>& out) {
-  int me = 0;
-  ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
-  std::vector<Message> in;
-  std::vector<MPI_Request> sends;
-  sends.reserve(out.size());
-  for (const Message& m : out) {
-    if (m.rank == me) {
-      in.push_back({me, m.data});
-      continue;
-    }
-    if (m.data.size() > static_cast<size_t>(INT_MAX))
-      fail(ISTHMUS_ERR_INTERNAL, "directory message of ", m.data.size(), " values is too large");
-    sends.emplace_back();
-    ISTHMUS_MPI(MPI_Issend(m.data.data(), static_cast<int>(m.data.size()), MPI_INT64_T, m.rank,
-                           tag, comm, &sends.back()));
+namespace {
+
+// Messages in transit are packed back to back: [destination, source, length, data...].
+struct Transit {
+  std::vector<int64_t> packed;
+  void add(int64_t dest, int64_t src, const int64_t* data, size_t n) {
+    packed.push_back(dest);
+    packed.push_back(src);
+    packed.push_back(static_cast<int64_t>(n));
+    packed.insert(packed.end(), data, data + n);
   }
-  MPI_Request barrier = MPI_REQUEST_NULL;
-  bool barrier_started = false;
-  for (;;) {
-    int flag = 0;
-    MPI_Status st;
-    ISTHMUS_MPI(MPI_Iprobe(MPI_ANY_SOURCE, tag, comm, &flag, &st));
-    if (flag) {
-      int count = 0;
-      ISTHMUS_MPI(MPI_Get_count(&st, MPI_INT64_T, &count));
-      Message m{st.MPI_SOURCE, std::vector<int64_t>(count)};
-      ISTHMUS_MPI(MPI_Recv(m.data.data(), count, MPI_INT64_T, st.MPI_SOURCE, tag, comm,
+  template <typename F>
+  void for_each(F&& f) const {
+    for (size_t k = 0; k < packed.size();) {
+      int64_t n = packed[k + 2];
+      f(packed[k], packed[k + 1], packed.data() + k + 3, static_cast<size_t>(n));
+      k += 3 + static_cast<size_t>(n);
+    }
+  }
+};
+
+// Swaps two packed buffers with a partner: sizes first, then contents, both blocking.
+std::vector<int64_t> swap_with(MPI_Comm comm, int tag, int partner, const std::vector<int64_t>& send) {
+  if (send.size() > static_cast<size_t>(INT_MAX))
+    fail(ISTHMUS_ERR_INTERNAL, "directory message of ", send.size(), " values is too large");
+  int64_t n_out = static_cast<int64_t>(send.size()), n_in = 0;
+  ISTHMUS_MPI(MPI_Sendrecv(&n_out, 1, MPI_INT64_T, partner, tag, &n_in, 1, MPI_INT64_T, partner,
+                           tag, comm, MPI_STATUS_IGNORE));
+  std::vector<int64_t> recv(static_cast<size_t>(n_in));
+  ISTHMUS_MPI(MPI_Sendrecv(send.data(), static_cast<int>(n_out), MPI_INT64_T, partner, tag,
+                           recv.data(), static_cast<int>(n_in), MPI_INT64_T, partner, tag, comm,
                            MPI_STATUS_IGNORE));
-      in.push_back(std::move(m));
-      continue;
+  return recv;
+}
+
+void send_packed(MPI_Comm comm, int tag, int dest, const std::vector<int64_t>& data) {
+  int64_t n = static_cast<int64_t>(data.size());
+  if (data.size() > static_cast<size_t>(INT_MAX))
+    fail(ISTHMUS_ERR_INTERNAL, "directory message of ", data.size(), " values is too large");
+  ISTHMUS_MPI(MPI_Send(&n, 1, MPI_INT64_T, dest, tag, comm));
+  ISTHMUS_MPI(MPI_Send(data.data(), static_cast<int>(n), MPI_INT64_T, dest, tag, comm));
+}
+
+std::vector<int64_t> recv_packed(MPI_Comm comm, int tag, int src) {
+  int64_t n = 0;
+  ISTHMUS_MPI(MPI_Recv(&n, 1, MPI_INT64_T, src, tag, comm, MPI_STATUS_IGNORE));
+  std::vector<int64_t> data(static_cast<size_t>(n));
+  ISTHMUS_MPI(MPI_Recv(data.data(), static_cast<int>(n), MPI_INT64_T, src, tag, comm,
+                       MPI_STATUS_IGNORE));
+  return data;
+}
+
+}  // namespace
+
+std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<Message>& out) {
+  int me = 0, size = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &size));
+  int m = 1;  // the largest power of two not above size
+  while (2 * m <= size) m *= 2;
+
+  Transit mine;
+  for (const Message& msg : out) mine.add(msg.rank, me, msg.data.data(), msg.data.size());
+
+  std::vector<Message> in;
+  if (me >= m) {
+    // Beyond the hypercube: the proxy me - m routes for this rank in both directions.
+    send_packed(comm, tag, me - m, mine.packed);
+    Transit got{recv_packed(comm, tag, me - m)};
+    got.for_each([&](int64_t, int64_t src, const int64_t* d, size_t n) {
+      in.push_back({static_cast<int>(src), std::vector<int64_t>(d, d + n)});
+    });
+  } else {
+    Transit transit = std::move(mine);
+    if (me + m < size) {
+      Transit extra{recv_packed(comm, tag, me + m)};
+      transit.packed.insert(transit.packed.end(), extra.packed.begin(), extra.packed.end());
     }
-    if (!barrier_started) {
-      int done = 0;
-      ISTHMUS_MPI(MPI_Testall(static_cast<int>(sends.size()), sends.data(), &done,
-                              MPI_STATUSES_IGNORE));
-      if (done) {
-        ISTHMUS_MPI(MPI_Ibarrier(comm, &barrier));
-        barrier_started = true;
-      }
-    } else {
-      int done = 0;
-      ISTHMUS_MPI(MPI_Test(&barrier, &done, MPI_STATUS_IGNORE));
-      if (done) break;
+    // A message is routed to the hypercube node of its destination (the proxy for ranks >= m).
+    auto node = [m](int64_t dest) { return static_cast<int>(dest >= m ? dest - m : dest); };
+    for (int bit = 1; bit < m; bit *= 2) {
+      int partner = me ^ bit;
+      Transit keep, move;
+      transit.for_each([&](int64_t dest, int64_t src, const int64_t* d, size_t n) {
+        ((node(dest) & bit) == (me & bit) ? keep : move).add(dest, src, d, n);
+      });
+      std::vector<int64_t> got = swap_with(comm, tag, partner, move.packed);
+      keep.packed.insert(keep.packed.end(), got.begin(), got.end());
+      transit = std::move(keep);
     }
+    Transit for_extra;
+    transit.for_each([&](int64_t dest, int64_t src, const int64_t* d, size_t n) {
+      if (dest == me)
+        in.push_back({static_cast<int>(src), std::vector<int64_t>(d, d + n)});
+      else
+        for_extra.add(dest, src, d, n);  // dest == me + m
+    });
+    if (me + m < size) send_packed(comm, tag, me + m, for_extra.packed);
   }
   std::sort(in.begin(), in.end(), [](const Message& a, const Message& b) { return a.rank < b.rank; });
   return in;

@@ -1,8 +1,10 @@
 // Sparse data exchange: each rank sends to a few ranks that do not know in advance that they
-// will receive. Nonblocking consensus (synchronous sends + a nonblocking barrier, Hoefler,
-// Siebert and Lumsdaine 2010) costs O(messages + log P) per rank and no O(P) array, which is
-// what lets directory-based setup scale. Every send is synchronous, so it does not rely on
-// eager buffering (SMPI with send-is-detached-thresh:0 behaves the same).
+// will receive. Messages are routed along a hypercube: in stage s a rank swaps, with partner
+// rank XOR 2^s, every message whose destination differs from its own rank in bit s; ranks
+// beyond the largest power of two hand their messages to a proxy in the lower half first.
+// log2 P blocking pairwise steps, no polling, no O(P) array, O(data * log P) volume per rank:
+// the setup cost the design asks for, and cheap to simulate (SMPI 3.32 slows down badly on the
+// probe-and-test loops of nonblocking-consensus algorithms at 10^3 ranks).
 #pragma once
 #include <mpi.h>
 
@@ -16,8 +18,9 @@ struct Message {
   std::vector<int64_t> data;
 };
 
-// Collective over comm. Messages to oneself are delivered without MPI. The result is sorted by
-// source rank, so what a rank does with it does not depend on arrival order.
+// Collective over comm: every rank calls it, with or without messages. At most one outgoing
+// message per destination. Messages to oneself are delivered without MPI. The result is sorted
+// by source rank, so what a rank does with it does not depend on timing.
 std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<Message>& out);
 
 }  // namespace isthmus
