@@ -39,9 +39,8 @@ int main(int argc, char** argv) {
     MPI_Abort(comm, 2);
   }
   const bool check = !bench::buffers_are_shared();
-  // One buffer for every size: SMPI keys shared blocks by call site, so allocating a different
-  // size at the same site while another simulated rank still holds the old block would hand
-  // back the old (smaller) block.
+  // One buffer for every size: under SMPI without privatization, freeing a 1-byte shared buffer
+  // and allocating a 1000-byte one per size crashed the simulation (SMPI 3.32, observed).
   long long largest = 0;
   for (long long b : sizes) largest = std::max(largest, b);
   char* buf = static_cast<char*>(bench::alloc_field(static_cast<size_t>(largest)));
