@@ -299,8 +299,7 @@ int isthmus_decomp_create_generated(isthmus_context* ctx, int64_t grid_points, i
  * force one. Every algorithm gives the same result as the MPI collective of the same name. */
 
 enum isthmus_alltoallv_algorithm {
-  ISTHMUS_ALLTOALLV_AUTO = 0,     /* pairwise on <= 2 ranks; bruck for <= 512-byte messages on
-                                     >= 32 ranks; otherwise ring-4                              */
+  ISTHMUS_ALLTOALLV_AUTO = 0,     /* pairwise on <= 2 ranks, otherwise ring-4                 */
   ISTHMUS_ALLTOALLV_BURST = 1,    /* all non-blocking sends and receives at once               */
   ISTHMUS_ALLTOALLV_PAIRWISE = 2, /* n-1 blocking exchanges, one partner at a time             */
   ISTHMUS_ALLTOALLV_BRUCK = 3,    /* ceil(log2 n) stages; for small messages                   */

@@ -16,13 +16,21 @@ from collections import defaultdict
 GROUPS = [
     # name, title, filter, x key
     ("fig15", "Fig. 15: 1024 ranks per model, 10 fields, messages per sender varied",
-     lambda r: r["case"] == "toy" and r["ranks_per_model"] == 1024 and r["fields"] == 10, "msgs_target"),
+     lambda r: r["case"] == "toy" and r["ranks_per_model"] == 1024 and r["fields"] == 10 and
+     r["grid_points"] == 92160, "msgs_target"),
+    ("fig15-256", "Fig. 15 at 256 ranks per model: 10 fields, messages per sender varied",
+     lambda r: r["case"] == "toy" and r["ranks_per_model"] == 256 and r["fields"] == 10 and
+     r["grid_points"] == 92160 and r["label"] != "adaptive-cached" and
+     r["msgs_target"] in (1, 4, 12, 24, 90), "msgs_target"),
+    ("fig15-1pt", "Fig. 15's right end scaled down: one grid point per p2p message (11520 points, "
+     "128 ranks per model, 90 messages per sender, 10 fields)",
+     lambda r: r["case"] == "toy" and r["grid_points"] == 11520, "msgs_target"),
     ("fig16-12", "Fig. 16a: 256 ranks per model, 12 messages per sender, fields varied",
      lambda r: r["case"] == "toy" and r["ranks_per_model"] == 256 and r["msgs_target"] == 12, "fields"),
     ("fig16-48", "Fig. 16c: 256 ranks per model, 48 messages per sender, fields varied",
      lambda r: r["case"] == "toy" and r["ranks_per_model"] == 256 and r["msgs_target"] == 48, "fields"),
     ("fig17", "Fig. 17: 24 messages per sender (all receivers below 24 ranks), 10 fields, ranks varied",
-     lambda r: r["case"] == "toy" and r["fields"] == 10 and
+     lambda r: r["case"] == "toy" and r["fields"] == 10 and r["grid_points"] == 92160 and
      r["msgs_target"] == min(24, r["ranks_per_model"]), "ranks_per_model"),
     ("fig18", "Fig. 18: 96 points per rank, random messages (34 per sender on average), 20 fields",
      lambda r: r["case"] == "random", "ranks_per_model"),

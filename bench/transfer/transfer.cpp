@@ -2,7 +2,7 @@
 //
 //   bench_transfer --case toy|random|gamil|cesm|interp --ranks-per-model M
 //                  [--msgs K] [--fields F] [--reps 5] [--methods p2p,butterfly,adaptive]
-//                  [--plan-cache FILE] [--seed S]
+//                  [--plan-cache FILE] [--seed S] [--points N (toy/random grid size)]
 //
 // Cases (sender ranks [0, M), receiver ranks [M, 2M): the world must have 2M ranks; interp
 // rearranges within one model, on [0, M) for both sides):
@@ -71,7 +71,8 @@ std::vector<int64_t> indices_of(isthmus_decomp* d) {
   return v;
 }
 
-Case make_case(isthmus_context* ctx, const std::string& name, int M, double msgs, uint64_t seed) {
+Case make_case(isthmus_context* ctx, const std::string& name, int M, double msgs, uint64_t seed,
+               int64_t points) {
   int me = 0, W = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &me);
   MPI_Comm_size(MPI_COMM_WORLD, &W);
@@ -92,6 +93,7 @@ Case make_case(isthmus_context* ctx, const std::string& name, int M, double msgs
   if (name == "toy" || name == "random") {
     const bool balanced = name == "toy";
     c.n = balanced ? 192 * 480 : 96 * static_cast<int64_t>(M);
+    if (points > 0) c.n = points;
     c.fields = balanced ? 10 : 20;
     int rc = ISTHMUS_OK;
     if (sender)
@@ -176,7 +178,7 @@ int main(int argc, char** argv) {
 
   isthmus_context* ctx = nullptr;
   if (isthmus_context_create(MPI_COMM_WORLD, &ctx)) die("context", nullptr);
-  Case c = make_case(ctx, kase, M, msgs, seed);
+  Case c = make_case(ctx, kase, M, msgs, seed, args.integer("points", 0));
   if (args.flag("fields")) c.fields = static_cast<int>(args.integer("fields", c.fields));
 
   isthmus_xmap* x = nullptr;

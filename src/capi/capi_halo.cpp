@@ -125,7 +125,8 @@ int isthmus_layout_block_ranks(const isthmus_layout* l, int* ranks) {
   return guarded(l->ctx.get(), __func__, [&] {
     require(ranks, "ranks");
     for (int bj = 0; bj < l->d.nj(); ++bj)
-      for (int bi = 0; bi < l->d.ni(); ++bi) ranks[bj * l->d.ni() + bi] = l->d.rank_of_block(bi, bj);
+      for (int bi = 0; bi < l->d.ni(); ++bi)
+        ranks[bj * l->d.ni() + bi] = l->d.rank_of_block(bi, bj);
   });
 }
 
@@ -176,9 +177,9 @@ int isthmus_halo_create(isthmus_context* ctx, const isthmus_layout* layout, int 
       f[k] = {static_cast<halo::PointType>(fields[k].point), fields[k].nlevels, fields[k].sign,
               static_cast<DataType>(fields[k].type)};
     }
-    auto x = std::make_unique<halo::HaloExchange>(ctx->state->comm, layout->d, halo_width,
-                                                  std::move(f),
-                                                  static_cast<halo::HaloMethod>(method), fill_value);
+    auto x = std::make_unique<halo::HaloExchange>(
+        ctx->state->comm, layout->d, halo_width, std::move(f),
+        static_cast<halo::HaloMethod>(method), fill_value);
     *out = new isthmus_halo{ctx->state, std::move(x)};
   });
 }

@@ -30,9 +30,10 @@ struct AlltoallvOptions {
   trace::Counters* counters = nullptr;  // when set, messages and bytes are added here
 };
 
-// The rule of Auto (docs/results/collectives.md gives the measurements behind it). It depends
-// only on values identical on every rank: the communicator size and the largest average
-// message size over all ranks.
+// The rule of Auto (docs/results/collectives.md gives the measurements behind it): pairwise on
+// up to 2 ranks, ring-4 otherwise. It takes only values identical on every rank (the
+// communicator size and the largest average message size over all ranks, which the current
+// rule does not use).
 struct AlltoallvChoice {
   AlltoallvAlgorithm algorithm;
   int ring_k;

@@ -117,7 +117,8 @@ void Decomposition::keep_blocks(int nprocs, bool keep_land) {
   int nblocks = ni_ * nj_;
   int ocean_blocks = 0;
   for (int b = 0; b < nblocks; ++b) ocean_blocks += ocean_[b] > 0;
-  int land_to_keep = keep_land && nprocs > ocean_blocks ? std::min(nprocs, nblocks) - ocean_blocks : 0;
+  int land_to_keep =
+      keep_land && nprocs > ocean_blocks ? std::min(nprocs, nblocks) - ocean_blocks : 0;
   rank_of_block_.assign(nblocks, -1);
   block_of_rank_.clear();
   for (int b = 0; b < nblocks; ++b) {
@@ -243,10 +244,12 @@ Box Decomposition::box(int rank) const {
 }
 
 int Decomposition::block_i(int64_t i) const {
-  return static_cast<int>(std::upper_bound(i_start_.begin(), i_start_.end(), i) - i_start_.begin()) - 1;
+  auto it = std::upper_bound(i_start_.begin(), i_start_.end(), i);
+  return static_cast<int>(it - i_start_.begin()) - 1;
 }
 int Decomposition::block_j(int64_t j) const {
-  return static_cast<int>(std::upper_bound(j_start_.begin(), j_start_.end(), j) - j_start_.begin()) - 1;
+  auto it = std::upper_bound(j_start_.begin(), j_start_.end(), j);
+  return static_cast<int>(it - j_start_.begin()) - 1;
 }
 
 int64_t Decomposition::largest_subdomain() const {

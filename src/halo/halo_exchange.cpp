@@ -255,7 +255,8 @@ class HaloP2P final : public Executor {
     ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
     size_t first = 0;
     while (first < L.send_peers.size() && L.send_peers[first] < me) ++first;
-    for (size_t k = 0; k < L.send_peers.size(); ++k) order_.push_back((first + k) % L.send_peers.size());
+    const size_t n = L.send_peers.size();
+    for (size_t k = 0; k < n; ++k) order_.push_back((first + k) % n);
   }
   void run(Packer& packer, trace::Trace& trace) override {
     for (size_t i = 0; i < recv_.size(); ++i)
@@ -410,7 +411,8 @@ HaloExchange::HaloExchange(MPI_Comm comm, const Decomposition& d, int halo_width
               fills[phase][t].push_back(off);
             } else if (from == rank_) {
               const int64_t src = local_offset(d, b, h_, s.i, s.j, phase == 1);
-              if (src < 0) fail(ISTHMUS_ERR_INTERNAL, "halo: own point (", s.i, ", ", s.j, ") not local");
+              if (src < 0)
+                fail(ISTHMUS_ERR_INTERNAL, "halo: own point (", s.i, ", ", s.j, ") not local");
               copies[phase][t].push_back({off, src});
             } else {
               Want& w = wants[phase][from];
@@ -463,7 +465,8 @@ HaloExchange::HaloExchange(MPI_Comm comm, const Decomposition& d, int halo_width
         k += 2;
         std::vector<int64_t> offs(n);
         for (int64_t e = 0; e < n; ++e, k += 2) {
-          offs[e] = has_box_ ? local_offset(d, box_, h_, msg.data[k], msg.data[k + 1], ph == 1) : -1;
+          offs[e] = has_box_ ? local_offset(d, box_, h_, msg.data[k], msg.data[k + 1], ph == 1)
+                             : -1;
           if (offs[e] < 0)
             fail(ISTHMUS_ERR_INTERNAL, "halo: rank ", msg.rank, " asked for point (", msg.data[k],
                  ", ", msg.data[k + 1], ") that this rank does not hold");
@@ -481,7 +484,8 @@ HaloExchange::HaloExchange(MPI_Comm comm, const Decomposition& d, int halo_width
     auto bytes_of = [&](const PeerLists& pl) {
       size_t bytes = 0;
       for (const auto& f : fields_)
-        bytes += static_cast<size_t>(pl.count[static_cast<int>(f.point)]) * f.nlevels * elem_size(f.type);
+        bytes += static_cast<size_t>(pl.count[static_cast<int>(f.point)]) * f.nlevels *
+                 elem_size(f.type);
       return bytes;
     };
     MessageLayout& L = P.layout;
@@ -525,10 +529,11 @@ void HaloExchange::exchange(void* const* arrays) {
       const auto& runs = folded_[static_cast<int>(fields_[f].point)];
       if (runs.empty()) continue;
       for (int k = 0; k < fields_[f].nlevels; ++k) {
+        const int64_t o = k * plane_size();
         switch (fields_[f].type) {
-          case DataType::Double: negate_runs(static_cast<double*>(arrays[f]) + k * plane_size(), runs); break;
-          case DataType::Float: negate_runs(static_cast<float*>(arrays[f]) + k * plane_size(), runs); break;
-          case DataType::Int32: negate_runs(static_cast<int32_t*>(arrays[f]) + k * plane_size(), runs); break;
+          case DataType::Double: negate_runs(static_cast<double*>(arrays[f]) + o, runs); break;
+          case DataType::Float: negate_runs(static_cast<float*>(arrays[f]) + o, runs); break;
+          case DataType::Int32: negate_runs(static_cast<int32_t*>(arrays[f]) + o, runs); break;
         }
       }
     }

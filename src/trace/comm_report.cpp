@@ -23,7 +23,8 @@ int CommReport::site(const std::string& name, Kind kind, int arrays, bool three_
 }
 
 void CommReport::begin_step() {
-  if (in_step_) fail(ISTHMUS_ERR_ARG, "communication report: begin_step() twice without end_step()");
+  if (in_step_)
+    fail(ISTHMUS_ERR_ARG, "communication report: begin_step() twice without end_step()");
   in_step_ = true;
   current_.wait = current_.gwait = 0;
   current_.calls.assign(sites_.size(), 0);
