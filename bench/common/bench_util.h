@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,20 +68,42 @@ inline Stats stats(std::vector<double> v) {
   return s;
 }
 
-// Times fn() reps times; each sample is the slowest rank's time (what the model waits for),
-// after a barrier so that ranks start together.
+// CPU time of the calling thread (a simulated rank is a thread under SMPI): what a loaded or
+// oversubscribed machine does not inflate.
+inline double thread_cpu_seconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+struct Timing {
+  Stats wall;  // per repetition: from the last rank's start to the last rank's end
+  Stats cpu;   // per repetition: the largest CPU time of a rank
+};
+
+// Times fn() reps times, each after barrier(). A sample runs from the moment the LAST rank
+// starts to the moment the last rank finishes: a barrier releases ranks at different times
+// (SMPI's linear barrier skews them by O(P) message overheads), and a rank's own clock would count
+// its wait for later starters as cost. MPI_Wtime is one clock under SMPI and on one node; across
+// the nodes of a real machine this assumes synchronised clocks (MPI_WTIME_IS_GLOBAL).
+template <typename Fn, typename Barrier>
+Timing time_collective_with(MPI_Comm comm, int reps, Fn&& fn, Barrier&& barrier) {
+  std::vector<double> wall, cpu;
+  for (int r = 0; r < reps; ++r) {
+    barrier();
+    double t0 = MPI_Wtime(), c0 = thread_cpu_seconds();
+    fn();
+    double local[3] = {t0, MPI_Wtime(), thread_cpu_seconds() - c0}, last[3];
+    MPI_Allreduce(local, last, 3, MPI_DOUBLE, MPI_MAX, comm);
+    wall.push_back(last[1] - last[0]);
+    cpu.push_back(last[2]);
+  }
+  return {stats(wall), stats(cpu)};
+}
+
 template <typename Fn>
 Stats time_collective(MPI_Comm comm, int reps, Fn&& fn) {
-  std::vector<double> samples;
-  for (int r = 0; r < reps; ++r) {
-    MPI_Barrier(comm);
-    double t0 = MPI_Wtime();
-    fn();
-    double dt = MPI_Wtime() - t0, worst = 0;
-    MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
-    samples.push_back(worst);
-  }
-  return stats(samples);
+  return time_collective_with(comm, reps, fn, [comm] { MPI_Barrier(comm); }).wall;
 }
 
 // One JSON object, built field by field, printed on one line.

@@ -23,21 +23,6 @@ using namespace isthmus;
 
 namespace {
 
-// The slowest rank's time of fn(), reps times, each after a dissemination barrier (a linear
-// barrier's release skew would be measured as cost at thousands of ranks).
-template <typename Fn>
-bench::Stats time_synced(MPI_Comm comm, int reps, Fn&& fn) {
-  std::vector<double> samples;
-  for (int r = 0; r < reps; ++r) {
-    isthmus::dissemination_barrier(comm);
-    double t0 = MPI_Wtime();
-    fn();
-    double dt = MPI_Wtime() - t0, worst = 0;
-    MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
-    samples.push_back(worst);
-  }
-  return bench::stats(samples);
-}
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> v;
   std::stringstream ss(s);
@@ -84,7 +69,7 @@ int main(int argc, char** argv) {
       for (int w = 0; w < warmup; ++w) solve();  // warm-up
       counters = trace::Counters{};
       calls = 0;
-      bench::Stats st = time_synced(comm, reps, solve);
+      bench::Stats st = bench::time_collective_with(comm, reps, solve, [comm] { isthmus::dissemination_barrier(comm); }).wall;
       long long mine = counters.messages_sent / reps, most = 0;
       MPI_Reduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, 0, comm);
       if (rank == 0) {

@@ -28,29 +28,7 @@ using namespace isthmus;
 
 namespace {
 
-double thread_cpu_seconds() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
-}
 
-// The slowest rank's time of fn(), reps times, each after a dissemination barrier (a linear
-// barrier's release skew would be measured as cost at thousands of ranks); also the slowest
-// rank's CPU time, which an oversubscribed or loaded machine does not inflate.
-template <typename Fn>
-std::pair<bench::Stats, bench::Stats> time_synced(MPI_Comm comm, int reps, Fn&& fn) {
-  std::vector<double> samples, cpu;
-  for (int r = 0; r < reps; ++r) {
-    isthmus::dissemination_barrier(comm);
-    double t0 = MPI_Wtime(), c0 = thread_cpu_seconds();
-    fn();
-    double dt[2] = {MPI_Wtime() - t0, thread_cpu_seconds() - c0}, worst[2] = {0, 0};
-    MPI_Allreduce(dt, worst, 2, MPI_DOUBLE, MPI_MAX, comm);
-    samples.push_back(worst[0]);
-    cpu.push_back(worst[1]);
-  }
-  return {bench::stats(samples), bench::stats(cpu)};
-}
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> v;
@@ -93,7 +71,7 @@ int main(int argc, char** argv) {
       GlobalSumMethod m = parse_global_sum_method(name.c_str());
       auto call = [&] { global_sum(comm, nf, cfield.data(), n, index.data(), m, sums.data()); };
       call();  // warm-up
-      auto [st, cpu] = time_synced(comm, reps, call);
+      auto [st, cpu] = bench::time_collective_with(comm, reps, call, [comm] { isthmus::dissemination_barrier(comm); });
       median[name] = st.median;
       cpu_median[name] = cpu.median;
       if (rank == 0) {

@@ -30,21 +30,6 @@ using namespace isthmus;
 
 namespace {
 
-// The slowest rank's time of fn(), reps times, each after a dissemination barrier (a linear
-// barrier's release skew would be measured as cost at thousands of ranks).
-template <typename Fn>
-bench::Stats time_synced(MPI_Comm comm, int reps, Fn&& fn) {
-  std::vector<double> samples;
-  for (int r = 0; r < reps; ++r) {
-    isthmus::dissemination_barrier(comm);
-    double t0 = MPI_Wtime();
-    fn();
-    double dt = MPI_Wtime() - t0, worst = 0;
-    MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
-    samples.push_back(worst);
-  }
-  return bench::stats(samples);
-}
 
 // size of part i of n points cut into c nearly equal parts
 long long part(long long n, int c, int i) { return n / c + (i < n % c ? 1 : 0); }
@@ -149,7 +134,7 @@ int main(int argc, char** argv) {
       };
       for (int w = 0; w < warmup; ++w) transform();  // warm-up: connections, first-touch
       counters = trace::Counters{};
-      bench::Stats st = time_synced(world, reps, transform);
+      bench::Stats st = bench::time_collective_with(world, reps, transform, [world] { isthmus::dissemination_barrier(world); }).wall;
       long long mine[2] = {counters.messages_sent / reps, counters.bytes_sent / reps}, most[2] = {0, 0};
       MPI_Reduce(mine, most, 2, MPI_LONG_LONG, MPI_MAX, 0, world);
       std::string chosen = alltoallv_algorithm_name(plans[0]->algorithm());

@@ -238,72 +238,6 @@ class HaloPacker final : public Packer {
   double fill_;
 };
 
-// Point-to-point messages from fixed tables: receives posted first, each message packed and
-// sent at once, local copies while messages fly, messages unpacked in arrival order. Plain
-// (not persistent) requests, kept in member arrays, so nothing is allocated per exchange; SMPI
-// 3.32 charges persistent requests no per-message overhead, which made simulated halo exchanges
-// free of the very cost (the number of messages) that seed 004 optimises.
-class HaloP2P final : public Executor {
- public:
-  HaloP2P(MPI_Comm comm, int tag, const MessageLayout& L, char* sbuf, char* rbuf)
-      : comm_(comm), tag_(tag), L_(L), sbuf_(sbuf), rbuf_(rbuf), send_(L.send_peers.size()),
-        recv_(L.recv_peers.size()), done_(L.recv_peers.size()) {
-    for (size_t b : L.send_bytes)
-      if (b > static_cast<size_t>(INT_MAX))
-        fail(ISTHMUS_ERR_ARG, "halo: a message of ", b, " bytes exceeds MPI's int count");
-    int me = 0;
-    ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
-    size_t first = 0;
-    while (first < L.send_peers.size() && L.send_peers[first] < me) ++first;
-    const size_t n = L.send_peers.size();
-    for (size_t k = 0; k < n; ++k) order_.push_back((first + k) % n);
-  }
-  void run(Packer& packer, trace::Trace& trace) override {
-    for (size_t i = 0; i < recv_.size(); ++i)
-      ISTHMUS_MPI(MPI_Irecv(rbuf_ + L_.recv_offset[i], static_cast<int>(L_.recv_bytes[i]), MPI_BYTE,
-                            L_.recv_peers[i], tag_, comm_, &recv_[i]));
-    for (size_t i : order_) {
-      packer.pack(i, sbuf_ + L_.send_offset[i]);
-      ISTHMUS_MPI(MPI_Isend(sbuf_ + L_.send_offset[i], static_cast<int>(L_.send_bytes[i]), MPI_BYTE,
-                            L_.send_peers[i], tag_, comm_, &send_[i]));
-    }
-    packer.local();
-    double wait = 0;
-    size_t remaining = recv_.size();
-    while (remaining > 0) {
-      int n = 0;
-      double t0 = trace.now();
-      ISTHMUS_MPI(MPI_Waitsome(static_cast<int>(recv_.size()), recv_.data(), &n, done_.data(),
-                               MPI_STATUSES_IGNORE));
-      wait += trace.now() - t0;
-      if (n == MPI_UNDEFINED) break;
-      for (int k = 0; k < n; ++k) packer.unpack(done_[k], rbuf_ + L_.recv_offset[done_[k]]);
-      remaining -= static_cast<size_t>(n);
-    }
-    double t0 = trace.now();
-    if (!send_.empty())
-      ISTHMUS_MPI(MPI_Waitall(static_cast<int>(send_.size()), send_.data(), MPI_STATUSES_IGNORE));
-    if (trace.on()) {
-      auto& c = trace.counters();
-      c.wait_seconds += wait + (trace.now() - t0);
-      c.messages_sent += static_cast<int64_t>(L_.send_peers.size());
-      c.messages_received += static_cast<int64_t>(L_.recv_peers.size());
-      c.bytes_sent += static_cast<int64_t>(L_.send_total());
-      c.bytes_received += static_cast<int64_t>(L_.recv_total());
-    }
-  }
-
- private:
-  MPI_Comm comm_;
-  int tag_;
-  const MessageLayout L_;
-  char* sbuf_;
-  char* rbuf_;
-  std::vector<MPI_Request> send_, recv_;
-  std::vector<int> done_;
-  std::vector<size_t> order_;
-};
-
 }  // namespace
 
 HaloExchange::HaloExchange(MPI_Comm comm, const Decomposition& d, int halo_width,
@@ -501,12 +435,10 @@ HaloExchange::HaloExchange(MPI_Comm comm, const Decomposition& d, int halo_width
     }
     P.send_buffer.assign(L.send_total() + 1, 0);
     P.recv_buffer.assign(L.recv_total() + 1, 0);
-    if (m == HaloMethod::Neighbor)
-      P.executor = make_executor(Method::Neighbor, comm_, 7310 + ph, L, P.send_buffer.data(),
-                                 P.recv_buffer.data());
-    else
-      P.executor = std::make_unique<HaloP2P>(comm_, 7310 + ph, L, P.send_buffer.data(),
-                                             P.recv_buffer.data());
+    // The transfer layer's executors: p2p (plain requests from fixed tables, so SMPI charges
+    // each message its overhead) or the neighbourhood collective.
+    P.executor = make_executor(m == HaloMethod::Neighbor ? Method::Neighbor : Method::P2P, comm_,
+                               7310 + ph, L, P.send_buffer.data(), P.recv_buffer.data());
   }
 }
 
