@@ -22,32 +22,14 @@
 #include <vector>
 
 #include "common/bench_util.h"
+#include "common/grid_decompositions.h"
 #include "isthmus.h"
 
 namespace {
 
-std::pair<int64_t, int64_t> block1d(int64_t n, int parts, int part) {
-  int64_t base = n / parts, extra = n % parts;
-  return {part * base + std::min<int64_t>(part, extra), base + (part < extra ? 1 : 0)};
-}
-
-void factor(int p, int& px, int& py) {
-  px = 1;
-  for (int d = 1; d * d <= p; ++d)
-    if (p % d == 0) px = d;
-  py = p / px;
-}
-
-std::vector<int64_t> block2d(int64_t nx, int64_t ny, int parts, int part, bool transpose) {
-  int px, py;
-  factor(parts, px, py);
-  if (transpose) std::swap(px, py);
-  auto bx = block1d(nx, px, part % px), by = block1d(ny, py, part / px);
-  std::vector<int64_t> v;
-  for (int64_t j = 0; j < by.second; ++j)
-    for (int64_t i = 0; i < bx.second; ++i) v.push_back((by.first + j) * nx + bx.first + i);
-  return v;
-}
+using bench::block1d;
+using bench::block2d;
+using bench::roundrobin;
 
 struct Case {
   std::string name;
