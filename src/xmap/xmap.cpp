@@ -295,11 +295,12 @@ Schedule run_directory(MPI_Comm comm, const Directory& dir, const IndexList* own
   }
   in.clear();
 
-  auto by_peer_then_g = [](const Piece& a, const Piece& b) {
-    return std::tie(a.peer, a.g) < std::tie(b.peer, b.g);
-  };
-  std::sort(sends.begin(), sends.end(), by_peer_then_g);
-  std::sort(recvs.begin(), recvs.end(), by_peer_then_g);
+  // Replies come sorted by home rank, homes hold increasing index ranges, and a home lists the
+  // pieces of each peer by increasing index: grouping by peer, keeping arrival order, already
+  // orders each peer's pieces by global index. (A full sort by (peer, index) was half the set-up.)
+  auto by_peer = [](const Piece& a, const Piece& b) { return a.peer < b.peer; };
+  std::stable_sort(sends.begin(), sends.end(), by_peer);
+  std::stable_sort(recvs.begin(), recvs.end(), by_peer);
 
   Schedule sched;
   sched.src_size = owners ? owners->size() : 0;
