@@ -88,12 +88,13 @@ struct FieldSet {
 };
 
 inline const std::vector<int>& all_methods() {
-  static const std::vector<int> m = {ISTHMUS_METHOD_AUTO, ISTHMUS_METHOD_P2P,
-                                     ISTHMUS_METHOD_ALLTOALLV, ISTHMUS_METHOD_NEIGHBOR};
+  static const std::vector<int> m = {ISTHMUS_METHOD_AUTO,     ISTHMUS_METHOD_P2P,
+                                     ISTHMUS_METHOD_ALLTOALLV, ISTHMUS_METHOD_NEIGHBOR,
+                                     ISTHMUS_METHOD_BUTTERFLY, ISTHMUS_METHOD_ADAPTIVE};
   return m;
 }
 
 inline std::string method_label(int m) {
-  const char* names[] = {"auto", "p2p", "alltoallv", "neighbor"};
-  return m >= 0 && m < 4 ? names[m] : std::to_string(m);
+  const char* names[] = {"auto", "p2p", "alltoallv", "neighbor", "butterfly", "adaptive"};
+  return m >= 0 && m < 6 ? names[m] : std::to_string(m);
 }
