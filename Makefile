@@ -37,6 +37,7 @@ test-asan: deps $(BUILD_ASAN)/build.ninja
 	  ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0:abort_on_error=0 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ISTHMUS_PYTHON_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
 	  ctest -j $(JOBS) --output-on-failure --timeout 900
 
 clean:
