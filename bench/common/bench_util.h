@@ -163,6 +163,21 @@ class Args {
     std::string s = get(key, "");
     return s.empty() ? def : std::stoll(s);
   }
+  // A comma-separated list, e.g. --methods p2p,butterfly (empty items dropped).
+  std::vector<std::string> list(const std::string& key, const std::string& def) const {
+    return split(get(key, def));
+  }
+  static std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> v;
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t end = s.find(',', start);
+      if (end == std::string::npos) end = s.size();
+      if (end > start) v.push_back(s.substr(start, end - start));
+      start = end + 1;
+    }
+    return v;
+  }
   bool flag(const std::string& key) const {
     for (const auto& a : v_)
       if (a == "--" + key) return true;

@@ -23,13 +23,6 @@ using namespace isthmus;
 
 namespace {
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  for (std::string t; std::getline(ss, t, ',');)
-    if (!t.empty()) v.push_back(t);
-  return v;
-}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,7 +40,7 @@ int main(int argc, char** argv) {
   def += ",auto";
   int rc = 0;
   try {
-    for (const std::string& name : split(args.get("cases", def))) {
+    for (const std::string& name : bench::Args::split(args.get("cases", def))) {
       AllreduceOptions o;
       std::string alg = name.substr(0, name.find(':'));
       o.algorithm = parse_allreduce_algorithm(alg.c_str());

@@ -30,13 +30,6 @@ namespace {
 
 
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  for (std::string t; std::getline(ss, t, ',');)
-    if (!t.empty()) v.push_back(t);
-  return v;
-}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -49,7 +42,7 @@ int main(int argc, char** argv) {
   const long long points = args.integer("points", 1000000);
   const int nf = int(args.integer("fields", 1));
   const int reps = int(args.integer("reps", 7));
-  auto methods = split(args.get("methods", "lsum8,lsum16,ddpdd,reprosum,gather"));
+  auto methods = bench::Args::split(args.get("methods", "lsum8,lsum16,ddpdd,reprosum,gather"));
   int rc = 0;
   try {
     if (points < 0 || nf < 1 || reps < 1) throw std::runtime_error("bad --points, --fields or --reps");

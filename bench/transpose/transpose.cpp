@@ -56,13 +56,6 @@ Step make_step(MPI_Comm comm, const std::vector<long long>& send, const std::vec
   return s;
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> v;
-  std::stringstream ss(s);
-  for (std::string t; std::getline(ss, t, ',');)
-    if (!t.empty()) v.push_back(t);
-  return v;
-}
 
 }  // namespace
 
@@ -83,7 +76,7 @@ int main(int argc, char** argv) {
     if (size % a == 0 && a <= nz) cx = a;
   cx = int(args.integer("cx", cx));
   int cy = int(args.integer("cy", size / std::max(1, cx)));
-  const auto algorithms = split(args.get("algorithms", "burst,bruck,ring:1,ring:4,pairwise,native"));
+  const auto algorithms = bench::Args::split(args.get("algorithms", "burst,bruck,ring:1,ring:4,pairwise,native"));
   int rc = 0;
   try {
     if (cx * cy != size || cx > nx || cx > ny || cx > nz || cy > nx || cy > ny || reps < 1 || fields < 1)

@@ -265,14 +265,7 @@ int isthmus_redist_set_tracing(isthmus_redist* r, int on) {
 int isthmus_redist_get_counters(const isthmus_redist* r, isthmus_trace_counters* out) {
   ISTHMUS_REQUIRE_HANDLE(r);
   ISTHMUS_REQUIRE_HANDLE(out);
-  const trace::Counters& c = r->redist->trace().counters();
-  out->exchanges = c.exchanges;
-  out->messages_sent = c.messages_sent;
-  out->messages_received = c.messages_received;
-  out->bytes_sent = c.bytes_sent;
-  out->bytes_received = c.bytes_received;
-  out->wait_seconds = c.wait_seconds;
-  out->total_seconds = c.total_seconds;
+  to_public(r->redist->trace().counters(), out);
   return ISTHMUS_OK;
 }
 

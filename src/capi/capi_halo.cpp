@@ -227,14 +227,7 @@ int isthmus_halo_set_tracing(isthmus_halo* h, int on) {
 int isthmus_halo_get_counters(const isthmus_halo* h, isthmus_trace_counters* out) {
   ISTHMUS_REQUIRE_HANDLE(h);
   ISTHMUS_REQUIRE_HANDLE(out);
-  const trace::Counters& c = h->x->trace().counters();
-  out->exchanges = c.exchanges;
-  out->messages_sent = c.messages_sent;
-  out->messages_received = c.messages_received;
-  out->bytes_sent = c.bytes_sent;
-  out->bytes_received = c.bytes_received;
-  out->wait_seconds = c.wait_seconds;
-  out->total_seconds = c.total_seconds;
+  to_public(h->x->trace().counters(), out);
   return ISTHMUS_OK;
 }
 

@@ -47,6 +47,17 @@ int guarded(ContextState* ctx, const char* function, F&& f) {
   return code;
 }
 
+// The public view of a communication object's counters.
+inline void to_public(const trace::Counters& c, isthmus_trace_counters* out) {
+  out->exchanges = c.exchanges;
+  out->messages_sent = c.messages_sent;
+  out->messages_received = c.messages_received;
+  out->bytes_sent = c.bytes_sent;
+  out->bytes_received = c.bytes_received;
+  out->wait_seconds = c.wait_seconds;
+  out->total_seconds = c.total_seconds;
+}
+
 }  // namespace isthmus
 
 struct isthmus_context {
