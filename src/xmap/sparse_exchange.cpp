@@ -28,11 +28,16 @@ struct Transit {
   }
 };
 
+// The element count of a packed buffer as MPI's int count.
+int64_t checked_count(const std::vector<int64_t>& data) {
+  if (data.size() > static_cast<size_t>(INT_MAX))
+    fail(ISTHMUS_ERR_INTERNAL, "directory message of ", data.size(), " values is too large");
+  return static_cast<int64_t>(data.size());
+}
+
 // Swaps two packed buffers with a partner: sizes first, then contents, both blocking.
 std::vector<int64_t> swap_with(MPI_Comm comm, int tag, int partner, const std::vector<int64_t>& send) {
-  if (send.size() > static_cast<size_t>(INT_MAX))
-    fail(ISTHMUS_ERR_INTERNAL, "directory message of ", send.size(), " values is too large");
-  int64_t n_out = static_cast<int64_t>(send.size()), n_in = 0;
+  int64_t n_out = checked_count(send), n_in = 0;
   ISTHMUS_MPI(MPI_Sendrecv(&n_out, 1, MPI_INT64_T, partner, tag, &n_in, 1, MPI_INT64_T, partner,
                            tag, comm, MPI_STATUS_IGNORE));
   std::vector<int64_t> recv(static_cast<size_t>(n_in));
@@ -43,9 +48,7 @@ std::vector<int64_t> swap_with(MPI_Comm comm, int tag, int partner, const std::v
 }
 
 void send_packed(MPI_Comm comm, int tag, int dest, const std::vector<int64_t>& data) {
-  int64_t n = static_cast<int64_t>(data.size());
-  if (data.size() > static_cast<size_t>(INT_MAX))
-    fail(ISTHMUS_ERR_INTERNAL, "directory message of ", data.size(), " values is too large");
+  int64_t n = checked_count(data);
   ISTHMUS_MPI(MPI_Send(&n, 1, MPI_INT64_T, dest, tag, comm));
   ISTHMUS_MPI(MPI_Send(data.data(), static_cast<int>(n), MPI_INT64_T, dest, tag, comm));
 }
