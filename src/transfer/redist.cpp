@@ -168,9 +168,7 @@ Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, 
     setup(forward_, fw, buf_a_.data(), buf_b_.data(), 1);
     setup(reverse_, rv, buf_b_.data(), buf_a_.data(), 2);
   } catch (...) {
-    forward_.executor.reset();
-    reverse_.executor.reset();
-    MPI_Comm_free(&comm_);
+    release();
     throw;
   }
 }
@@ -182,27 +180,30 @@ Redist::~Redist() {
     } catch (...) {
     }
   }
-  forward_.executor.reset();
+  release();
+}
+
+void Redist::release() {
+  forward_.executor.reset();  // executors free their requests and graph communicators first
   reverse_.executor.reset();
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
 void Redist::setup(Direction& d, const Schedule& s, char* sbuf, char* rbuf, int tag) {
   d.schedule = &s;
-  size_t off = 0;
-  for (const PeerRuns& p : s.sends) {
-    d.layout.send_peers.push_back(p.peer);
-    d.layout.send_bytes.push_back(p.count * point_bytes_);
-    d.layout.send_offset.push_back(off);
-    off += p.count * point_bytes_;
-  }
-  off = 0;
-  for (const PeerRuns& p : s.recvs) {
-    d.layout.recv_peers.push_back(p.peer);
-    d.layout.recv_bytes.push_back(p.count * point_bytes_);
-    d.layout.recv_offset.push_back(off);
-    off += p.count * point_bytes_;
-  }
+  // Messages lie back to back in peer order, each count * point_bytes_ long.
+  auto lay_out = [this](const std::vector<PeerRuns>& peers, std::vector<int>& ranks,
+                        std::vector<size_t>& bytes, std::vector<size_t>& offsets) {
+    size_t off = 0;
+    for (const PeerRuns& p : peers) {
+      ranks.push_back(p.peer);
+      bytes.push_back(p.count * point_bytes_);
+      offsets.push_back(off);
+      off += p.count * point_bytes_;
+    }
+  };
+  lay_out(s.sends, d.layout.send_peers, d.layout.send_bytes, d.layout.send_offset);
+  lay_out(s.recvs, d.layout.recv_peers, d.layout.recv_bytes, d.layout.recv_offset);
   d.executor = make_executor(method_, comm_, tag, d.layout, sbuf, rbuf);
 }
 
@@ -227,10 +228,7 @@ void Redist::run(Direction& d, const void* const* in, void* const* out, const ch
   double t0 = trace_.now();
   FieldPacker packer(fields_, *d.schedule, in, out, xmap_->options(), &d == &forward_);
   d.executor->run(packer, trace_);
-  if (trace_.on()) {
-    trace_.counters().exchanges += 1;
-    trace_.counters().total_seconds += trace_.now() - t0;
-  }
+  count_exchange(t0);
 }
 
 void Redist::start(bool reverse, const void* const* in, void* const* out) {
@@ -252,9 +250,13 @@ void Redist::wait() {
   FieldPacker packer(fields_, *d.schedule, nullptr, pending_out_.data(), xmap_->options(),
                      &d == &forward_);
   d.executor->finish(packer, trace_);
+  count_exchange(pending_t0_);
+}
+
+void Redist::count_exchange(double t0) {
   if (trace_.on()) {
     trace_.counters().exchanges += 1;
-    trace_.counters().total_seconds += trace_.now() - pending_t0_;
+    trace_.counters().total_seconds += trace_.now() - t0;
   }
 }
 

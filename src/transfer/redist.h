@@ -60,6 +60,8 @@ class Redist {
   void check_arrays(const Direction& d, const void* const* in, void* const* out,
                     const char* what) const;
   void run(Direction& d, const void* const* in, void* const* out, const char* what);
+  void count_exchange(double t0);  // trace: one exchange that began at t0
+  void release();                  // executors, then the communicator
 
   std::shared_ptr<const Xmap> xmap_;
   std::vector<FieldSpec> fields_;
