@@ -4,8 +4,9 @@
 # one `isthmus simulate` call; JSON lines are appended to RESULTS (default
 # docs/results/transfer-sim.jsonl). Usage: bench/transfer/simulate.sh [GROUP...] where GROUP is
 # fig15 fig15-256 fig16 fig17 fig18 gamil cesm interp cache (default: all). fig15 (1024 ranks
-# per model, 2048 simulated ranks) takes tens of minutes per point on a loaded 2-core machine, so
-# it times one exchange per method (simulated times are deterministic); the others take 5.
+# per model, 2048 simulated ranks) takes 5-15 minutes per point on a 2-core machine, so runs
+# above 256 ranks per model time one exchange per method (simulated times are deterministic);
+# the others take 5. Fig. 16's 10-field points are Fig. 15's and Fig. 17's.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -22,13 +23,21 @@ sim() {  # sim RANKS bench-args...
 }
 for g in $groups; do
   case $g in
-    fig15) for k in 90 12 1; do REPS=1 sim 2048 --case toy --ranks-per-model 1024 --msgs $k; done ;;
+    fig15) for k in 90 48 12 1; do REPS=1 sim 2048 --case toy --ranks-per-model 1024 --msgs $k; done ;;
     fig15-256) for k in 1 4 12 24 48 90; do sim 512 --case toy --ranks-per-model 256 --msgs $k; done ;;
-    fig16) for f in 1 100; do
-             for k in 12 48; do sim 512 --case toy --ranks-per-model 256 --msgs $k --fields $f; done
+    fig16) for m in 256 1024; do
+             for k in 12 48; do
+               for f in 1 100; do
+                 REPS=$((m > 256 ? 1 : ${REPS:-5})) sim $((2 * m)) --case toy --ranks-per-model $m --msgs $k --fields $f
+               done
+             done
            done ;;
-    fig17) for m in 16 64 256; do sim $((2 * m)) --case toy --ranks-per-model $m --msgs $((m < 24 ? m : 24)); done ;;
-    fig18) for m in 64 256; do sim $((2 * m)) --case random --ranks-per-model $m --msgs 34; done ;;
+    fig17) for m in 16 32 64 128 256 512 1024; do
+             REPS=$((m > 256 ? 1 : ${REPS:-5})) sim $((2 * m)) --case toy --ranks-per-model $m --msgs $((m < 24 ? m : 24))
+           done ;;
+    fig18) for m in 64 128 256 512 1024; do
+             REPS=$((m > 256 ? 1 : ${REPS:-5})) sim $((2 * m)) --case random --ranks-per-model $m --msgs 34
+           done ;;
     gamil) for m in 6 12 24 48 96 192; do sim $((2 * m)) --case gamil --ranks-per-model $m; done ;;
     cesm) for m in 6 12 24 48 96 192; do sim $((2 * m)) --case cesm --ranks-per-model $m; done ;;
     interp) for m in 12 24 48 96 192; do sim $m --case interp --ranks-per-model $m; done ;;

@@ -158,7 +158,8 @@ void AdaptiveExecutor::finish_batch() {
     measured_.push_back({batch_[i], med[i], batch_samples_[i]});
   }
   const int n = stages();
-  // Ties go to the first plan of the pair (p2p, then the plan already held).
+  // Ties go to the first plan of the pair (p2p, then the plan already held, then the better
+  // of p2p and the butterfly).
   const Plan winner = med[1] < med[0] ? batch_[1] : batch_[0];
   switch (phase_) {
     case Phase::Fixed:
@@ -181,13 +182,13 @@ void AdaptiveExecutor::finish_batch() {
     start_batch({candidate_, temp});
     return;
   }
+  // The walk's end is the best plan on its path; it must also beat the better of p2p and the
+  // full butterfly, timed again side by side, or that one is kept.
   if (candidate_ == full_butterfly_plan(n)) {
-    decide(fixed_winner_);
-  } else if (candidate_ == p2p) {
-    decide(p2p);
+    decide(fixed_winner_);  // the walk merged nothing: the first pair has decided
   } else {
     phase_ = Phase::Final;
-    start_batch({p2p, candidate_});
+    start_batch({fixed_winner_, candidate_});
   }
 }
 
@@ -211,13 +212,17 @@ void AdaptiveExecutor::run(Packer& packer, trace::Trace& trace) {
   }
   const Plan plan = batch_[batch_pos_];
   ButterflyExecutor& ex = executor_for(plan);
+  // The benchmarks' rule: from the last rank's start to the last rank's end. A rank's own
+  // duration would also count how long it waited for ranks that left the barrier later.
   ISTHMUS_MPI(MPI_Barrier(topo_->comm));
-  const double t0 = MPI_Wtime();
+  double t[2];
+  t[0] = MPI_Wtime();
   ex.run(packer, trace);
-  double dt = MPI_Wtime() - t0, worst = 0;
-  ISTHMUS_MPI(MPI_Allreduce(&dt, &worst, 1, MPI_DOUBLE, MPI_MAX, topo_->comm));
+  t[1] = MPI_Wtime();
+  double last[2];
+  ISTHMUS_MPI(MPI_Allreduce(t, last, 2, MPI_DOUBLE, MPI_MAX, topo_->comm));
   ++profiling_exchanges_;
-  if (batch_round_ >= options_.warmup) batch_samples_[batch_pos_].push_back(worst);
+  if (batch_round_ >= options_.warmup) batch_samples_[batch_pos_].push_back(last[1] - last[0]);
   if (++batch_pos_ == batch_.size()) {
     batch_pos_ = 0;
     if (++batch_round_ == options_.warmup + options_.samples) finish_batch();

@@ -2,11 +2,13 @@
 // data) profile plans of merged butterfly stages, then the fastest is kept. Unlike the paper's
 // one-sample greedy choice, plans are compared in pairs whose exchanges alternate (A B A B ...,
 // so a slow spell of a noisy machine hits both alike), each over several exchanges after a
-// warm-up; a plan's figure is the median over its exchanges of the slowest rank's time, which
+// warm-up; a plan's figure is the median over its exchanges of the collective time, which
 // every rank gets from one allreduce, so all ranks take the same decision and a simulation
 // (deterministic times) always takes the same one. Pairs: p2p [n] against the full butterfly
 // [1,...,1]; then the paper's stage-by-stage walk from the butterfly (keep a merged boundary if
-// that is faster); finally p2p against where the walk ended.
+// that is faster); finally the better of p2p and the butterfly against where the walk ended, so
+// the plan kept is never one measured slower than either pure form. Each exchange is timed as the
+// benchmarks time it: from the last rank's start to the last rank's end.
 // A plan cache file keyed by the schedule's fingerprint and rank counts lets the next run of the
 // same configuration skip profiling (the paper's future work).
 #pragma once
