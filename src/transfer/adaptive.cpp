@@ -222,7 +222,9 @@ void AdaptiveExecutor::run(Packer& packer, trace::Trace& trace) {
   double last[2];
   ISTHMUS_MPI(MPI_Allreduce(t, last, 2, MPI_DOUBLE, MPI_MAX, topo_->comm));
   ++profiling_exchanges_;
-  if (batch_round_ >= options_.warmup) batch_samples_[batch_pos_].push_back(last[1] - last[0]);
+  double figure = last[1] - last[0];
+  if (options_.synthetic_time) figure = options_.synthetic_time(plan, figure);
+  if (batch_round_ >= options_.warmup) batch_samples_[batch_pos_].push_back(figure);
   if (++batch_pos_ == batch_.size()) {
     batch_pos_ = 0;
     if (++batch_round_ == options_.warmup + options_.samples) finish_batch();

@@ -14,6 +14,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -29,6 +30,9 @@ struct AdaptiveOptions {
   int warmup = 1;          // untimed exchanges per candidate
   int samples = 3;         // timed exchanges per candidate
   std::string cache_path;  // plan cache file ("" = none)
+  // Tests only: replaces the figure of each timed exchange (which still runs and delivers) by
+  // what this returns for the plan and the measured figure; it must return the same on all ranks.
+  std::function<double(const Plan& plan, double measured)> synthetic_time;
 };
 
 // Defaults overridden by ISTHMUS_PLAN_CACHE (path), ISTHMUS_ADAPTIVE_SAMPLES and

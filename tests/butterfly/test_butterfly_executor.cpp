@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <numeric>
 #include <string>
 #include <unistd.h>
 
@@ -308,6 +310,89 @@ TEST(Adaptive, ProfilesDeliversAgreesAndCaches) {
     std::remove(cache.c_str());
   }
   MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Decisions under scripted times (the exchanges still run and deliver): the walk, the final
+// pair and the profiling count, independent of the machine's noise.
+AdaptiveOptions scripted(std::function<double(const Plan&)> cost, int samples = 1) {
+  AdaptiveOptions opt;
+  opt.samples = samples;
+  opt.warmup = 0;
+  opt.synthetic_time = [cost](const Plan& p, double) { return cost(p); };
+  return opt;
+}
+
+TEST(Adaptive, KeepsTheWalksEndWhenItBeatsBothPureForms) {
+  const int me = world_rank();
+  MessageLayout L = make_layout(me, range(0, world_size()), range(0, world_size()), 31);
+  Buffers buf(L);
+  // p2p 3, butterfly 2; merging boundary 1 (into the first run) costs 3, each other merged
+  // boundary saves 0.1: the walk rejects boundary 1, then merges 2..n-1 one by one.
+  auto cost = [](const Plan& p) {
+    if (p.size() == 1 || p[0] != 1) return 3.0;
+    const int merged = std::accumulate(p.begin(), p.end(), 0) - static_cast<int>(p.size());
+    return 2.0 - 0.1 * merged;
+  };
+  AdaptiveExecutor ex(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), scripted(cost));
+  run_until_decided(ex, L, 5);
+  ASSERT_TRUE(ex.decided());
+  const int n = ex.stages();
+  if (n < 2) {
+    EXPECT_EQ(ex.profiling_exchanges(), 0);
+    return;
+  }
+  const Plan expect = n == 2 ? full_butterfly_plan(2) : Plan{1, n - 1};
+  EXPECT_EQ(ex.plan(), expect) << plan_string(ex.plan());
+  // Pairs: (p2p, butterfly); the walk: one pair per boundary 1..n-1; the final pair
+  // (butterfly, [1,n-1]) when the walk moved.
+  const int pairs = n == 2 ? 1 : n + 1;
+  EXPECT_EQ(ex.profiling_exchanges(), 2 * pairs);
+  const auto& ms = ex.measurements();
+  if (n > 2) {
+    EXPECT_EQ(ms[ms.size() - 2].plan, full_butterfly_plan(n));
+    EXPECT_EQ(ms.back().plan, expect);
+  }
+}
+
+TEST(Adaptive, RejectsAWalkEndThatLosesTheFinalPair) {
+  const int me = world_rank();
+  MessageLayout L = make_layout(me, range(0, world_size()), range(0, world_size()), 32);
+  Buffers buf(L);
+  // The butterfly 5, p2p 10; every merged plan looks fast (4) when the walk times it and slow
+  // (6) when timed again against the butterfly: a noisy spell, or a plan that only wins on its
+  // first exchanges. The butterfly must be kept, as it was at 1024 ranks per model in Fig. 15.
+  std::map<Plan, int> seen;
+  auto cost = [&seen](const Plan& p) {
+    const int n = std::accumulate(p.begin(), p.end(), 0);
+    if (p == p2p_plan(n)) return 10.0;
+    if (p == full_butterfly_plan(n)) return 5.0;
+    return seen[p]++ == 0 ? 4.0 : 6.0;
+  };
+  AdaptiveExecutor ex(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), scripted(cost));
+  run_until_decided(ex, L, 6);
+  ASSERT_TRUE(ex.decided());
+  const int n = ex.stages();
+  if (n >= 2) {
+    EXPECT_EQ(ex.plan(), full_butterfly_plan(n)) << plan_string(ex.plan());
+  }
+  if (n >= 3) {
+    EXPECT_NE(ex.measurements().back().plan, full_butterfly_plan(n));  // a final pair was run
+  }
+}
+
+TEST(Adaptive, PureP2pWinsWhenNothingBeatsIt) {
+  const int me = world_rank();
+  MessageLayout L = make_layout(me, range(0, world_size()), range(0, world_size()), 33);
+  Buffers buf(L);
+  auto cost = [](const Plan& p) { return p.size() == 1 ? 1.0 : 2.0 + static_cast<double>(p.size()); };
+  AdaptiveExecutor ex(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), scripted(cost, 3));
+  run_until_decided(ex, L, 7);
+  ASSERT_TRUE(ex.decided());
+  const int n = ex.stages();
+  EXPECT_EQ(ex.plan(), p2p_plan(n));
+  if (n >= 2) {
+    for (const auto& m : ex.measurements()) EXPECT_EQ(m.samples.size(), 3u);
+  }
 }
 
 TEST(Adaptive, DamagedCacheLineIsIgnored) {
