@@ -18,6 +18,21 @@
 
 namespace bench {
 
+// The first lines of every benchmark: MPI_Init, then MPI_COMM_WORLD with this rank and the size.
+//   auto [comm, rank, size] = bench::init(argc, argv);
+struct World {
+  MPI_Comm comm;
+  int rank;
+  int size;
+};
+inline World init(int& argc, char**& argv) {
+  MPI_Init(&argc, &argv);
+  World w{MPI_COMM_WORLD, 0, 1};
+  MPI_Comm_rank(w.comm, &w.rank);
+  MPI_Comm_size(w.comm, &w.size);
+  return w;
+}
+
 // Field buffers: under SimGrid SMPI every simulated rank's buffer is one shared mapping, so
 // 10^4+ ranks fit in memory (their contents are then meaningless; data checks are for real MPI).
 // Set ISTHMUS_BENCH_PRIVATE_BUFFERS=1 to allocate real memory under SMPI (small runs that

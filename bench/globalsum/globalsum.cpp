@@ -33,11 +33,7 @@ namespace {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm comm = MPI_COMM_WORLD;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  auto [comm, rank, size] = bench::init(argc, argv);
   bench::Args args(argc, argv);
   const long long points = args.integer("points", 1000000);
   const int nf = int(args.integer("fields", 1));

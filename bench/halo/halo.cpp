@@ -48,11 +48,7 @@ halo::HaloMethod parse_method(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm comm = MPI_COMM_WORLD;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  auto [comm, rank, size] = bench::init(argc, argv);
   bench::Args args(argc, argv);
   const int h = static_cast<int>(args.integer("halo", 1));
   const int arrays = static_cast<int>(args.integer("arrays", 1));

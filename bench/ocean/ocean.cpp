@@ -334,11 +334,7 @@ class Ocean {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm comm = MPI_COMM_WORLD;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  auto [comm, rank, size] = bench::init(argc, argv);
   bench::Args args(argc, argv);
   int rc = 0;
   try {

@@ -16,11 +16,7 @@
 #include "common/bench_util.h"
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm comm = MPI_COMM_WORLD;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  auto [comm, rank, size] = bench::init(argc, argv);
   bench::Args args(argc, argv);
   const int iters = static_cast<int>(args.integer("iters", 10));
   const int reps = static_cast<int>(args.integer("reps", 5));

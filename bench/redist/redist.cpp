@@ -72,11 +72,8 @@ const char* method_name(int m) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  auto [world, me, size] = bench::init(argc, argv);
   bench::Args args(argc, argv);
-  int me, size;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
   const int64_t nx = args.integer("nx", 192), ny = args.integer("ny", 480), n = nx * ny;
   const int nfields = static_cast<int>(args.integer("fields", 10));
   const int nlevels = static_cast<int>(args.integer("levels", 1));

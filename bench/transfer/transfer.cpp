@@ -145,7 +145,7 @@ std::string plan_text(const isthmus_transfer_plan& p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  auto [world, me, W] = bench::init(argc, argv);
   bench::Args args(argc, argv);
   const std::string kase = args.get("case", "toy");
   const int M = static_cast<int>(args.integer("ranks-per-model", 4));
@@ -154,9 +154,6 @@ int main(int argc, char** argv) {
   const uint64_t seed = static_cast<uint64_t>(args.integer("seed", 1));
   const std::string methods = args.get("methods", "p2p,butterfly,adaptive");
   const std::string cache = args.get("plan-cache", "");
-  int me = 0, W = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &me);
-  MPI_Comm_size(MPI_COMM_WORLD, &W);
 
   isthmus_context* ctx = nullptr;
   if (isthmus_context_create(MPI_COMM_WORLD, &ctx)) die("context", nullptr);

@@ -60,11 +60,7 @@ Step make_step(MPI_Comm comm, const std::vector<long long>& send, const std::vec
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm world = MPI_COMM_WORLD;
-  int rank = 0, size = 1;
-  MPI_Comm_rank(world, &rank);
-  MPI_Comm_size(world, &size);
+  auto [world, rank, size] = bench::init(argc, argv);
   bench::Args args(argc, argv);
   const long long nx = args.integer("nx", 1440), ny = args.integer("ny", 720), nz = args.integer("nz", 128);
   const int fields = int(args.integer("fields", 1));
