@@ -21,10 +21,6 @@
 
 using namespace isthmus;
 
-namespace {
-
-}  // namespace
-
 int main(int argc, char** argv) {
   auto [comm, rank, size] = bench::init(argc, argv);
   bench::Args args(argc, argv);

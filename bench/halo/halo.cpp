@@ -28,15 +28,6 @@ using namespace isthmus;
 
 namespace {
 
-decomp::Boundary parse_boundary(const std::string& s) {
-  if (s == "closed") return decomp::Boundary::Closed;
-  if (s == "periodic") return decomp::Boundary::PeriodicEW;
-  if (s == "biperiodic") return decomp::Boundary::Biperiodic;
-  if (s == "fold-t") return decomp::Boundary::FoldT;
-  if (s == "fold-f") return decomp::Boundary::FoldF;
-  return static_cast<decomp::Boundary>(-1);
-}
-
 halo::HaloMethod parse_method(const std::string& s) {
   if (s == "auto") return halo::HaloMethod::Auto;
   if (s == "two-sweep") return halo::HaloMethod::TwoSweep;
@@ -58,13 +49,13 @@ int main(int argc, char** argv) {
   const bool separate = args.flag("separate");
   const std::string bname = args.get("boundary", "biperiodic");
   const std::string mname = args.get("method", "auto");
-  const decomp::Boundary boundary = parse_boundary(bname);
   const halo::HaloMethod method = parse_method(mname);
   const long long sub = args.integer("sub", 0);
 
   int rc = 0;
   try {
-    if (static_cast<int>(boundary) < 0 || static_cast<int>(method) < 0 || h < 1 || arrays < 1 ||
+    const decomp::Boundary boundary = decomp::parse_boundary(bname);
+    if (static_cast<int>(method) < 0 || h < 1 || arrays < 1 ||
         levels < 1 || iters < 1 || reps < 1)
       throw std::runtime_error("bad arguments: boundary '" + bname + "', method '" + mname +
                                "', halo " + std::to_string(h) + ", arrays " +

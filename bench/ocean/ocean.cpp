@@ -42,15 +42,6 @@ using halo::PointType;
 
 namespace {
 
-decomp::Boundary parse_boundary(const std::string& s) {
-  if (s == "closed") return decomp::Boundary::Closed;
-  if (s == "periodic") return decomp::Boundary::PeriodicEW;
-  if (s == "biperiodic") return decomp::Boundary::Biperiodic;
-  if (s == "fold-t") return decomp::Boundary::FoldT;
-  if (s == "fold-f") return decomp::Boundary::FoldF;
-  throw std::runtime_error("unknown boundary '" + s + "'");
-}
-
 halo::HaloMethod parse_method(const std::string& s) {
   if (s == "auto") return halo::HaloMethod::Auto;
   if (s == "two-sweep") return halo::HaloMethod::TwoSweep;
@@ -360,7 +351,7 @@ int main(int argc, char** argv) {
     if (obc != "none" && bname != "closed")
       throw std::runtime_error("open boundaries need --boundary closed (got '" + bname + "')");
     decomp::Options o;
-    o.boundary = parse_boundary(bname);
+    o.boundary = decomp::parse_boundary(bname);
     o.halo = 1;
     long long nx = args.integer("nx", 256), ny = args.integer("ny", 192);
     const long long snx = args.integer("sub-nx", 0), sny = args.integer("sub-ny", 0);

@@ -20,6 +20,15 @@ const char* boundary_name(Boundary b) {
   return "unknown";
 }
 
+Boundary parse_boundary(const std::string& name) {
+  for (Boundary b : {Boundary::Closed, Boundary::PeriodicEW, Boundary::Biperiodic, Boundary::FoldT,
+                     Boundary::FoldF})
+    if (name == boundary_name(b)) return b;
+  if (name == "periodic") return Boundary::PeriodicEW;
+  fail(ISTHMUS_ERR_ARG, "unknown boundary '", name,
+       "': expected closed, periodic (or periodic-ew), biperiodic, fold-t or fold-f");
+}
+
 int64_t largest_part(int64_t n, int parts, int halo) {
   return (n + parts - 1) / parts + 2 * static_cast<int64_t>(halo);
 }

@@ -20,6 +20,9 @@ enum class Boundary {
   FoldF = 4        // east-west periodic + tripolar north fold around an F point (NEMO jperio 6)
 };
 const char* boundary_name(Boundary b);
+// The inverse of boundary_name; "periodic" is accepted for "periodic-ew". Throws
+// Error(ISTHMUS_ERR_ARG) naming the text and the accepted names.
+Boundary parse_boundary(const std::string& name);
 inline bool has_fold(Boundary b) { return b == Boundary::FoldT || b == Boundary::FoldF; }
 inline bool wraps_i(Boundary b) { return b != Boundary::Closed; }
 inline bool wraps_j(Boundary b) { return b == Boundary::Biperiodic; }

@@ -238,3 +238,18 @@ TEST(Decomposition, ErrorsAreNamed) {
 }
 
 }  // namespace
+
+TEST(Decomposition, BoundaryNamesRoundTripAndUnknownNamesAreRefused) {
+  for (Boundary b : {Boundary::Closed, Boundary::PeriodicEW, Boundary::Biperiodic, Boundary::FoldT,
+                     Boundary::FoldF})
+    EXPECT_EQ(parse_boundary(boundary_name(b)), b);
+  EXPECT_EQ(parse_boundary("periodic"), Boundary::PeriodicEW);
+  try {
+    parse_boundary("fold");
+    FAIL() << "no error";
+  } catch (const isthmus::Error& e) {
+    EXPECT_EQ(e.code(), ISTHMUS_ERR_ARG);
+    EXPECT_STREQ(e.what(), "unknown boundary 'fold': expected closed, periodic (or periodic-ew), "
+                           "biperiodic, fold-t or fold-f");
+  }
+}
