@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tables (Markdown) and plots (PNG) of bench_transfer results, one per seed-001 experiment.
 
-    python3 bench/transfer/report.py RESULTS.jsonl [--plots DIR]
+    python3 bench/transfer/report.py RESULTS.jsonl... [--plots DIR]
 
 Prints Markdown to stdout: per experiment, one row per x value with the median time of p2p,
 butterfly and adaptive, the plan adaptive chose, adaptive's speed-up over p2p and its ratio to
@@ -13,45 +13,63 @@ import json
 import sys
 from collections import defaultdict
 
+def toy(r, M=None, msgs=None, fields=None):
+    """Records of the toy case (192x480, Algorithm 1 balanced) on the preset's overheads."""
+    return (r["case"] == "toy" and r["grid_points"] == 92160 and r["os_us"] == 0.5 and
+            (M is None or r["ranks_per_model"] == M) and (msgs is None or r["msgs_target"] == msgs) and
+            (fields is None or r["fields"] == fields))
+
+
 GROUPS = [
     # name, title, filter, x key
     ("fig15", "Fig. 15: 1024 ranks per model, 10 fields, messages per sender varied",
-     lambda r: r["case"] == "toy" and r["ranks_per_model"] == 1024 and r["fields"] == 10 and
-     r["grid_points"] == 92160, "msgs_target"),
+     lambda r: toy(r, 1024, fields=10), "msgs_target"),
     ("fig15-256", "Fig. 15 at 256 ranks per model: 10 fields, messages per sender varied",
-     lambda r: r["case"] == "toy" and r["ranks_per_model"] == 256 and r["fields"] == 10 and
-     r["grid_points"] == 92160 and r["label"] != "adaptive-cached" and
-     r["msgs_target"] in (1, 4, 12, 24, 90), "msgs_target"),
-    ("fig15-1pt", "Fig. 15's right end scaled down: one grid point per p2p message (11520 points, "
-     "128 ranks per model, 90 messages per sender, 10 fields)",
-     lambda r: r["case"] == "toy" and r["grid_points"] == 11520, "msgs_target"),
-    ("fig16-12", "Fig. 16a: 256 ranks per model, 12 messages per sender, fields varied",
-     lambda r: r["case"] == "toy" and r["ranks_per_model"] == 256 and r["msgs_target"] == 12, "fields"),
-    ("fig16-48", "Fig. 16c: 256 ranks per model, 48 messages per sender, fields varied",
-     lambda r: r["case"] == "toy" and r["ranks_per_model"] == 256 and r["msgs_target"] == 48, "fields"),
+     lambda r: toy(r, 256, fields=10), "msgs_target"),
+    ("fig16-12-256", "Fig. 16a: 256 ranks per model, 12 messages per sender, fields varied",
+     lambda r: toy(r, 256, 12), "fields"),
+    ("fig16-12-1024", "Fig. 16b: 1024 ranks per model, 12 messages per sender, fields varied",
+     lambda r: toy(r, 1024, 12), "fields"),
+    ("fig16-48-256", "Fig. 16c: 256 ranks per model, 48 messages per sender, fields varied",
+     lambda r: toy(r, 256, 48), "fields"),
+    ("fig16-48-1024", "Fig. 16d: 1024 ranks per model, 48 messages per sender, fields varied",
+     lambda r: toy(r, 1024, 48), "fields"),
     ("fig17", "Fig. 17: 24 messages per sender (all receivers below 24 ranks), 10 fields, ranks varied",
-     lambda r: r["case"] == "toy" and r["fields"] == 10 and r["grid_points"] == 92160 and
-     r["msgs_target"] == min(24, r["ranks_per_model"]), "ranks_per_model"),
+     lambda r: toy(r, fields=10) and r["msgs_target"] == min(24, r["ranks_per_model"]), "ranks_per_model"),
     ("fig18", "Fig. 18: 96 points per rank, random messages (34 per sender on average), 20 fields",
-     lambda r: r["case"] == "random", "ranks_per_model"),
+     lambda r: r["case"] == "random" and r["os_us"] == 0.5, "ranks_per_model"),
     ("gamil", "Fig. 20: GAMIL2-CLM3, 128x60, 14 fields, round-robin -> 2-D blocks",
-     lambda r: r["case"] == "gamil", "ranks_per_model"),
+     lambda r: r["case"] == "gamil" and r["os_us"] == 0.5, "ranks_per_model"),
     ("cesm", "Fig. 19: CLM4 -> CPL7, 144x96, 32 fields, clumps dealt round-robin -> 1-D blocks",
-     lambda r: r["case"] == "cesm", "ranks_per_model"),
+     lambda r: r["case"] == "cesm" and r["os_us"] == 0.5, "ranks_per_model"),
     ("interp", "Fig. 21: rearrangement for interpolation, 144x96, 2-D blocks -> transposed 2-D blocks "
-     "on the same ranks", lambda r: r["case"] == "interp", "ranks_per_model"),
+     "on the same ranks", lambda r: r["case"] == "interp" and r["os_us"] == 0.5, "ranks_per_model"),
+    ("overhead", "Fig. 15's right end (1024 ranks per model, 90 messages, 10 fields) with larger "
+     "per-message overheads (os = ois = or, microseconds)",
+     lambda r: r["case"] == "toy" and r["grid_points"] == 92160 and r["ranks_per_model"] == 1024 and
+     r["msgs_target"] == 90 and r["fields"] == 10, "os_us"),
 ]
 
 
-def load(path):
+def os_microseconds(r):
+    """The per-message send overhead the simulation ran with (smpi/os), in microseconds."""
+    for c in r.get("sim", {}).get("cfg", []):
+        if c.startswith("--cfg=smpi/os:"):
+            return round(float(c.split(":")[2]) * 1e6, 3)
+    return 0.5 if r.get("sim") else None
+
+
+def load(paths):
     rows = []
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line.startswith("{"):
-                r = json.loads(line)
-                if r.get("bench") == "transfer":
-                    rows.append(r)
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("{"):
+                    r = json.loads(line)
+                    if r.get("bench") == "transfer":
+                        r["os_us"] = os_microseconds(r)
+                        rows.append(r)
     return rows
 
 
@@ -88,7 +106,7 @@ def table(rows, xkey):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("results")
+    ap.add_argument("results", nargs="+", help="JSON-lines files (later records win)")
     ap.add_argument("--plots", default=None, help="directory for transfer-<experiment>.png")
     ap.add_argument("--flat", action="store_true", help="one row per record (real-MPI runs)")
     a = ap.parse_args()
@@ -117,7 +135,7 @@ def main():
                 ax.plot([p[0] for p in pts], [p[1] * 1e3 for p in pts], marker="o", label=k)
             ax.set_xlabel(xkey.replace("_", " "))
             ax.set_ylabel("time per transfer (ms)")
-            if xkey != "msgs_target":
+            if xkey not in ("msgs_target", "fields"):
                 ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_title(title.split(":")[0], fontsize=9)

@@ -3,7 +3,8 @@
 # node, 5 GB/s InfiniBand fat tree), p2p, butterfly and adaptive side by side. Each experiment is
 # one `isthmus simulate` call; JSON lines are appended to RESULTS (default
 # docs/results/transfer-sim.jsonl). Usage: bench/transfer/simulate.sh [GROUP...] where GROUP is
-# fig15 fig15-256 fig16 fig17 fig18 gamil cesm interp cache (default: all). fig15 (1024 ranks
+# fig15 fig15-256 fig16 fig17 fig18 gamil cesm interp cache overhead (default: all but
+# overhead, which writes RESULTS with -overhead before .jsonl). fig15 (1024 ranks
 # per model, 2048 simulated ranks) takes 5-15 minutes per point on a 2-core machine, so runs
 # above 256 ranks per model time one exchange per method (simulated times are deterministic);
 # the others take 5. Fig. 16's 10-field points are Fig. 15's and Fig. 17's.
@@ -15,10 +16,12 @@ results=${RESULTS:-$root/docs/results/transfer-sim.jsonl}
 # as good as several (and 2048-rank runs are slow enough).
 export ISTHMUS_ADAPTIVE_SAMPLES=${ISTHMUS_ADAPTIVE_SAMPLES:-1} ISTHMUS_ADAPTIVE_WARMUP=${ISTHMUS_ADAPTIVE_WARMUP:-0}
 groups=${*:-"fig15 fig15-256 fig16 fig17 fig18 gamil cesm interp cache"}
-sim() {  # sim RANKS bench-args...
+sim() {  # sim RANKS bench-args...   (SIM_CFG: extra SimGrid options; SIM_RESULTS: other file)
   local ranks=$1; shift
+  local cfg=() o
+  for o in ${SIM_CFG:-}; do cfg+=(--cfg "$o"); done
   "$root/bin/isthmus" simulate transfer --platform tansuo --ranks "$ranks" --no-progress \
-    --results "$results" -- --reps "${REPS:-5}" "$@" >/dev/null
+    --results "${SIM_RESULTS:-$results}" "${cfg[@]}" -- --reps "${REPS:-5}" "$@" >/dev/null
   echo "done: $ranks ranks $*" >&2
 }
 for g in $groups; do
@@ -44,6 +47,11 @@ for g in $groups; do
     cache) cache=$(mktemp /tmp/isthmus-sim-plan.XXXXXX)
            sim 512 --case toy --ranks-per-model 256 --msgs 48 --methods adaptive --plan-cache "$cache"
            rm -f "$cache" ;;
+    overhead)  # Fig. 15's right end with per-message send/receive overheads 4x and 16x the preset's
+      for o in 2e-06 8e-06; do
+        SIM_CFG="smpi/os:0:$o:0 smpi/or:0:$o:0 smpi/ois:0:$o:0" SIM_RESULTS=${results%.jsonl}-overhead.jsonl \
+          REPS=1 sim 2048 --case toy --ranks-per-model 1024 --msgs 90
+      done ;;
     *) echo "simulate.sh: unknown group $g" >&2; exit 2 ;;
   esac
 done
