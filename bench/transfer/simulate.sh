@@ -47,8 +47,8 @@ for g in $groups; do
     cache) cache=$(mktemp /tmp/isthmus-sim-plan.XXXXXX)
            sim 512 --case toy --ranks-per-model 256 --msgs 48 --methods adaptive --plan-cache "$cache"
            rm -f "$cache" ;;
-    overhead)  # Fig. 15's right end with per-message send/receive overheads 4x and 16x the preset's
-      for o in 2e-06 8e-06; do
+    overhead)  # Fig. 15's right end with per-message send/receive overheads 4x, 16x and 64x the preset's
+      for o in 2e-06 8e-06 3.2e-05; do
         SIM_CFG="smpi/os:0:$o:0 smpi/or:0:$o:0 smpi/ois:0:$o:0" SIM_RESULTS=${results%.jsonl}-overhead.jsonl \
           REPS=1 sim 2048 --case toy --ranks-per-model 1024 --msgs 90
       done ;;
