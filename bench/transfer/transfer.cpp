@@ -171,11 +171,13 @@ int main(int argc, char** argv) {
   const double bytes_per_point = 8.0 * c.fields;
   Spread p2p_bytes = spread(sends ? bytes_per_point * info.send_points / info.send_peers : 0.0, sends);
 
-  // One allocation per side for all fields: under SMPI each shared allocation is a memory
-  // mapping, and 100 fields x 2 sides x 2048 ranks would exceed vm.max_map_count.
+  // One allocation for all fields of both sides: under SMPI each shared allocation costs about
+  // ten memory mappings, and 2048 ranks x 2 x 100 fields would exceed vm.max_map_count (65530).
   const size_t src_len = std::max<size_t>(c.src.size(), 1), dst_len = std::max<size_t>(c.dst.size(), 1);
-  double* src_block = static_cast<double*>(bench::alloc_field(sizeof(double) * src_len * c.fields));
-  double* dst_block = static_cast<double*>(bench::alloc_field(sizeof(double) * dst_len * c.fields));
+  double* block =
+      static_cast<double*>(bench::alloc_field(sizeof(double) * (src_len + dst_len) * c.fields));
+  double* src_block = block;
+  double* dst_block = block + src_len * c.fields;
   std::vector<void*> src(c.fields), dst(c.fields);
   for (int f = 0; f < c.fields; ++f) {
     src[f] = src_block + f * src_len;
@@ -246,8 +248,7 @@ int main(int argc, char** argv) {
       run_method("adaptive", ISTHMUS_METHOD_ADAPTIVE, cache.c_str(), "adaptive-cached");
   }
 
-  bench::free_field(src_block);
-  bench::free_field(dst_block);
+  bench::free_field(block);
   isthmus_xmap_destroy(&x);
   if (c.dsrc) isthmus_decomp_destroy(&c.dsrc);
   if (c.ddst) isthmus_decomp_destroy(&c.ddst);
