@@ -45,7 +45,7 @@ for g in $groups; do
     cesm) for m in 6 12 24 48 96 192; do sim $((2 * m)) --case cesm --ranks-per-model $m; done ;;
     interp) for m in 12 24 48 96 192; do sim $m --case interp --ranks-per-model $m; done ;;
     cache) cache=$(mktemp /tmp/isthmus-sim-plan.XXXXXX)
-           sim 512 --case toy --ranks-per-model 256 --msgs 48 --methods adaptive --plan-cache "$cache"
+           sim 512 --case toy --ranks-per-model 256 --msgs 90 --methods adaptive --plan-cache "$cache"
            rm -f "$cache" ;;
     overhead)  # Fig. 15's right end with per-message send/receive overheads 4x, 16x and 64x the preset's
       for o in 2e-06 8e-06 3.2e-05; do
