@@ -1,7 +1,18 @@
-// Helpers for MPI tests: rank/size of MPI_COMM_WORLD and an assertion that a condition holds
-// on every rank (a per-rank EXPECT alone would let ranks disagree on what to do next).
+// Helpers for MPI tests: rank/size of MPI_COMM_WORLD, an assertion that a condition holds on
+// every rank (a per-rank EXPECT alone would let ranks disagree on what to do next), and the
+// tools of the misuse tests (docs/errors.md): a watchdog that turns a hang into a failure that
+// names the case, and the check that a collective call returned one code on every rank.
 #pragma once
 #include <mpi.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
 
 inline int world_rank() { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
 inline int world_size() { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
@@ -10,3 +21,59 @@ inline bool all_ranks(bool ok, MPI_Comm comm = MPI_COMM_WORLD) {
   MPI_Allreduce(&l, &g, 1, MPI_INT, MPI_MIN, comm);
   return g == 1;
 }
+
+// While alive, a thread waits `seconds`; if the scope has not ended by then, the case hung:
+// it prints the case and the rank and ends the process with code 124, which ends the mpirun
+// job, instead of leaving it to the ctest timeout with no word about which case hung.
+class Watchdog {
+ public:
+  explicit Watchdog(std::string what, int seconds = 60) : what_(std::move(what)) {
+    thread_ = std::thread([this, seconds] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (!cv_.wait_for(lock, std::chrono::seconds(seconds), [this] { return done_; })) {
+        std::fprintf(stderr, "HANG: case '%s' did not return on rank %d within %d s\n",
+                     what_.c_str(), world_rank(), seconds);
+        std::fflush(stderr);
+        std::_Exit(124);
+      }
+    });
+  }
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  std::string what_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+// The codes every rank of comm returned (gathered on every rank), to assert that a collective
+// call failed alike everywhere.
+inline std::vector<int> codes_of_all_ranks(int rc, MPI_Comm comm = MPI_COMM_WORLD) {
+  int n = 0;
+  MPI_Comm_size(comm, &n);
+  std::vector<int> all(n);
+  MPI_Allgather(&rc, 1, MPI_INT, all.data(), 1, MPI_INT, comm);
+  return all;
+}
+inline bool same_code_everywhere(int rc, int expected, MPI_Comm comm = MPI_COMM_WORLD) {
+  for (int c : codes_of_all_ranks(rc, comm))
+    if (c != expected) return false;
+  return true;
+}
+
+// The ranks a misuse test puts the bad argument on: one rank (the last, so that it is not the
+// rank every reduction roots at) or every rank.
+enum class MisuseOn { OneRank, AllRanks };
+inline bool is_misused(MisuseOn on) { return on == MisuseOn::AllRanks || world_rank() == world_size() - 1; }
+inline const char* misuse_name(MisuseOn on) { return on == MisuseOn::AllRanks ? "all ranks" : "one rank"; }

@@ -1,4 +1,7 @@
 // C API of the foundation layers: context, index, xmap, transfer, trace.
+#include <optional>
+
+#include "base/agreement.h"
 #include "capi/handles.h"
 
 using namespace isthmus;
@@ -6,11 +9,6 @@ using namespace isthmus;
 namespace {
 
 ContextState* state_of(isthmus_context* c) { return c ? c->state.get() : nullptr; }
-
-template <typename T>
-void require(const T* p, const char* what) {
-  if (!p) fail(ISTHMUS_ERR_ARG, what, " is NULL");
-}
 
 XmapOptions to_options(const isthmus_xmap_options* o) {
   XmapOptions x;
@@ -30,6 +28,7 @@ int make_decomp(isthmus_context* ctx, isthmus_decomp** out, const char* fn, Make
   return guarded(state_of(ctx), fn, [&] {
     require(out, "output handle pointer");
     *out = nullptr;
+    ctx->state->usable_comm();
     *out = new isthmus_decomp{ctx->state, make()};
   });
 }
@@ -38,32 +37,34 @@ int make_decomp(isthmus_context* ctx, isthmus_decomp** out, const char* fn, Make
 
 extern "C" {
 
-const char* isthmus_error_name(int code) {
-  switch (code) {
-    case ISTHMUS_OK: return "ISTHMUS_OK";
-    case ISTHMUS_ERR_ARG: return "ISTHMUS_ERR_ARG";
-    case ISTHMUS_ERR_DECOMP: return "ISTHMUS_ERR_DECOMP";
-    case ISTHMUS_ERR_UNOWNED: return "ISTHMUS_ERR_UNOWNED";
-    case ISTHMUS_ERR_MPI: return "ISTHMUS_ERR_MPI";
-    case ISTHMUS_ERR_REMOTE: return "ISTHMUS_ERR_REMOTE";
-    case ISTHMUS_ERR_CONFIG: return "ISTHMUS_ERR_CONFIG";
-    case ISTHMUS_ERR_FILE: return "ISTHMUS_ERR_FILE";
-    case ISTHMUS_ERR_NOMEM: return "ISTHMUS_ERR_NOMEM";
-    case ISTHMUS_ERR_INTERNAL: return "ISTHMUS_ERR_INTERNAL";
-  }
-  return "ISTHMUS_ERR_UNKNOWN";
-}
-
 int isthmus_context_create(MPI_Comm comm, isthmus_context** ctx) {
-  ISTHMUS_REQUIRE_HANDLE(ctx);
-  *ctx = nullptr;
   auto st = std::make_shared<ContextState>();
-  int rc = guarded(nullptr, __func__, [&] {
+  // Until the communicator is known, messages name the rank in MPI_COMM_WORLD.
+  MPI_Comm_rank(MPI_COMM_WORLD, &st->rank);
+  int rc = guarded(st.get(), __func__, [&] {
+    if (ctx) *ctx = nullptr;
+    // A rank without a usable communicator cannot meet its peers: it fails alone.
+    if (comm == MPI_COMM_NULL) fail(ISTHMUS_ERR_ARG, "comm is MPI_COMM_NULL");
+    int inter = 0;
+    ISTHMUS_MPI(MPI_Comm_test_inter(comm, &inter));
+    if (inter)
+      fail(ISTHMUS_ERR_ARG, "comm is an intercommunicator; a context needs an intracommunicator "
+           "(maps between two groups take the intercommunicator: isthmus_xmap_create_inter)");
     ISTHMUS_MPI(MPI_Comm_dup(comm, &st->comm));
+    // Every communicator the library makes from this one inherits: MPI errors are returned.
+    ISTHMUS_MPI(MPI_Comm_set_errhandler(st->comm, MPI_ERRORS_RETURN));
     ISTHMUS_MPI(MPI_Comm_rank(st->comm, &st->rank));
     ISTHMUS_MPI(MPI_Comm_size(st->comm, &st->size));
+    Agreement agreement;
+    agreement.check([&] { require(ctx, "ctx (the output pointer)"); });
+    agreement.conclude(st->comm);
   });
-  if (rc == ISTHMUS_OK) *ctx = new isthmus_context{st};
+  if (rc != ISTHMUS_OK) {
+    // The caller still gets a handle, holding only the message (unless ctx itself is NULL).
+    if (st->comm != MPI_COMM_NULL) MPI_Comm_free(&st->comm);
+    st->creation_error = st->last_error;
+  }
+  if (ctx) *ctx = new isthmus_context{st};
   return rc;
 }
 
@@ -155,10 +156,16 @@ int isthmus_xmap_create(isthmus_context* ctx, const isthmus_decomp* src, const i
                         const isthmus_xmap_options* opt, isthmus_xmap** xmap) {
   ISTHMUS_REQUIRE_HANDLE(ctx);
   return guarded(state_of(ctx), __func__, [&] {
-    require(xmap, "output handle pointer");
-    *xmap = nullptr;
-    auto x = std::make_shared<Xmap>(ctx->state->comm, src ? &src->list : nullptr,
-                                    dst ? &dst->list : nullptr, to_options(opt));
+    MPI_Comm comm = ctx->state->usable_comm();
+    Agreement agreement;
+    XmapOptions o;
+    agreement.check([&] {
+      require(xmap, "xmap (the output pointer)");
+      *xmap = nullptr;
+      o = to_options(opt);
+    });
+    auto x = std::make_shared<Xmap>(comm, src ? &src->list : nullptr, dst ? &dst->list : nullptr,
+                                    o, agreement);
     *xmap = new isthmus_xmap{ctx->state, std::move(x)};
   });
 }
@@ -168,11 +175,18 @@ int isthmus_xmap_create_inter(isthmus_context* ctx, MPI_Comm intercomm, const is
                               isthmus_xmap** xmap) {
   ISTHMUS_REQUIRE_HANDLE(ctx);
   return guarded(state_of(ctx), __func__, [&] {
-    require(xmap, "output handle pointer");
-    *xmap = nullptr;
-    auto x = Xmap::across(intercomm, src ? &src->list : nullptr, dst ? &dst->list : nullptr,
-                          to_options(opt));
+    ctx->state->usable_comm();
+    Agreement agreement;
+    XmapOptions o;
+    agreement.check([&] {
+      require(xmap, "xmap (the output pointer)");
+      *xmap = nullptr;
+      o = to_options(opt);
+    });
+    auto x = Xmap::across(intercomm, src ? &src->list : nullptr, dst ? &dst->list : nullptr, o,
+                          agreement);
     *xmap = new isthmus_xmap{ctx->state, std::move(x)};
+    (*xmap)->inter = true;
   });
 }
 
@@ -191,17 +205,18 @@ int isthmus_xmap_destroy(isthmus_xmap** xmap) {
 
 int isthmus_xmap_get_info(const isthmus_xmap* x, isthmus_xmap_info* info) {
   ISTHMUS_REQUIRE_HANDLE(x);
-  ISTHMUS_REQUIRE_HANDLE(info);
-  const Schedule& s = x->xmap->forward();
-  info->send_peers = static_cast<int>(s.sends.size());
-  info->recv_peers = static_cast<int>(s.recvs.size());
-  info->send_points = s.send_points();
-  info->recv_points = s.recv_points();
-  info->self_points = s.copy_points();
-  info->fill_points = s.fill_points();
-  info->global_duplicates = x->xmap->global_duplicates();
-  info->global_unowned = x->xmap->global_unowned();
-  return ISTHMUS_OK;
+  return guarded(x->ctx.get(), __func__, [&] {
+    require(info, "info");
+    const Schedule& s = x->xmap->forward();
+    info->send_peers = static_cast<int>(s.sends.size());
+    info->recv_peers = static_cast<int>(s.recvs.size());
+    info->send_points = s.send_points();
+    info->recv_points = s.recv_points();
+    info->self_points = s.copy_points();
+    info->fill_points = s.fill_points();
+    info->global_duplicates = x->xmap->global_duplicates();
+    info->global_unowned = x->xmap->global_unowned();
+  });
 }
 
 int isthmus_redist_create(isthmus_context* ctx, const isthmus_xmap* xmap, int nfields,
@@ -209,18 +224,31 @@ int isthmus_redist_create(isthmus_context* ctx, const isthmus_xmap* xmap, int nf
                           isthmus_redist** redist) {
   ISTHMUS_REQUIRE_HANDLE(ctx);
   return guarded(state_of(ctx), __func__, [&] {
-    require(redist, "output handle pointer");
-    *redist = nullptr;
-    require(xmap, "xmap");
-    if (nfields < 1) fail(ISTHMUS_ERR_ARG, "nfields is ", nfields, "; at least 1 needed");
-    require(types, "types");
-    require(nlevels, "nlevels");
-    std::vector<FieldSpec> fields(nfields);
-    for (int f = 0; f < nfields; ++f) fields[f] = {static_cast<DataType>(types[f]), nlevels[f]};
-    if (method < ISTHMUS_METHOD_AUTO || method > ISTHMUS_METHOD_ADAPTIVE)
-      fail(ISTHMUS_ERR_ARG, "method is ", method,
-           " (0 auto, 1 p2p, 2 alltoallv, 3 neighbor, 4 butterfly, 5 adaptive)");
-    auto r = std::make_unique<Redist>(xmap->xmap, std::move(fields), static_cast<Method>(method));
+    // A rank given a NULL map still meets its peers over the context's communicator.
+    MPI_Comm comm = xmap ? xmap->agreement_comm() : ctx->state->usable_comm();
+    Agreement agreement;
+    std::vector<FieldSpec> fields;
+    agreement.check([&] {
+      require(redist, "redist (the output pointer)");
+      *redist = nullptr;
+      require(xmap, "xmap");
+      if (nfields < 1) fail(ISTHMUS_ERR_ARG, "nfields is ", nfields, "; at least 1 needed");
+      require(types, "types");
+      require(nlevels, "nlevels");
+      if (method < ISTHMUS_METHOD_AUTO || method > ISTHMUS_METHOD_ADAPTIVE)
+        fail(ISTHMUS_ERR_ARG, "method is ", method,
+             " (0 auto, 1 p2p, 2 alltoallv, 3 neighbor, 4 butterfly, 5 adaptive)");
+      fields.resize(nfields);
+      for (int f = 0; f < nfields; ++f) fields[f] = {static_cast<DataType>(types[f]), nlevels[f]};
+    });
+    const bool arrays = nfields > 0 && types && nlevels;
+    agreement.match("nfields", nfields);
+    agreement.match("method", method);
+    agreement.match_hash("the field types", arrays ? std::optional<uint64_t>(hash_values(types, nfields)) : std::nullopt);
+    agreement.match_hash("the field levels", arrays ? std::optional<uint64_t>(hash_values(nlevels, nfields)) : std::nullopt);
+    if (agreement.failed()) agreement.conclude(comm);  // no map to build on: throws everywhere
+    auto r = std::make_unique<Redist>(xmap->xmap, std::move(fields), static_cast<Method>(method),
+                                      agreement, comm);
     *redist = new isthmus_redist{ctx->state, std::move(r)};
   });
 }
@@ -245,9 +273,7 @@ int isthmus_redist_exchange_reverse(isthmus_redist* r, const void* const* dst, v
 int isthmus_redist_start(isthmus_redist* r, int direction, const void* const* in, void* const* out) {
   ISTHMUS_REQUIRE_HANDLE(r);
   return guarded(r->ctx.get(), __func__, [&] {
-    if (direction != ISTHMUS_FORWARD && direction != ISTHMUS_REVERSE)
-      fail(ISTHMUS_ERR_ARG, "direction is ", direction, " (0 ISTHMUS_FORWARD, 1 ISTHMUS_REVERSE)");
-    r->redist->start(direction == ISTHMUS_REVERSE, in, out);
+    r->redist->start(direction, in, out);
   });
 }
 
@@ -264,9 +290,10 @@ int isthmus_redist_set_tracing(isthmus_redist* r, int on) {
 
 int isthmus_redist_get_counters(const isthmus_redist* r, isthmus_trace_counters* out) {
   ISTHMUS_REQUIRE_HANDLE(r);
-  ISTHMUS_REQUIRE_HANDLE(out);
-  to_public(r->redist->trace().counters(), out);
-  return ISTHMUS_OK;
+  return guarded(r->ctx.get(), __func__, [&] {
+    require(out, "counters");
+    to_public(r->redist->trace().counters(), out);
+  });
 }
 
 int isthmus_redist_reset_counters(isthmus_redist* r) {
@@ -277,9 +304,10 @@ int isthmus_redist_reset_counters(isthmus_redist* r) {
 
 int isthmus_redist_method(const isthmus_redist* r, int* method) {
   ISTHMUS_REQUIRE_HANDLE(r);
-  ISTHMUS_REQUIRE_HANDLE(method);
-  *method = static_cast<int>(r->redist->method());
-  return ISTHMUS_OK;
+  return guarded(r->ctx.get(), __func__, [&] {
+    require(method, "method");
+    *method = static_cast<int>(r->redist->method());
+  });
 }
 
 }  // extern "C"

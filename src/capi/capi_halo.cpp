@@ -19,11 +19,6 @@ struct isthmus_halo {
 
 namespace {
 
-template <typename T>
-void require(const T* p, const char* what) {
-  if (!p) fail(ISTHMUS_ERR_ARG, what, " is NULL");
-}
-
 decomp::Options options(int halo, int boundary, const uint8_t* mask) {
   if (boundary < ISTHMUS_BOUNDARY_CLOSED || boundary > ISTHMUS_BOUNDARY_FOLD_F)
     fail(ISTHMUS_ERR_ARG, "boundary is ", boundary,

@@ -15,13 +15,20 @@
 namespace isthmus {
 
 struct ContextState {
-  MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;  // MPI_COMM_NULL: creation failed; only last_error is usable
   int rank = 0;
   int size = 1;
   std::string last_error;
   ~ContextState() {
     if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
   }
+  // The communicator, or an error if the context's creation failed.
+  MPI_Comm usable_comm() const {
+    if (comm == MPI_COMM_NULL)
+      fail(ISTHMUS_ERR_ARG, "the context is not usable: its creation failed (", creation_error, ")");
+    return comm;
+  }
+  std::string creation_error;
 };
 
 // Runs f; turns exceptions into an error code and the context's message, prefixed with the rank
@@ -70,11 +77,22 @@ struct isthmus_decomp {
 struct isthmus_xmap {
   std::shared_ptr<isthmus::ContextState> ctx;
   std::shared_ptr<isthmus::Xmap> xmap;
+  // The ranks that agree on calls made with this map (docs/errors.md): the context's
+  // communicator for a map built over it, so that a rank given a NULL map still meets its
+  // peers; the merged communicator of an intercommunicator map.
+  MPI_Comm agreement_comm() const { return inter ? xmap->comm() : ctx->comm; }
+  bool inter = false;
 };
 struct isthmus_redist {
   std::shared_ptr<isthmus::ContextState> ctx;
   std::unique_ptr<isthmus::Redist> redist;
 };
+
+// An argument that must not be NULL; the message names it.
+template <typename T>
+void require(const T* p, const char* what) {
+  if (!p) isthmus::fail(ISTHMUS_ERR_ARG, what, " is NULL");
+}
 
 // Null-handle checks that cannot write to a context (there is none): they return ISTHMUS_ERR_ARG.
 #define ISTHMUS_REQUIRE_HANDLE(h) \

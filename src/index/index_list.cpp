@@ -12,51 +12,24 @@ void check_global_size(int64_t n) {
   if (n < 0) fail(ISTHMUS_ERR_DECOMP, "global size ", n, " is negative");
 }
 
-}  // namespace
-
-IndexList::IndexList(int64_t global_size, std::vector<Segment> segs) : global_size_(global_size) {
-  check_global_size(global_size);
-  // Range check, in local order, so the message can name the local position.
-  int64_t pos = 0;
-  for (const Segment& s : segs) {
-    if (s.length < 0)
-      fail(ISTHMUS_ERR_DECOMP, "segment starting at global index ", s.start, " has negative length ",
-           s.length);
-    if (s.length > 0) {
-      if (s.start < 0)
-        fail(ISTHMUS_ERR_DECOMP, "global index ", s.start, " at local position ", pos,
-             " is negative");
-      if (s.start + s.length > global_size) {
-        int64_t bad = std::max(s.start, global_size);
-        fail(ISTHMUS_ERR_DECOMP, "global index ", bad, " at local position ", pos + (bad - s.start),
-             " is out of range [0, ", global_size, ")");
-      }
-    }
-    pos += s.length;
-  }
-  size_ = pos;
-  // Merge runs that continue each other; drop empty ones.
-  for (const Segment& s : segs) {
-    if (s.length == 0) continue;
-    if (!segs_.empty() && segs_.back().start + segs_.back().length == s.start)
-      segs_.back().length += s.length;
-    else
-      segs_.push_back(s);
-  }
-  // Duplicates: sort the runs by start and look for overlaps, O(nseg log nseg).
+// Throws if two of the (non-empty, in-range) runs share an index, naming the index and both local
+// positions: sort the runs by start and look for overlaps, O(nseg log nseg). Every run must end at
+// most at the global size and every local position must fit in int64_t (both hold once the runs
+// have passed the range checks of the constructor).
+void check_distinct(const std::vector<Segment>& segs) {
   std::vector<std::pair<Segment, int64_t>> by_start;  // segment, local position of its start
-  by_start.reserve(segs_.size());
-  pos = 0;
-  for (const Segment& s : segs_) {
-    by_start.push_back({s, pos});
-    pos += s.length;
+  by_start.reserve(segs.size());
+  int64_t pos = 0;
+  for (size_t i = 0; i < segs.size(); ++i) {
+    by_start.push_back({segs[i], pos});
+    if (i + 1 < segs.size()) pos += segs[i].length;  // not after the last run: may be size + 1
   }
   std::sort(by_start.begin(), by_start.end(),
             [](const auto& a, const auto& b) { return a.first.start < b.first.start; });
   for (size_t i = 1; i < by_start.size(); ++i) {
     const auto& prev = by_start[i - 1];
     const auto& cur = by_start[i];
-    if (cur.first.start < prev.first.start + prev.first.length) {
+    if (cur.first.start - prev.first.start < prev.first.length) {  // both starts >= 0: no overflow
       int64_t g = cur.first.start;
       int64_t p1 = prev.second + (g - prev.first.start), p2 = cur.second;
       fail(ISTHMUS_ERR_DECOMP, "global index ", g, " appears twice, at local positions ",
@@ -65,12 +38,65 @@ IndexList::IndexList(int64_t global_size, std::vector<Segment> segs) : global_si
   }
 }
 
+}  // namespace
+
+// Every check below is overflow-safe: a start, a length, a global size and a local position are
+// each in int64_t, but no sum of two of them is formed before it is known to fit.
+IndexList::IndexList(int64_t global_size, std::vector<Segment> segs) : global_size_(global_size) {
+  check_global_size(global_size);
+  const int64_t n = global_size;
+  // Range check, in local order, so the message can name the local position.
+  int64_t pos = 0;  // local position of the segment's start; pos <= n throughout
+  for (size_t k = 0; k < segs.size(); ++k) {
+    const Segment& s = segs[k];
+    if (s.length < 0)
+      fail(ISTHMUS_ERR_DECOMP, "segment starting at global index ", s.start, " has negative length ",
+           s.length);
+    if (s.length == 0) continue;
+    if (s.start < 0)
+      fail(ISTHMUS_ERR_DECOMP, "global index ", s.start, " at local position ", pos, " is negative");
+    // How many of the segment's leading indices lie in [0, n): never s.start + s.length.
+    int64_t inside = s.start >= n ? 0 : std::min(s.length, n - s.start);
+    if (inside > n - pos) {
+      // More than n indices of [0, n) so far: some index appears twice among segments 0..k. Cut
+      // segment k after n - pos + 1 indices (n + 1 in all, local positions up to n still fit) and
+      // let the duplicate search name it.
+      std::vector<Segment> prefix;
+      for (size_t i = 0; i < k; ++i)
+        if (segs[i].length > 0) prefix.push_back(segs[i]);
+      prefix.push_back({s.start, n - pos + 1});
+      check_distinct(prefix);
+      fail(ISTHMUS_ERR_DECOMP, "the part holds more than ", n,
+           " indices, so some index appears twice");  // not reached: check_distinct throws
+    }
+    if (inside < s.length) {  // the first index outside [0, n) is s.start + inside
+      fail(ISTHMUS_ERR_DECOMP, "global index ", s.start + inside, " at local position ",
+           pos + inside, " is out of range [0, ", n, ")");
+    }
+    pos += s.length;
+  }
+  size_ = pos;
+  // Merge runs that continue each other (all ends are <= n now); drop empty ones.
+  for (const Segment& s : segs) {
+    if (s.length == 0) continue;
+    if (!segs_.empty() && segs_.back().start + segs_.back().length == s.start)
+      segs_.back().length += s.length;
+    else
+      segs_.push_back(s);
+  }
+  check_distinct(segs_);
+}
+
 IndexList IndexList::from_indices(int64_t global_size, const int64_t* idx, int64_t n) {
   if (n < 0) fail(ISTHMUS_ERR_ARG, "number of indices ", n, " is negative");
   if (n > 0 && !idx) fail(ISTHMUS_ERR_ARG, "index array is NULL for ", n, " indices");
   std::vector<Segment> segs;
   for (int64_t i = 0; i < n; ++i) {
-    if (!segs.empty() && segs.back().start + segs.back().length == idx[i] && idx[i] >= 0)
+    // idx[i] continues the last run [start, start + length): compared as idx[i] - start, which
+    // cannot overflow when 0 <= start < idx[i], where start + length could (start near
+    // INT64_MAX). Negative indices stay runs of their own so the error names them.
+    if (!segs.empty() && segs.back().start >= 0 && idx[i] > segs.back().start &&
+        idx[i] - segs.back().start == segs.back().length)
       ++segs.back().length;
     else
       segs.push_back({idx[i], 1});
@@ -94,11 +120,37 @@ IndexList IndexList::from_box(int64_t global_size, int64_t offset, int64_t local
     fail(ISTHMUS_ERR_DECOMP, "box size ", local_nx, " x ", local_ny, " is negative");
   if (global_nx <= 0) fail(ISTHMUS_ERR_DECOMP, "box global_nx ", global_nx, " is not positive");
   if (offset < 0) fail(ISTHMUS_ERR_DECOMP, "box offset ", offset, " is negative");
-  if (local_nx > 0 && local_ny > 0 && offset % global_nx + local_nx > global_nx)
-    fail(ISTHMUS_ERR_DECOMP, "box of ", local_nx, " columns at column ", offset % global_nx,
+  if (local_nx == 0 || local_ny == 0) return IndexList(global_size, {});
+  const int64_t column = offset % global_nx;  // in [0, global_nx)
+  if (local_nx > global_nx - column)
+    fail(ISTHMUS_ERR_DECOMP, "box of ", local_nx, " columns at column ", column,
          " crosses the east edge of a grid of ", global_nx, " columns");
+  check_global_size(global_size);
+  // Row j covers [offset + j * global_nx, ... + local_nx). Rows 0..fit-1 lie inside [0, n):
+  // row j does iff j * global_nx <= n - offset - local_nx. Neither offset + j * global_nx nor
+  // local_nx * local_ny is formed before it is known to fit.
+  const int64_t n = global_size;
+  const int64_t room = n - offset;  // n >= 0 and offset >= 0: no overflow
+  const int64_t fit = room < local_nx ? 0 : (room - local_nx) / global_nx + 1;
+  if (fit < local_ny) {
+    // Row `fit` is the first to leave [0, n). Its local position fit * local_nx <= room <= n
+    // fits, as local_nx <= global_nx; its start may not even fit in int64_t.
+    int64_t step, start;
+    if (__builtin_mul_overflow(fit, global_nx, &step) ||
+        __builtin_add_overflow(offset, step, &start))
+      fail(ISTHMUS_ERR_DECOMP, "box row ", fit, " at local position ", fit * local_nx,
+           " starts at global index ", offset, " + ", fit, " * ", global_nx,
+           ", out of range [0, ", n, ")");
+    // The first index outside: the row's start, or n if the row straddles it (n - start <
+    // local_nx then, so the position stays <= n).
+    int64_t bad = std::max(start, n);
+    fail(ISTHMUS_ERR_DECOMP, "global index ", bad, " at local position ",
+         fit * local_nx + (bad - start), " is out of range [0, ", n, ")");
+  }
   std::vector<Segment> segs;
-  if (local_nx > 0) {
+  if (local_nx == global_nx) {
+    segs.push_back({offset, local_nx * local_ny});  // whole rows: one run, size <= n
+  } else {
     segs.reserve(local_ny);
     for (int64_t j = 0; j < local_ny; ++j) segs.push_back({offset + j * global_nx, local_nx});
   }
@@ -106,7 +158,9 @@ IndexList IndexList::from_box(int64_t global_size, int64_t offset, int64_t local
 }
 
 IndexList IndexList::from_oasis(int64_t global_size, const int* p, int n) {
-  if (!p || n < 1) fail(ISTHMUS_ERR_DECOMP, "OASIS partition descriptor is empty");
+  if (n < 1)
+    fail(ISTHMUS_ERR_DECOMP, "OASIS partition descriptor has ", n, " values, needs at least 1");
+  if (!p) fail(ISTHMUS_ERR_DECOMP, "OASIS partition descriptor is NULL for ", n, " values");
   auto need = [&](int count, const char* kind) {
     if (n < count)
       fail(ISTHMUS_ERR_DECOMP, "OASIS ", kind, " partition needs ", count, " values, got ", n);
@@ -122,6 +176,9 @@ IndexList IndexList::from_oasis(int64_t global_size, const int* p, int n) {
     }
     case 1: {  // apple: (1, offset, length)
       need(3, "apple");
+      if (p[2] < 0)
+        fail(ISTHMUS_ERR_DECOMP, "OASIS apple partition at offset ", p[1],
+             " has a negative length ", p[2]);
       return IndexList(global_size, {Segment{p[1], p[2]}});
     }
     case 2: {  // box: (2, offset, local_nx, local_ny, global_nx)
@@ -131,17 +188,29 @@ IndexList IndexList::from_oasis(int64_t global_size, const int* p, int n) {
     case 3: {  // orange: (3, nseg, off1, len1, ...)
       need(2, "orange");
       int nseg = p[1];
-      if (nseg < 0) fail(ISTHMUS_ERR_DECOMP, "OASIS orange partition has ", nseg, " segments");
-      need(2 + 2 * nseg, "orange");
+      if (nseg < 0)
+        fail(ISTHMUS_ERR_DECOMP, "OASIS orange partition has a negative segment count ", nseg);
+      if ((n - 2) / 2 < nseg)  // n >= 2: no overflow, where 2 + 2 * nseg could
+        fail(ISTHMUS_ERR_DECOMP, "OASIS orange partition with ", nseg, " segments needs ",
+             2 + 2 * int64_t{nseg}, " values, got ", n);
       std::vector<Segment> segs(nseg);
-      for (int s = 0; s < nseg; ++s) segs[s] = {p[2 + 2 * s], p[3 + 2 * s]};
+      for (int s = 0; s < nseg; ++s) {
+        int off = p[2 + 2 * s], len = p[3 + 2 * s];
+        if (len < 0)
+          fail(ISTHMUS_ERR_DECOMP, "OASIS orange partition segment ", s, " at offset ", off,
+               " has a negative length ", len);
+        segs[s] = {off, len};
+      }
       return IndexList(global_size, std::move(segs));
     }
     case 4: {  // points: (4, npts, i1, i2, ...)
       need(2, "points");
       int npts = p[1];
-      if (npts < 0) fail(ISTHMUS_ERR_DECOMP, "OASIS points partition has ", npts, " points");
-      need(2 + npts, "points");
+      if (npts < 0)
+        fail(ISTHMUS_ERR_DECOMP, "OASIS points partition has a negative point count ", npts);
+      if (n - 2 < npts)  // n >= 2: no overflow, where 2 + npts could
+        fail(ISTHMUS_ERR_DECOMP, "OASIS points partition with ", npts, " points needs ",
+             2 + int64_t{npts}, " values, got ", n);
       std::vector<int64_t> idx(p + 2, p + 2 + npts);
       return from_indices(global_size, idx.data(), npts);
     }

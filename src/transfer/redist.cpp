@@ -1,5 +1,6 @@
 #include "transfer/redist.h"
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -125,48 +126,53 @@ class FieldPacker final : public Packer {
 
 }  // namespace
 
-Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, Method method)
+Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, Method method,
+               Agreement& agreement, MPI_Comm agreement_comm)
     : xmap_(std::move(xmap)), fields_(std::move(fields)),
       method_(method == Method::Auto ? Method::Adaptive : method),
       trace_(trace::enabled_by_environment()) {
-  // Checks that depend only on arguments every rank passes alike, so that all ranks fail
-  // together before any collective call.
-  if (!xmap_) fail(ISTHMUS_ERR_ARG, "the exchange map is NULL");
-  if (fields_.empty()) fail(ISTHMUS_ERR_ARG, "a redistribution needs at least one field");
-  for (size_t f = 0; f < fields_.size(); ++f) {
-    int t = static_cast<int>(fields_[f].type);
-    if (t < 0 || t > 2)
-      fail(ISTHMUS_ERR_ARG, "field ", f, " has unknown type ", t,
-           " (0 double, 1 float, 2 int32)");
-    if (fields_[f].nlevels < 1)
-      fail(ISTHMUS_ERR_ARG, "field ", f, " has ", fields_[f].nlevels, " levels; at least 1 needed");
-    point_bytes_ += fields_[f].nlevels * type_size(fields_[f].type);
-    const XmapOptions& o = xmap_->options();
-    if (o.fill_unowned) {
-      double v = o.fill_value;
-      bool ok = fields_[f].type == DataType::Double ||
-                (fields_[f].type == DataType::Float &&
-                 (!std::isfinite(v) || std::fabs(v) <= std::numeric_limits<float>::max())) ||
-                (fields_[f].type == DataType::Int32 && v == std::trunc(v) &&
-                 v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max());
-      if (!ok)
-        fail(ISTHMUS_ERR_ARG, "fill value ", v, " cannot be represented in field ", f, " of type ",
-             type_name(fields_[f].type));
+  // Everything that can fail on one rank is checked before the agreement; after it, the set-up
+  // fails only on MPI errors.
+  agreement.check([&] {
+    if (!xmap_) fail(ISTHMUS_ERR_ARG, "the exchange map is NULL");
+    if (fields_.empty()) fail(ISTHMUS_ERR_ARG, "a redistribution needs at least one field");
+    for (size_t f = 0; f < fields_.size(); ++f) {
+      int t = static_cast<int>(fields_[f].type);
+      if (t < 0 || t > 2)
+        fail(ISTHMUS_ERR_ARG, "field ", f, " has unknown type ", t,
+             " (0 double, 1 float, 2 int32)");
+      if (fields_[f].nlevels < 1)
+        fail(ISTHMUS_ERR_ARG, "field ", f, " has ", fields_[f].nlevels, " levels; at least 1 needed");
+      point_bytes_ += fields_[f].nlevels * type_size(fields_[f].type);
+      const XmapOptions& o = xmap_->options();
+      if (o.fill_unowned) {
+        // The fill value is converted to each field's type as C converts it (1.5 becomes 1 in
+        // an int32 field); a value the type cannot hold would make that conversion undefined.
+        double v = o.fill_value;
+        bool ok = fields_[f].type == DataType::Double ||
+                  (fields_[f].type == DataType::Float &&
+                   (!std::isfinite(v) || std::fabs(v) <= std::numeric_limits<float>::max())) ||
+                  (fields_[f].type == DataType::Int32 && v > -2147483649.0 && v < 2147483648.0);
+        if (!ok)
+          fail(ISTHMUS_ERR_ARG, "fill value ", v, " is outside the range of field ", f,
+               "'s type ", type_name(fields_[f].type));
+      }
     }
-  }
-  int mi = static_cast<int>(method_);
-  if (mi < 1 || mi > 5) fail(ISTHMUS_ERR_ARG, "unknown transfer method ", mi);
+    int mi = static_cast<int>(method_);
+    if (mi < 1 || mi > 5) fail(ISTHMUS_ERR_ARG, "unknown transfer method ", mi);
+    lay_out(forward_, xmap_->forward());
+    lay_out(reverse_, xmap_->reverse());
+  });
+  agreement.conclude(agreement_comm);
 
   // Each redistribution has its own communicator, so its messages cannot meet another's.
   ISTHMUS_MPI(MPI_Comm_dup(xmap_->comm(), &comm_));
   try {
-    const Schedule& fw = xmap_->forward();
-    const Schedule& rv = xmap_->reverse();
     // Buffer A: forward send / reverse receive; buffer B: forward receive / reverse send.
-    buf_a_.resize(std::max(fw.send_points(), rv.recv_points()) * point_bytes_);
-    buf_b_.resize(std::max(fw.recv_points(), rv.send_points()) * point_bytes_);
-    setup(forward_, fw, buf_a_.data(), buf_b_.data(), 1);
-    setup(reverse_, rv, buf_b_.data(), buf_a_.data(), 2);
+    buf_a_.resize(std::max(forward_.layout.send_total(), reverse_.layout.recv_total()));
+    buf_b_.resize(std::max(forward_.layout.recv_total(), reverse_.layout.send_total()));
+    forward_.executor = make_executor(method_, comm_, 1, forward_.layout, buf_a_.data(), buf_b_.data());
+    reverse_.executor = make_executor(method_, comm_, 2, reverse_.layout, buf_b_.data(), buf_a_.data());
   } catch (...) {
     release();
     throw;
@@ -189,22 +195,25 @@ void Redist::release() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-void Redist::setup(Direction& d, const Schedule& s, char* sbuf, char* rbuf, int tag) {
+void Redist::lay_out(Direction& d, const Schedule& s) {
   d.schedule = &s;
-  // Messages lie back to back in peer order, each count * point_bytes_ long.
-  auto lay_out = [this](const std::vector<PeerRuns>& peers, std::vector<int>& ranks,
-                        std::vector<size_t>& bytes, std::vector<size_t>& offsets) {
+  // Messages lie back to back in peer order: a status word, then count * point_bytes_.
+  auto place = [this](const std::vector<PeerRuns>& peers, std::vector<int>& ranks,
+                      std::vector<size_t>& bytes, std::vector<size_t>& offsets) {
     size_t off = 0;
     for (const PeerRuns& p : peers) {
+      const size_t b = kStatusBytes + p.count * point_bytes_;
+      if (b > static_cast<size_t>(INT_MAX))
+        fail(ISTHMUS_ERR_ARG, "the message to or from rank ", p.peer, " would hold ", b,
+             " bytes, more than MPI's int count; use fewer fields per redistribution");
       ranks.push_back(p.peer);
-      bytes.push_back(p.count * point_bytes_);
+      bytes.push_back(b);
       offsets.push_back(off);
-      off += p.count * point_bytes_;
+      off += b;
     }
   };
-  lay_out(s.sends, d.layout.send_peers, d.layout.send_bytes, d.layout.send_offset);
-  lay_out(s.recvs, d.layout.recv_peers, d.layout.recv_bytes, d.layout.recv_offset);
-  d.executor = make_executor(method_, comm_, tag, d.layout, sbuf, rbuf);
+  place(s.sends, d.layout.send_peers, d.layout.send_bytes, d.layout.send_offset);
+  place(s.recvs, d.layout.recv_peers, d.layout.recv_bytes, d.layout.recv_offset);
 }
 
 void Redist::check_arrays(const Direction& d, const void* const* in, void* const* out,
@@ -219,27 +228,70 @@ void Redist::check_arrays(const Direction& d, const void* const* in, void* const
       fail(ISTHMUS_ERR_ARG, what, ": output array of field ", f, " is NULL but this rank holds ",
            s.dst_size, " points");
   }
-  if (pending_)
-    fail(ISTHMUS_ERR_ARG, what, ": an exchange started earlier has not been waited for");
+}
+
+std::optional<Error> Redist::misuse(const Direction& d, const void* const* in, void* const* out,
+                                    const char* what) {
+  if (pending_) {
+    // The peers have finished the pending exchange and started this one: finish it (its
+    // outputs are written), then take part in this one as a failed rank.
+    try {
+      wait();
+    } catch (const Error&) {
+    }
+    return Error(ISTHMUS_ERR_ARG, std::string(what) + ": an exchange started earlier had not "
+                 "been waited for (it has now been completed)");
+  }
+  try {
+    check_arrays(d, in, out, what);
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
+
+void Redist::run_failed(Direction& d, const Error& e, bool split) {
+  StatusPacker status(nullptr, e.code(), d.layout.recv_peers);
+  // The same calls as the peers make: a blocking collective does not match a non-blocking one.
+  if (split) {
+    d.executor->start(status, trace_);
+    d.executor->finish(status, trace_);
+  } else {
+    d.executor->run(status, trace_);
+  }
+  throw e;
 }
 
 void Redist::run(Direction& d, const void* const* in, void* const* out, const char* what) {
-  check_arrays(d, in, out, what);
+  if (auto e = misuse(d, in, out, what)) run_failed(d, *e, false);
   double t0 = trace_.now();
   FieldPacker packer(fields_, *d.schedule, in, out, xmap_->options(), &d == &forward_);
-  d.executor->run(packer, trace_);
+  StatusPacker status(&packer, 0, d.layout.recv_peers);
+  d.executor->run(status, trace_);
   count_exchange(t0);
+  status.throw_if_peer_failed(what);
 }
 
-void Redist::start(bool reverse, const void* const* in, void* const* out) {
+void Redist::start(int direction, const void* const* in, void* const* out) {
+  const bool reverse = direction == 1;
   Direction& d = reverse ? reverse_ : forward_;
-  check_arrays(d, in, out, reverse ? "start of a reverse exchange" : "start of a forward exchange");
+  const char* what = reverse ? "start of a reverse exchange" : "start of a forward exchange";
+  if (direction != 0 && direction != 1) {
+    if (pending_) (void)misuse(d, in, out, what);  // finishes the pending exchange
+    run_failed(d, Error(ISTHMUS_ERR_ARG, "direction is " + std::to_string(direction) +
+                                             " (0 ISTHMUS_FORWARD, 1 ISTHMUS_REVERSE); this rank "
+                                             "took part in the forward exchange without data"),
+               true);
+  }
+  if (auto e = misuse(d, in, out, what)) run_failed(d, *e, true);
   pending_t0_ = trace_.now();
   pending_out_.assign(fields_.size(), nullptr);  // capacity kept: no allocation after the first
   if (out)
     for (size_t f = 0; f < fields_.size(); ++f) pending_out_[f] = out[f];
   FieldPacker packer(fields_, *d.schedule, in, pending_out_.data(), xmap_->options(), &d == &forward_);
-  d.executor->start(packer, trace_);
+  StatusPacker status(&packer, 0, d.layout.recv_peers);
+  d.executor->start(status, trace_);
+  pending_failure_ = status.peer_failure();  // an executor that cannot split unpacks in start
   pending_ = &d;
 }
 
@@ -249,8 +301,12 @@ void Redist::wait() {
   pending_ = nullptr;
   FieldPacker packer(fields_, *d.schedule, nullptr, pending_out_.data(), xmap_->options(),
                      &d == &forward_);
-  d.executor->finish(packer, trace_);
+  StatusPacker status(&packer, 0, d.layout.recv_peers);
+  status.inherit(pending_failure_);
+  d.executor->finish(status, trace_);
   count_exchange(pending_t0_);
+  status.throw_if_peer_failed(&d == &forward_ ? "wait of a forward exchange"
+                                              : "wait of a reverse exchange");
 }
 
 void Redist::count_exchange(double t0) {

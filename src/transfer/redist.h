@@ -5,9 +5,12 @@
 #include <mpi.h>
 
 #include <memory>
+#include <optional>
 #include <vector>
 
+#include "base/agreement.h"
 #include "transfer/executor.h"
+#include "transfer/message_status.h"
 #include "xmap/xmap.h"
 
 namespace isthmus {
@@ -23,20 +26,28 @@ struct FieldSpec {
 
 class Redist {
  public:
-  // Collective over the xmap's communicator.
-  Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, Method method);
+  // Collective over the xmap's ranks. `agreement` holds the caller's local checks; the
+  // constructor adds its own and concludes it over agreement_comm (ranks that are the xmap's,
+  // e.g. the context's communicator) before any communication (docs/errors.md).
+  Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, Method method,
+         Agreement& agreement, MPI_Comm agreement_comm);
   ~Redist();
   Redist(const Redist&) = delete;
   Redist& operator=(const Redist&) = delete;
 
   // Field arrays are level-major: level l of local point p at [l * local_size + p].
+  // Misuse on one rank (NULL arrays, an exchange while one is pending, a bad direction) never
+  // leaves its peers waiting: that rank still takes part, its messages flagged with its error
+  // code, and throws; a peer that receives a flagged message throws the same code naming it
+  // (message_status.h). Ranks that receive nothing from it are unaffected.
   void exchange(const void* const* src_fields, void* const* dst_fields);
   void exchange_reverse(const void* const* dst_fields, void* const* src_fields);
 
   // Split exchange: start packs and posts the messages (the inputs may be reused as soon as it
   // returns); wait completes them and writes the outputs, which must not be touched in between.
-  // One exchange at a time per redistribution.
-  void start(bool reverse, const void* const* in, void* const* out);
+  // One exchange at a time per redistribution. direction: 0 forward, 1 reverse; any other
+  // value is misuse and takes part in the forward exchange as a failed rank.
+  void start(int direction, const void* const* in, void* const* out);
   void wait();
   bool pending() const { return pending_ != nullptr; }
 
@@ -56,10 +67,16 @@ class Redist {
     MessageLayout layout;
     std::unique_ptr<Executor> executor;
   };
-  void setup(Direction& d, const Schedule& s, char* sbuf, char* rbuf, int tag);
+  void lay_out(Direction& d, const Schedule& s);
   void check_arrays(const Direction& d, const void* const* in, void* const* out,
                     const char* what) const;
+  // Validates the call; on misuse returns the error this rank takes part with (after finishing
+  // a pending exchange, whose outputs are then written).
+  std::optional<Error> misuse(const Direction& d, const void* const* in, void* const* out,
+                              const char* what);
   void run(Direction& d, const void* const* in, void* const* out, const char* what);
+  // Takes part in the exchange without data (as start + finish when `split`), then throws e.
+  [[noreturn]] void run_failed(Direction& d, const Error& e, bool split);
   void count_exchange(double t0);  // trace: one exchange that began at t0
   void release();                  // executors, then the communicator
 
@@ -72,6 +89,7 @@ class Redist {
   Direction forward_, reverse_;
   trace::Trace trace_;
   Direction* pending_ = nullptr;       // the direction of a started exchange
+  std::optional<StatusPacker::Failure> pending_failure_;  // a failed peer seen during start
   std::vector<void*> pending_out_;      // its output arrays (copied: the caller's list may go)
   double pending_t0_ = 0;
 };

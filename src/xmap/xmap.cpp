@@ -354,33 +354,67 @@ Schedule run_directory(MPI_Comm comm, const Directory& dir, const IndexList* own
 
 // ---- Xmap --------------------------------------------------------------------------------
 
-Xmap::Xmap(MPI_Comm comm, const IndexList* src, const IndexList* dst, const XmapOptions& opt)
+int64_t Xmap::agree(MPI_Comm over, const IndexList* src, const IndexList* dst,
+                    Agreement& agreement) {
+  agreement.check([&] {
+    if (src && dst && src->global_size() != dst->global_size())
+      fail(ISTHMUS_ERR_DECOMP, "the source part has global size ", src->global_size(),
+           " but the destination part ", dst->global_size());
+  });
+  const IndexList* part = src ? src : dst;
+  agreement.match("the global size of the decompositions",
+                  part ? std::optional<int64_t>(part->global_size()) : std::nullopt);
+  agreement.conclude(over);
+  return agreement.agreed(0).value_or(0);
+}
+
+Xmap::Xmap(MPI_Comm comm, const IndexList* src, const IndexList* dst, const XmapOptions& opt,
+           Agreement& agreement)
     : opt_(opt) {
+  const int64_t n = agree(comm, src, dst, agreement);
   ISTHMUS_MPI(MPI_Comm_dup(comm, &comm_));
-  build(src, dst);
+  build(src, dst, n);
 }
 
 Xmap::Xmap(AdoptComm, MPI_Comm comm, const IndexList* src, const IndexList* dst,
-           const XmapOptions& opt)
+           const XmapOptions& opt, Agreement& agreement)
     : comm_(comm), opt_(opt) {
-  build(src, dst);
+  int64_t n = 0;
+  try {
+    n = agree(comm_, src, dst, agreement);
+  } catch (...) {
+    MPI_Comm_free(&comm_);
+    throw;
+  }
+  build(src, dst, n);
 }
 
 std::shared_ptr<Xmap> Xmap::across(MPI_Comm intercomm, const IndexList* src,
-                                   const IndexList* dst, const XmapOptions& opt) {
+                                   const IndexList* dst, const XmapOptions& opt,
+                                   Agreement& agreement) {
+  // Without an intercommunicator this rank has no peers to agree with: it fails alone.
+  if (intercomm == MPI_COMM_NULL) {
+    agreement.record(ISTHMUS_ERR_ARG, "intercomm is MPI_COMM_NULL");
+    agreement.conclude(MPI_COMM_NULL);
+  }
   int inter = 0;
   ISTHMUS_MPI(MPI_Comm_test_inter(intercomm, &inter));
-  if (!inter) fail(ISTHMUS_ERR_ARG, "the communicator given as an intercommunicator is not one");
+  if (!inter) {
+    agreement.record(ISTHMUS_ERR_ARG, "intercomm is an intracommunicator, not an intercommunicator");
+    agreement.conclude(MPI_COMM_NULL);
+  }
   MPI_Comm merged = MPI_COMM_NULL;
   ISTHMUS_MPI(MPI_Intercomm_merge(intercomm, 0, &merged));
-  return std::shared_ptr<Xmap>(new Xmap(AdoptComm{}, merged, src, dst, opt));
+  // The merged communicator inherits the application's error handler: ours returns errors.
+  ISTHMUS_MPI(MPI_Comm_set_errhandler(merged, MPI_ERRORS_RETURN));
+  return std::shared_ptr<Xmap>(new Xmap(AdoptComm{}, merged, src, dst, opt, agreement));
 }
 
 Xmap::~Xmap() {
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
-void Xmap::build(const IndexList* src, const IndexList* dst) {
+void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size) {
   // The free comm on failure is the destructor's job only once construction succeeded.
   struct FreeOnThrow {
     MPI_Comm* c;
@@ -393,27 +427,7 @@ void Xmap::build(const IndexList* src, const IndexList* dst) {
   int me = 0, size = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm_, &me));
   ISTHMUS_MPI(MPI_Comm_size(comm_, &size));
-
-  // Every part must describe the same index space.
-  int64_t nmin = INT64_MAX, nmax = -1;
-  for (const IndexList* l : {src, dst})
-    if (l) {
-      nmin = std::min(nmin, l->global_size());
-      nmax = std::max(nmax, l->global_size());
-    }
-  int64_t local[2] = {nmin, -nmax}, global[2];
-  ISTHMUS_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_MIN, comm_));
-  int64_t gmin = global[0], gmax = -global[1];
-  if (gmax >= 0 && gmin != gmax) {
-    if (src && dst && src->global_size() != dst->global_size())
-      fail(ISTHMUS_ERR_DECOMP, "rank ", me, ": source global size ", src->global_size(),
-           " differs from destination global size ", dst->global_size());
-    if (nmax >= 0)
-      fail(ISTHMUS_ERR_DECOMP, "rank ", me, ": its decomposition has global size ", nmax,
-           " but another rank's has ", nmax == gmin ? gmax : gmin);
-    fail(ISTHMUS_ERR_DECOMP, "rank ", me, ": the decompositions disagree on the global size (",
-         gmin, " and ", gmax, ")");
-  }
+  const int64_t gmax = global_size;
   Directory dir;
   dir.n = std::max<int64_t>(gmax, 0);
   dir.size = size;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/agreement.h"
 #include "index/index_list.h"
 
 namespace isthmus {
@@ -51,10 +52,16 @@ struct XmapOptions {
 class Xmap {
  public:
   // Collective over comm (which the map duplicates and keeps). src/dst may be null.
-  Xmap(MPI_Comm comm, const IndexList* src, const IndexList* dst, const XmapOptions& opt);
-  // Collective over both groups of an intercommunicator: the groups are merged.
+  // `agreement` holds the caller's local checks; the constructor adds its own and the global
+  // size, and concludes it over comm before any other communication (docs/errors.md).
+  Xmap(MPI_Comm comm, const IndexList* src, const IndexList* dst, const XmapOptions& opt,
+       Agreement& agreement);
+  // Collective over both groups of an intercommunicator: the groups are merged, and the
+  // agreement is concluded over the merged communicator. A rank whose intercomm is not one
+  // cannot take part: it fails alone.
   static std::shared_ptr<Xmap> across(MPI_Comm intercomm, const IndexList* src,
-                                      const IndexList* dst, const XmapOptions& opt);
+                                      const IndexList* dst, const XmapOptions& opt,
+                                      Agreement& agreement);
   ~Xmap();
   Xmap(const Xmap&) = delete;
   Xmap& operator=(const Xmap&) = delete;
@@ -69,8 +76,11 @@ class Xmap {
  private:
   struct AdoptComm {};
   Xmap(AdoptComm, MPI_Comm comm, const IndexList* src, const IndexList* dst,
-       const XmapOptions& opt);
-  void build(const IndexList* src, const IndexList* dst);
+       const XmapOptions& opt, Agreement& agreement);
+  // Local checks, agreement over `over`; returns the agreed global size.
+  static int64_t agree(MPI_Comm over, const IndexList* src, const IndexList* dst,
+                       Agreement& agreement);
+  void build(const IndexList* src, const IndexList* dst, int64_t global_size);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   XmapOptions opt_;

@@ -1,0 +1,109 @@
+// The error contract of every collective call (docs/errors.md): each rank validates its own
+// arguments, then all ranks agree in one small reduction, before any communication that depends
+// on those arguments. If any rank failed, or an argument that must be equal on every rank is
+// not, every rank throws an Error with the same code, and no rank is left waiting.
+//
+//   Agreement a;
+//   a.check([&] { ...local checks that throw isthmus::Error... });
+//   a.match("nfields", nfields);            // must be equal on every rank
+//   a.conclude(comm);                       // one MPI_Allreduce; throws on every rank on failure
+//
+// The reduction has a fixed size (kMaxMatches slots), so ranks that failed early, or registered
+// fewer matches, still take part in the same reduction.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "base/error.h"
+
+namespace isthmus {
+
+class Agreement {
+ public:
+  static constexpr int kMaxMatches = 7;
+
+  // Runs one local check. The first failure is kept (not thrown); later checks are skipped,
+  // since they may depend on what failed.
+  template <typename F>
+  void check(F&& f) {
+    if (failed()) return;
+    try {
+      f();
+    } catch (const Error& e) {
+      record(e.code(), e.what());
+    } catch (const std::bad_alloc&) {
+      record(ISTHMUS_ERR_NOMEM, "out of memory");
+    } catch (const std::exception& e) {
+      record(ISTHMUS_ERR_INTERNAL, e.what());
+    }
+  }
+  // Records a local failure directly (the first one counts).
+  void record(int code, const std::string& message);
+  bool failed() const { return code_ != ISTHMUS_OK; }
+
+  // A value that must be the same on every rank that knows it (std::nullopt: this rank has
+  // no say, e.g. it holds no part). The message of a mismatch names the values and two ranks.
+  void match(const char* what, std::optional<int64_t> value);
+  // The same for values that mean nothing to a reader (arrays): compared by a hash, and the
+  // message names the two ranks that disagree.
+  void match_hash(const char* what, std::optional<uint64_t> hash);
+
+  // The one reduction over comm. Returns normally on every rank if no rank failed and every
+  // match agrees; otherwise throws on every rank the code of the lowest failing rank (or
+  // ISTHMUS_ERR_ARG for a mismatch), with a message that names the failing rank and says
+  // why. comm == MPI_COMM_NULL means this rank cannot take part (it has no communicator):
+  // it throws its own failure at once.
+  void conclude(MPI_Comm comm);
+
+  // After a successful conclude: the agreed value of match slot i (the one value every rank
+  // that knew it had), or std::nullopt if no rank knew it.
+  std::optional<int64_t> agreed(int i) const;
+
+  // ---- Additions for the collectives (alltoallv, global sums) ---------------------------
+  // The number of slots registered so far: the index the next match/maximum gets.
+  int slots() const { return nslots_; }
+  // A value that need not be equal: every rank learns its largest over all ranks (e.g. the
+  // largest message size an auto rule looks at), read with agreed(i) after conclude
+  // (std::nullopt if no rank knew one). value > INT64_MIN. Takes a match slot, no other cost.
+  // Returns the slot index.
+  int maximum(const char* what, std::optional<int64_t> value);
+  // A checksum beside the MIN slots: conclude also computes the wrapping 64-bit sum over all
+  // ranks of what each rank added, for data that must pair up across ranks (alltoallv: each
+  // rank adds a hash of every (sender, receiver, count) it sends and subtracts the hash of
+  // every one it expects, so the sum is 0 when they pair up, and non-zero but for a 2^-64
+  // chance when they do not). It changes the reduction (one more int64 and a user-defined
+  // MPI_Op over a contiguous type, both created and freed in conclude), so EVERY rank of the
+  // call must call use_checksum(), failed or not, before conclude. Nothing is thrown for a
+  // non-zero sum: the caller reads checksum() after conclude (the same value on every rank),
+  // and may run a failure-path step that names what disagrees.
+  void use_checksum() { use_checksum_ = true; }
+  void add_to_checksum(uint64_t v) { checksum_ += v; }
+  uint64_t checksum() const { return checksum_; }
+
+ private:
+  struct Slot {
+    const char* what = nullptr;
+    bool hashed = false;
+    std::optional<int64_t> value;
+    bool maximum = false;  // a maximum() slot: reduced, not compared
+  };
+  int add_slot(const char* what, bool hashed, std::optional<int64_t> value);
+  [[noreturn]] void throw_remote_failure(MPI_Comm comm, int rank, int failing_rank);
+  [[noreturn]] void throw_mismatch(MPI_Comm comm, int rank, int slot, int64_t vmin, int64_t vmax);
+
+  int code_ = ISTHMUS_OK;
+  std::string message_;
+  int nslots_ = 0;
+  Slot slots_[kMaxMatches];
+  std::optional<int64_t> agreed_[kMaxMatches];
+  bool use_checksum_ = false;
+  uint64_t checksum_ = 0;  // this rank's contribution; after conclude, the sum over all ranks
+};
+
+// A 62-bit hash of an array, for Agreement::match_hash.
+uint64_t hash_values(const int* values, int64_t n);
+
+}  // namespace isthmus
