@@ -2,6 +2,7 @@
 #include <memory>
 #include <optional>
 
+#include "base/agreement.h"
 #include "capi/handles.h"
 #include "decomp/decomposition.h"
 #include "halo/halo_exchange.h"
@@ -18,6 +19,11 @@ struct isthmus_halo {
 };
 
 namespace {
+
+void require_rank(const decomp::Decomposition& d, int rank) {
+  if (rank < 0 || rank >= d.nranks())
+    fail(ISTHMUS_ERR_ARG, "rank ", rank, " holds no subdomain (", d.nranks(), " subdomains)");
+}
 
 decomp::Options options(int halo, int boundary, const uint8_t* mask) {
   if (boundary < ISTHMUS_BOUNDARY_CLOSED || boundary > ISTHMUS_BOUNDARY_FOLD_F)
@@ -71,25 +77,27 @@ int isthmus_layout_destroy(isthmus_layout** layout) {
 
 int isthmus_layout_get_info(const isthmus_layout* l, isthmus_layout_info* info) {
   ISTHMUS_REQUIRE_HANDLE(l);
-  ISTHMUS_REQUIRE_HANDLE(info);
-  const decomp::Decomposition& d = l->d;
-  info->nx = d.nx();
-  info->ny = d.ny();
-  info->ni = d.ni();
-  info->nj = d.nj();
-  info->nsubdomains = d.nranks();
-  info->land_removed = d.land_blocks_removed();
-  info->halo = d.halo();
-  info->boundary = static_cast<int>(d.boundary());
-  info->largest_subdomain = d.largest_subdomain();
-  return ISTHMUS_OK;
+  return guarded(l->ctx.get(), __func__, [&] {
+    require(info, "info");
+    const decomp::Decomposition& d = l->d;
+    info->nx = d.nx();
+    info->ny = d.ny();
+    info->ni = d.ni();
+    info->nj = d.nj();
+    info->nsubdomains = d.nranks();
+    info->land_removed = d.land_blocks_removed();
+    info->halo = d.halo();
+    info->boundary = static_cast<int>(d.boundary());
+    info->largest_subdomain = d.largest_subdomain();
+  });
 }
 
 int isthmus_layout_warning(const isthmus_layout* l, const char** message) {
   ISTHMUS_REQUIRE_HANDLE(l);
-  ISTHMUS_REQUIRE_HANDLE(message);
-  *message = l->d.warning().c_str();
-  return ISTHMUS_OK;
+  return guarded(l->ctx.get(), __func__, [&] {
+    require(message, "message");
+    *message = l->d.warning().c_str();
+  });
 }
 
 int isthmus_layout_box(const isthmus_layout* l, int rank, int64_t box[4]) {
@@ -108,8 +116,7 @@ int isthmus_layout_neighbours(const isthmus_layout* l, int rank, int neighbours[
   ISTHMUS_REQUIRE_HANDLE(l);
   return guarded(l->ctx.get(), __func__, [&] {
     require(neighbours, "neighbours");
-    if (rank < 0 || rank >= l->d.nranks())
-      fail(ISTHMUS_ERR_ARG, "rank ", rank, " holds no subdomain (", l->d.nranks(), " subdomains)");
+    require_rank(l->d, rank);
     auto n = l->d.neighbours(rank);
     for (int k = 0; k < 8; ++k) neighbours[k] = n[k];
   });
@@ -127,11 +134,13 @@ int isthmus_layout_block_ranks(const isthmus_layout* l, int* ranks) {
 
 int isthmus_layout_starts(const isthmus_layout* l, int64_t* i_starts, int64_t* j_starts) {
   ISTHMUS_REQUIRE_HANDLE(l);
-  if (i_starts)
-    for (size_t k = 0; k < l->d.i_starts().size(); ++k) i_starts[k] = l->d.i_starts()[k];
-  if (j_starts)
-    for (size_t k = 0; k < l->d.j_starts().size(); ++k) j_starts[k] = l->d.j_starts()[k];
-  return ISTHMUS_OK;
+  return guarded(l->ctx.get(), __func__, [&] {
+    // Either output may be NULL (documented).
+    if (i_starts)
+      for (size_t k = 0; k < l->d.i_starts().size(); ++k) i_starts[k] = l->d.i_starts()[k];
+    if (j_starts)
+      for (size_t k = 0; k < l->d.j_starts().size(); ++k) j_starts[k] = l->d.j_starts()[k];
+  });
 }
 
 int isthmus_layout_place_on_nodes(isthmus_layout* l, int cores_per_node, int tile[2]) {
@@ -159,23 +168,32 @@ int isthmus_halo_create(isthmus_context* ctx, const isthmus_layout* layout, int 
                         double fill_value, isthmus_halo** out) {
   ISTHMUS_REQUIRE_HANDLE(ctx);
   return guarded(ctx->state.get(), __func__, [&] {
-    require(out, "output handle pointer");
-    *out = nullptr;
-    require(layout, "layout");
-    if (nfields < 1) fail(ISTHMUS_ERR_ARG, "nfields is ", nfields, "; at least 1 needed");
-    require(fields, "fields");
-    std::vector<halo::HaloField> f(nfields);
-    for (int k = 0; k < nfields; ++k) {
-      if (fields[k].type < ISTHMUS_DOUBLE || fields[k].type > ISTHMUS_INT32)
-        fail(ISTHMUS_ERR_ARG, "field ", k, " has type ", fields[k].type,
-             " (0 double, 1 float, 2 int32)");
-      f[k] = {static_cast<halo::PointType>(fields[k].point), fields[k].nlevels, fields[k].sign,
-              static_cast<DataType>(fields[k].type)};
-    }
+    // Collective (docs/errors.md): this function's own checks join the agreement of the core
+    // constructor, which checks the rest, compares what must match and reduces once.
+    Agreement a;
+    std::vector<halo::HaloField> f;
+    std::unique_ptr<isthmus_halo> handle;  // allocated before the reduction
+    a.check([&] {
+      require(out, "output handle pointer");
+      *out = nullptr;
+      ctx->state->usable_comm();
+      require(layout, "layout");
+      if (nfields < 1) fail(ISTHMUS_ERR_ARG, "nfields is ", nfields, "; at least 1 needed");
+      require(fields, "fields");
+      f.resize(nfields);
+      // Out-of-range enumerators are caught by the core's checks, with the field's number.
+      for (int k = 0; k < nfields; ++k)
+        f[k] = {static_cast<halo::PointType>(fields[k].point), fields[k].nlevels, fields[k].sign,
+                static_cast<DataType>(fields[k].type)};
+      handle = std::make_unique<isthmus_halo>();
+      handle->ctx = ctx->state;
+    });
+    // Throws on every rank if any rank failed above or in the core's checks.
     auto x = std::make_unique<halo::HaloExchange>(
-        ctx->state->comm, layout->d, halo_width, std::move(f),
-        static_cast<halo::HaloMethod>(method), fill_value);
-    *out = new isthmus_halo{ctx->state, std::move(x)};
+        a, ctx->state->comm, layout && !a.failed() ? &layout->d : nullptr, halo_width,
+        std::move(f), static_cast<halo::HaloMethod>(method), fill_value);
+    handle->x = std::move(x);
+    *out = handle.release();
   });
 }
 
@@ -194,6 +212,7 @@ int isthmus_halo_exchange(isthmus_halo* h, void* const* arrays) {
 int isthmus_halo_local_shape(const isthmus_halo* h, int64_t box[4], int64_t* extent_i,
                              int64_t* extent_j) {
   ISTHMUS_REQUIRE_HANDLE(h);
+  // Any output may be NULL (documented).
   const decomp::Box& b = h->x->box();
   if (box) {
     box[0] = b.i0;
@@ -208,6 +227,7 @@ int isthmus_halo_local_shape(const isthmus_halo* h, int64_t box[4], int64_t* ext
 
 int isthmus_halo_method(const isthmus_halo* h, int* method, int* messages_per_exchange) {
   ISTHMUS_REQUIRE_HANDLE(h);
+  // Either output may be NULL, as for isthmus_halo_local_shape.
   if (method) *method = static_cast<int>(h->x->method());
   if (messages_per_exchange) *messages_per_exchange = h->x->messages_per_exchange();
   return ISTHMUS_OK;
@@ -221,9 +241,10 @@ int isthmus_halo_set_tracing(isthmus_halo* h, int on) {
 
 int isthmus_halo_get_counters(const isthmus_halo* h, isthmus_trace_counters* out) {
   ISTHMUS_REQUIRE_HANDLE(h);
-  ISTHMUS_REQUIRE_HANDLE(out);
-  to_public(h->x->trace().counters(), out);
-  return ISTHMUS_OK;
+  return guarded(h->ctx.get(), __func__, [&] {
+    require(out, "counters");
+    to_public(h->x->trace().counters(), out);
+  });
 }
 
 }  // extern "C"

@@ -30,7 +30,8 @@ Boundary parse_boundary(const std::string& name) {
 }
 
 int64_t largest_part(int64_t n, int parts, int halo) {
-  return (n + parts - 1) / parts + 2 * static_cast<int64_t>(halo);
+  // ceil(n / parts) without n + parts - 1, which overflows near INT64_MAX.
+  return n / parts + (n % parts != 0 ? 1 : 0) + 2 * static_cast<int64_t>(halo);
 }
 
 std::vector<int> useful_part_counts(int64_t n, int halo, int max_parts) {
@@ -48,9 +49,22 @@ std::vector<int> useful_part_counts(int64_t n, int halo, int max_parts) {
 
 namespace {
 
+constexpr int64_t kMaxGridPoints = int64_t{1} << 60;
+// Every rank holds the tables of every block (about 32 bytes each): 2^24 blocks (16 times
+// more subdomains than any machine has ranks) cost 512 MB; more would fail allocating.
+constexpr int64_t kMaxBlocks = int64_t{1} << 24;
+
 void check_sizes(int64_t nx, int64_t ny, const Options& opt) {
   if (nx < 1 || ny < 1) fail(ISTHMUS_ERR_ARG, "decomposition: grid ", nx, " x ", ny, " is empty");
   if (opt.halo < 0) fail(ISTHMUS_ERR_ARG, "decomposition: halo width ", opt.halo, " < 0");
+  // Every size computed later ((nx + 2h) * (ny + 2h), sums of extents, the mask's summed-area
+  // table of (nx + 1) * (ny + 1)) stays far from int64 overflow below this bound.
+  const int64_t h2 = 2 * static_cast<int64_t>(opt.halo);
+  int64_t ex = 0, ey = 0, points = 0;
+  if (__builtin_add_overflow(nx, h2, &ex) || __builtin_add_overflow(ny, h2, &ey) ||
+      __builtin_mul_overflow(ex, ey, &points) || points > kMaxGridPoints)
+    fail(ISTHMUS_ERR_ARG, "decomposition: grid ", nx, " x ", ny, " with a halo of ", opt.halo,
+         " is too large: (nx + 2 halo) * (ny + 2 halo) must be at most 2^60");
   if (has_fold(opt.boundary) && nx % 2 != 0)
     fail(ISTHMUS_ERR_ARG, "decomposition: a north fold needs an even nx (got ", nx,
          "): the fold pairs column i with a mirrored column");
@@ -158,6 +172,10 @@ Decomposition Decomposition::regular(int64_t nx, int64_t ny, int ni, int nj, con
   if (ni < 1 || nj < 1 || ni > nx || nj > ny)
     fail(ISTHMUS_ERR_ARG, "decomposition: layout ", ni, " x ", nj, " does not fit grid ", nx,
          " x ", ny, " (need 1 <= ni <= nx, 1 <= nj <= ny)");
+  if (static_cast<int64_t>(ni) * nj > kMaxBlocks)
+    fail(ISTHMUS_ERR_ARG, "decomposition: layout ", ni, " x ", nj, " has ",
+         static_cast<int64_t>(ni) * nj, " blocks, more than the ", kMaxBlocks,
+         " a layout may have");
   Decomposition d;
   d.nx_ = nx;
   d.ny_ = ny;
@@ -183,8 +201,13 @@ Decomposition Decomposition::optimal(int64_t nx, int64_t ny, int nprocs, const O
     if (ocean == 0) fail(ISTHMUS_ERR_ARG, "decomposition: the land-sea mask has no ocean point");
   }
   double lf = 1.0 - static_cast<double>(ocean) / static_cast<double>(total);
-  int64_t nsub_max64 = static_cast<int64_t>(std::floor(nprocs / (1.0 - lf) + 1e-9));
-  int nsub_max = static_cast<int>(std::min<int64_t>(nsub_max64, total));
+  // Clamped in double: nprocs / (1 - lf) can exceed the range of int64 (one ocean point in a
+  // huge grid); a layout has at most kMaxBlocks blocks (more ranks get no subdomain).
+  const double nsub_real = std::floor(nprocs / (1.0 - lf) + 1e-9);
+  const int64_t nsub_cap = std::min<int64_t>(total, kMaxBlocks);
+  const int nsub_max = nsub_real >= static_cast<double>(nsub_cap)
+                           ? static_cast<int>(nsub_cap)
+                           : static_cast<int>(nsub_real);
 
   // Step 2: the list of optimal decompositions from 1 to nsub_max subdomains, choosing ni and
   // nj among the 1-D useful counts (Table 1).
@@ -334,7 +357,7 @@ std::array<int, 2> Decomposition::place_on_nodes(int cores_per_node) {
   int best_a = ni_, best_b = 1;
   double best = 2.0;
   for (int a = 1; a <= ni_; ++a) {
-    int b = std::max(1, (cores_per_node + a - 1) / a);
+    int b = std::max(1, cores_per_node / a + (cores_per_node % a != 0 ? 1 : 0));
     number(a, b);
     double f = internode_fraction(cores_per_node);
     // Ties go to the squarer tile.

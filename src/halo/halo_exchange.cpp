@@ -4,8 +4,10 @@
 #include <climits>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "base/error.h"
+#include "transfer/message_status.h"
 #include "xmap/sparse_exchange.h"
 
 namespace isthmus::halo {
@@ -208,6 +210,7 @@ class HaloPacker final : public Packer {
   }
 
   void local() override {
+    if (!arrays_) return;  // a rank without a subdomain: nothing to copy or fill
     for (size_t f = 0; f < fields_.size(); ++f) {
       const int t = static_cast<int>(fields_[f].point);
       switch (fields_[f].type) {
@@ -238,12 +241,78 @@ class HaloPacker final : public Packer {
   double fill_;
 };
 
+// The values a hash of the arguments is built from, as the 32-bit ints hash_values takes.
+void push64(std::vector<int>& v, int64_t x) {
+  v.push_back(static_cast<int>(static_cast<uint32_t>(static_cast<uint64_t>(x))));
+  v.push_back(static_cast<int>(static_cast<uint32_t>(static_cast<uint64_t>(x) >> 32)));
+}
+
+int rank_in(MPI_Comm comm) {
+  int r = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &r));
+  return r;
+}
+
+uint64_t fields_hash(const std::vector<HaloField>& fields) {
+  std::vector<int> v;
+  for (const HaloField& f : fields) {
+    v.push_back(static_cast<int>(f.point));
+    v.push_back(f.nlevels);
+    v.push_back(f.sign);
+    v.push_back(static_cast<int>(f.type));
+  }
+  return hash_values(v.data(), static_cast<int64_t>(v.size()));
+}
+
+uint64_t bits_hash(double x) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  std::vector<int> v;
+  push64(v, static_cast<int64_t>(bits));
+  return hash_values(v.data(), static_cast<int64_t>(v.size()));
+}
+
+// Everything of a layout the set-up depends on: sizes, boundary, halo, block starts, and
+// which rank holds which block (land removal and node placement).
+uint64_t layout_hash(const Decomposition& d) {
+  std::vector<int> v;
+  push64(v, d.nx());
+  push64(v, d.ny());
+  v.push_back(d.ni());
+  v.push_back(d.nj());
+  v.push_back(static_cast<int>(d.boundary()));
+  v.push_back(d.halo());
+  for (int64_t s : d.i_starts()) push64(v, s);
+  for (int64_t s : d.j_starts()) push64(v, s);
+  for (int bj = 0; bj < d.nj(); ++bj)
+    for (int bi = 0; bi < d.ni(); ++bi) v.push_back(d.rank_of_block(bi, bj));
+  return hash_values(v.data(), static_cast<int64_t>(v.size()));
+}
+
 }  // namespace
 
 HaloExchange::HaloExchange(MPI_Comm comm, const Decomposition& d, int halo_width,
                            std::vector<HaloField> fields, HaloMethod method, double fill_value)
     : h_(halo_width), method_(method), fields_(std::move(fields)), fill_(fill_value) {
-  if (halo_width < 1) fail(ISTHMUS_ERR_ARG, "halo: halo width ", halo_width, " < 1");
+  Agreement a;
+  init(a, comm, &d, method);
+}
+
+HaloExchange::HaloExchange(Agreement& agreement, MPI_Comm comm, const Decomposition* d,
+                           int halo_width, std::vector<HaloField> fields, HaloMethod method,
+                           double fill_value)
+    : h_(halo_width), method_(method), fields_(std::move(fields)), fill_(fill_value) {
+  init(agreement, comm, d, method);
+}
+
+HaloExchange::~HaloExchange() {
+  phases_.clear();
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+}
+
+void HaloExchange::check_arguments(MPI_Comm comm, const Decomposition& d,
+                                   HaloMethod method) const {
+  if (h_ < 1) fail(ISTHMUS_ERR_ARG, "halo: halo width ", h_, " < 1");
   if (fields_.empty()) fail(ISTHMUS_ERR_ARG, "halo: no field to exchange");
   for (size_t f = 0; f < fields_.size(); ++f) {
     const HaloField& x = fields_[f];
@@ -254,7 +323,8 @@ HaloExchange::HaloExchange(MPI_Comm comm, const Decomposition& d, int halo_width
       fail(ISTHMUS_ERR_ARG, "halo: field ", f, " has point type ", static_cast<int>(x.point),
            " (0 T, 1 U, 2 V, 3 F)");
     if (static_cast<int>(x.type) < 0 || static_cast<int>(x.type) > 2)
-      fail(ISTHMUS_ERR_ARG, "halo: field ", f, " has data type ", static_cast<int>(x.type));
+      fail(ISTHMUS_ERR_ARG, "halo: field ", f, " has type ", static_cast<int>(x.type),
+           " (0 double, 1 float, 2 int32)");
   }
   if (static_cast<int>(method) < 0 || static_cast<int>(method) > 3)
     fail(ISTHMUS_ERR_ARG, "halo: method ", static_cast<int>(method),
@@ -269,50 +339,96 @@ HaloExchange::HaloExchange(MPI_Comm comm, const Decomposition& d, int halo_width
   if (size < d.nranks())
     fail(ISTHMUS_ERR_ARG, "halo: the decomposition has ", d.nranks(),
          " subdomains but the communicator only ", size, " ranks");
-  ISTHMUS_MPI(MPI_Comm_dup(comm, &comm_));
-  ISTHMUS_MPI(MPI_Comm_rank(comm_, &rank_));
-  if (method_ == HaloMethod::Auto) method_ = HaloMethod::SingleSweep;
-  trace_.set_on(trace::enabled_by_environment());
-  try {
-      build(d, method_);
-    } catch (...) {
-      phases_.clear();
-      MPI_Comm_free(&comm_);
-      throw;
+  // The widest halo the layout allows. With a north fold, the halo rows above the top
+  // subdomains mirror rows below; past the limit they would mirror rows below the grid.
+  const int64_t nx = d.nx(), ny = d.ny();
+  if (decomp::has_fold(d.boundary())) {
+    bool top = false;
+    for (int bi = 0; bi < d.ni(); ++bi) top = top || d.rank_of_block(bi, d.nj() - 1) >= 0;
+    for (size_t f = 0; top && f < fields_.size(); ++f) {
+      const PointType p = fields_[f].point;
+      const int64_t oy = (p == PointType::V || p == PointType::F) ? 1 : 0;
+      const int64_t py = d.boundary() == Boundary::FoldT ? 2 * ny - 2 : 2 * ny - 1;
+      const int64_t widest = py - oy + 1 - ny;  // row ny - 1 + widest folds onto row 0
+      if (h_ > widest)
+        fail(ISTHMUS_ERR_ARG, "halo: halo width ", h_, " is too wide for the north fold: row ",
+             py - oy + 1, " of field ", f, " (", point_name(p), " points) folds onto row -1, "
+             "outside the ", ny, "-row grid; at most ", widest, " for this field");
     }
   }
-
-  HaloExchange::~HaloExchange() {
-    phases_.clear();
-    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  // Wider than the grid, a halo only repeats points; the bound also keeps the set-up, which
+  // visits every cell of the local arrays, proportional to the grid.
+  const int64_t widest = std::min(nx, ny);
+  if (h_ > widest)
+    fail(ISTHMUS_ERR_ARG, "halo: halo width ", h_, " is wider than the ", nx, " x ", ny,
+         " grid: at most ", widest);
+  // The local arrays, in bytes, must be addressable (sizes computed without overflow).
+  if (rank_in(comm) < d.nranks()) {
+    const decomp::Box b = d.box(rank_in(comm));
+    int64_t plane = 0, total = 0;
+    if (__builtin_mul_overflow(b.ni + 2 * int64_t{h_}, b.nj + 2 * int64_t{h_}, &plane))
+      plane = -1;
+    for (size_t f = 0; f < fields_.size() && plane >= 0; ++f) {
+      int64_t bytes = 0;
+      if (__builtin_mul_overflow(plane, int64_t{fields_[f].nlevels}, &bytes) ||
+          __builtin_mul_overflow(bytes, static_cast<int64_t>(type_size(fields_[f].type)), &bytes) ||
+          __builtin_add_overflow(total, bytes, &total))
+        fail(ISTHMUS_ERR_ARG, "halo: the local arrays of this rank's ", b.ni, " x ", b.nj,
+             " subdomain with a halo of ", h_, " would exceed 2^63 bytes at field ", f, " (",
+             fields_[f].nlevels, " levels)");
+    }
+    if (plane < 0)
+      fail(ISTHMUS_ERR_ARG, "halo: the local arrays of this rank's ", b.ni, " x ", b.nj,
+           " subdomain with a halo of ", h_, " would exceed 2^63 elements");
   }
+}
 
-  void HaloExchange::build(const Decomposition& d, HaloMethod m) {
+void HaloExchange::init(Agreement& a, MPI_Comm comm, const Decomposition* d, HaloMethod method) {
+  a.check([&] {
+    if (comm == MPI_COMM_NULL) fail(ISTHMUS_ERR_ARG, "halo: the communicator is MPI_COMM_NULL");
+    if (!d) fail(ISTHMUS_ERR_ARG, "halo: the layout is NULL");
+    check_arguments(comm, *d, method);
+  });
+  if (!a.failed()) {
+    a.match("halo_width", h_);
+    a.match("nfields", static_cast<int64_t>(fields_.size()));
+    a.match_hash("fields (point, nlevels, sign and type of each)", fields_hash(fields_));
+    a.match("method", static_cast<int64_t>(method));
+    a.match_hash("fill_value", bits_hash(fill_));
+    a.match_hash("layout (nx, ny, ni, nj, boundary, halo, block starts and ranks)",
+                 layout_hash(*d));
+  }
+  if (method_ == HaloMethod::Auto) method_ = HaloMethod::SingleSweep;
+  trace_.set_on(trace::enabled_by_environment());
+  build(a, comm, d, method_);
+}
+
+// Set-up in two parts around the one reduction: first everything this rank can compute alone
+// (where its halo cells come from; the only part that could fail on one rank), inside the
+// agreement; then, with the arguments agreed on every rank, the exchange of requests and the
+// executors, which cannot fail for a reason one rank alone would see.
+void HaloExchange::build(Agreement& a, MPI_Comm comm, const Decomposition* dp, HaloMethod m) {
+  const int nphase = m == HaloMethod::TwoSweep ? 2 : 1;
+  // What this rank needs: per phase, per source peer, per point type, the global points in
+  // the order of its receive positions.
+  struct Want {
+    std::array<std::vector<int64_t>, 4> points;  // (i, j) pairs
+    std::array<std::vector<int64_t>, 4> offsets; // where they land here
+  };
+  std::vector<std::map<int, Want>> wants(nphase);
+  std::vector<std::array<std::vector<std::pair<int64_t, int64_t>>, 4>> copies(nphase);
+  std::vector<std::array<std::vector<int64_t>, 4>> fills(nphase);
+  a.check([&] {
+    const Decomposition& d = *dp;
+    ISTHMUS_MPI(MPI_Comm_rank(comm, &rank_));
     has_box_ = rank_ < d.nranks();
     if (has_box_) box_ = d.box(rank_);
     ext_i_ = box_.ni + 2 * h_;
     ext_j_ = box_.nj + 2 * h_;
-    const int nphase = m == HaloMethod::TwoSweep ? 2 : 1;
     phases_.resize(nphase);
     bool used[4] = {false, false, false, false};
     for (const auto& f : fields_) used[static_cast<int>(f.point)] = true;
-
-    // What this rank needs: per phase, per source peer, per point type, the global points in
-    // the order of its receive positions.
-    struct Want {
-      std::array<std::vector<int64_t>, 4> points;  // (i, j) pairs
-      std::array<std::vector<int64_t>, 4> offsets; // where they land here
-    };
-    std::vector<std::map<int, Want>> wants(nphase);
-    std::vector<std::array<std::vector<std::pair<int64_t, int64_t>>, 4>> copies(nphase);
-    std::vector<std::array<std::vector<int64_t>, 4>> fills(nphase);
     std::array<std::vector<int64_t>, 4> folded;
-
-    // A local error (a halo too wide for the fold) must stop every rank, not leave the others
-    // waiting in the collective set-up below.
-    std::string local_error;
-    int local_code = ISTHMUS_OK;
-    try {
     if (has_box_) {
       const decomp::Box& b = box_;
       for (int t = 0; t < 4; ++t) {
@@ -357,104 +473,131 @@ HaloExchange::HaloExchange(MPI_Comm comm, const Decomposition& d, int halo_width
           }
       }
     }
-  } catch (const Error& e) {
-    local_error = e.what();
-    local_code = e.code();
-  }
-  {
-    int in[2] = {local_code == ISTHMUS_OK ? 0 : 1, 0}, out[2] = {0, 0};
-    in[1] = local_code == ISTHMUS_OK ? -1 : rank_;
-    ISTHMUS_MPI(MPI_Allreduce(&in[0], &out[0], 1, MPI_INT, MPI_MAX, comm_));
-    ISTHMUS_MPI(MPI_Allreduce(&in[1], &out[1], 1, MPI_INT, MPI_MAX, comm_));
-    if (local_code != ISTHMUS_OK) throw Error(local_code, local_error);
-    if (out[0]) fail(ISTHMUS_ERR_REMOTE, "halo: set-up failed on rank ", out[1]);
-  }
-  for (int t = 0; t < 4; ++t) folded_[t] = to_runs(folded[t]);
+    for (int t = 0; t < 4; ++t) folded_[t] = to_runs(folded[t]);
+  });
+  // The one reduction: every rank passed its checks and the arguments agree, or every rank
+  // throws here.
+  a.conclude(comm);
+  const Decomposition& d = *dp;
 
-  for (int ph = 0; ph < nphase; ++ph) {
-    Phase& P = phases_[ph];
-    std::vector<Message> out;
-    for (auto& [peer, w] : wants[ph]) {
-      Message msg{peer, {}};
-      PeerLists pl;
-      pl.peer = peer;
-      for (int t = 0; t < 4; ++t) {
-        if (w.offsets[t].empty()) continue;
-        msg.data.push_back(t);
-        msg.data.push_back(static_cast<int64_t>(w.offsets[t].size()));
-        msg.data.insert(msg.data.end(), w.points[t].begin(), w.points[t].end());
-        pl.by_type[t] = to_runs(w.offsets[t]);
-        pl.count[t] = static_cast<int64_t>(w.offsets[t].size());
-      }
-      out.push_back(std::move(msg));
-      P.recvs.push_back(std::move(pl));
-    }
-    std::vector<Message> in = sparse_exchange(comm_, 7300 + ph, out);
-    for (const Message& msg : in) {
-      PeerLists pl;
-      pl.peer = msg.rank;
-      for (size_t k = 0; k < msg.data.size();) {
-        const int t = static_cast<int>(msg.data[k]);
-        const int64_t n = msg.data[k + 1];
-        k += 2;
-        std::vector<int64_t> offs(n);
-        for (int64_t e = 0; e < n; ++e, k += 2) {
-          offs[e] = has_box_ ? local_offset(d, box_, h_, msg.data[k], msg.data[k + 1], ph == 1)
-                             : -1;
-          if (offs[e] < 0)
-            fail(ISTHMUS_ERR_INTERNAL, "halo: rank ", msg.rank, " asked for point (", msg.data[k],
-                 ", ", msg.data[k + 1], ") that this rank does not hold");
+  ISTHMUS_MPI(MPI_Comm_dup(comm, &comm_));
+  try {
+    for (int ph = 0; ph < nphase; ++ph) {
+      Phase& P = phases_[ph];
+      std::vector<Message> out;
+      for (auto& [peer, w] : wants[ph]) {
+        Message msg{peer, {}};
+        PeerLists pl;
+        pl.peer = peer;
+        for (int t = 0; t < 4; ++t) {
+          if (w.offsets[t].empty()) continue;
+          msg.data.push_back(t);
+          msg.data.push_back(static_cast<int64_t>(w.offsets[t].size()));
+          msg.data.insert(msg.data.end(), w.points[t].begin(), w.points[t].end());
+          pl.by_type[t] = to_runs(w.offsets[t]);
+          pl.count[t] = static_cast<int64_t>(w.offsets[t].size());
         }
-        pl.by_type[t] = to_runs(offs);
-        pl.count[t] = n;
+        out.push_back(std::move(msg));
+        P.recvs.push_back(std::move(pl));
       }
-      P.sends.push_back(std::move(pl));
+      std::vector<Message> in = sparse_exchange(comm_, 7300 + ph, out);
+      for (const Message& msg : in) {
+        PeerLists pl;
+        pl.peer = msg.rank;
+        for (size_t k = 0; k < msg.data.size();) {
+          const int t = static_cast<int>(msg.data[k]);
+          const int64_t n = msg.data[k + 1];
+          k += 2;
+          std::vector<int64_t> offs(n);
+          for (int64_t e = 0; e < n; ++e, k += 2) {
+            offs[e] = has_box_ ? local_offset(d, box_, h_, msg.data[k], msg.data[k + 1], ph == 1)
+                               : -1;
+            if (offs[e] < 0)
+              fail(ISTHMUS_ERR_INTERNAL, "halo: rank ", msg.rank, " asked for point (", msg.data[k],
+                   ", ", msg.data[k + 1], ") that this rank does not hold");
+          }
+          pl.by_type[t] = to_runs(offs);
+          pl.count[t] = n;
+        }
+        P.sends.push_back(std::move(pl));
+      }
+      for (int t = 0; t < 4; ++t) {
+        P.copies[t] = to_copy_runs(copies[ph][t]);
+        P.fills[t] = to_runs(fills[ph][t]);
+      }
+      // Message layout: each field's cells of the peer's lists for its point type, level by level.
+      // Every message starts with the status word of docs/errors.md.
+      auto bytes_of = [&](const PeerLists& pl) {
+        size_t bytes = kStatusBytes;
+        for (const auto& f : fields_)
+          bytes += static_cast<size_t>(pl.count[static_cast<int>(f.point)]) * f.nlevels *
+                   elem_size(f.type);
+        return bytes;
+      };
+      MessageLayout& L = P.layout;
+      for (const auto& pl : P.sends) {
+        L.send_peers.push_back(pl.peer);
+        L.send_offset.push_back(L.send_total());
+        L.send_bytes.push_back(bytes_of(pl));
+      }
+      for (const auto& pl : P.recvs) {
+        L.recv_peers.push_back(pl.peer);
+        L.recv_offset.push_back(L.recv_total());
+        L.recv_bytes.push_back(bytes_of(pl));
+      }
+      P.send_buffer.assign(L.send_total() + 1, 0);
+      P.recv_buffer.assign(L.recv_total() + 1, 0);
+      // The transfer layer's executors: p2p (plain requests from fixed tables, so SMPI charges
+      // each message its overhead) or the neighbourhood collective.
+      P.executor = make_executor(m == HaloMethod::Neighbor ? Method::Neighbor : Method::P2P, comm_,
+                                 7310 + ph, L, P.send_buffer.data(), P.recv_buffer.data());
     }
-    for (int t = 0; t < 4; ++t) {
-      P.copies[t] = to_copy_runs(copies[ph][t]);
-      P.fills[t] = to_runs(fills[ph][t]);
-    }
-    // Message layout: each field's cells of the peer's lists for its point type, level by level.
-    auto bytes_of = [&](const PeerLists& pl) {
-      size_t bytes = 0;
-      for (const auto& f : fields_)
-        bytes += static_cast<size_t>(pl.count[static_cast<int>(f.point)]) * f.nlevels *
-                 elem_size(f.type);
-      return bytes;
-    };
-    MessageLayout& L = P.layout;
-    for (const auto& pl : P.sends) {
-      L.send_peers.push_back(pl.peer);
-      L.send_offset.push_back(L.send_total());
-      L.send_bytes.push_back(bytes_of(pl));
-    }
-    for (const auto& pl : P.recvs) {
-      L.recv_peers.push_back(pl.peer);
-      L.recv_offset.push_back(L.recv_total());
-      L.recv_bytes.push_back(bytes_of(pl));
-    }
-    P.send_buffer.assign(L.send_total() + 1, 0);
-    P.recv_buffer.assign(L.recv_total() + 1, 0);
-    // The transfer layer's executors: p2p (plain requests from fixed tables, so SMPI charges
-    // each message its overhead) or the neighbourhood collective.
-    P.executor = make_executor(m == HaloMethod::Neighbor ? Method::Neighbor : Method::P2P, comm_,
-                               7310 + ph, L, P.send_buffer.data(), P.recv_buffer.data());
+  } catch (...) {
+    phases_.clear();
+    MPI_Comm_free(&comm_);
+    throw;
   }
-}
-
-void HaloExchange::run_phase(Phase& p, void* const* arrays) {
-  HaloPacker packer(p, fields_, plane_size(), arrays, fill_);
-  p.executor->run(packer, trace_);
 }
 
 void HaloExchange::exchange(void* const* arrays) {
+  // A misused exchange on this rank: it still takes part (docs/errors.md), sending its code.
+  int code = ISTHMUS_OK;
+  size_t null_field = 0;
   if (has_box_) {
-    if (!arrays) fail(ISTHMUS_ERR_ARG, "halo: the array list is NULL");
-    for (size_t f = 0; f < fields_.size(); ++f)
-      if (!arrays[f]) fail(ISTHMUS_ERR_ARG, "halo: the array of field ", f, " is NULL");
+    if (!arrays) {
+      code = ISTHMUS_ERR_ARG;
+    } else {
+      for (size_t f = 0; f < fields_.size() && code == ISTHMUS_OK; ++f)
+        if (!arrays[f]) {
+          code = ISTHMUS_ERR_ARG;
+          null_field = f;
+        }
+    }
   }
   const double t0 = trace_.now();
-  for (Phase& p : phases_) run_phase(p, arrays);
+  std::optional<Error> peer_error;
+  int relay = ISTHMUS_OK;  // a failure learnt in the first sweep, passed on in the second
+  for (Phase& p : phases_) {
+    HaloPacker packer(p, fields_, plane_size(), arrays, fill_);
+    const int send_code = code != ISTHMUS_OK ? code : relay;
+    StatusPacker status(send_code != ISTHMUS_OK ? nullptr : &packer, send_code,
+                        p.layout.recv_peers);
+    p.executor->run(status, trace_);
+    if (send_code == ISTHMUS_OK && status.peer_failure()) {
+      relay = status.peer_failure()->code;
+      try {
+        status.throw_if_peer_failed("halo exchange");
+      } catch (const Error& e) {
+        peer_error = e;
+      }
+    }
+  }
+  if (code != ISTHMUS_OK) {
+    if (!arrays) fail(code, "halo: the array list is NULL");
+    fail(code, "halo: the array of field ", null_field, " is NULL");
+  }
+  // The fold's signs are left unapplied: the halo is incomplete anyway.
+  if (peer_error) throw *peer_error;
   if (has_box_)
     for (size_t f = 0; f < fields_.size(); ++f) {
       if (fields_[f].sign == 1) continue;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "base/agreement.h"
 #include "decomp/decomposition.h"
 #include "transfer/executor.h"
 #include "transfer/redist.h"
@@ -64,13 +65,31 @@ class HaloExchange {
  public:
   // Collective over comm, whose ranks 0..d.nranks()-1 hold the subdomains (further ranks hold
   // none and pass null arrays). fields: the arrays exchanged together, one message per peer.
+  //
+  // Errors (docs/errors.md): every argument is checked locally, including the widest halo the
+  // layout allows, and the values that must be equal on every rank (halo width, fields, method,
+  // fill value, the layout) are compared, in one reduction before any communication; on failure
+  // every rank throws the same code. Nothing after that reduction depends on a check that could
+  // fail on one rank only (the set-up tables are computed before it).
   HaloExchange(MPI_Comm comm, const decomp::Decomposition& d, int halo_width,
                std::vector<HaloField> fields, HaloMethod method, double fill_value = 0.0);
+  // The same, joining a caller's agreement (the C API's checks of its own arguments). A rank
+  // whose earlier checks failed still calls it, with d == nullptr if it has no layout, so that
+  // every rank meets in the one reduction; it then throws like every other rank.
+  HaloExchange(Agreement& agreement, MPI_Comm comm, const decomp::Decomposition* d,
+               int halo_width, std::vector<HaloField> fields, HaloMethod method,
+               double fill_value);
   ~HaloExchange();
   HaloExchange(const HaloExchange&) = delete;
   HaloExchange& operator=(const HaloExchange&) = delete;
 
-  // arrays[f] is field f's array (layout above). Collective.
+  // arrays[f] is field f's array (layout above). Collective. A rank with a subdomain given a
+  // NULL list or a NULL array still takes part (docs/errors.md): its messages carry its error
+  // code instead of data, it writes nothing and throws its error; a rank that receives such a
+  // message leaves those points unwritten and throws the sender's code naming it. Two-sweep:
+  // a rank that learnt of a failure in the first sweep passes it on in the second (the corners
+  // it relays would be wrong), so its receivers fail too. Ranks that receive no failure
+  // return normally with every halo cell right. The next exchange is unaffected.
   void exchange(void* const* arrays);
 
   HaloMethod method() const { return method_; }
@@ -113,8 +132,9 @@ class HaloExchange {
   };
 
  private:
-  void build(const decomp::Decomposition& d, HaloMethod m);
-  void run_phase(Phase& p, void* const* arrays);
+  void init(Agreement& a, MPI_Comm comm, const decomp::Decomposition* d, HaloMethod method);
+  void check_arguments(MPI_Comm comm, const decomp::Decomposition& d, HaloMethod method) const;
+  void build(Agreement& a, MPI_Comm comm, const decomp::Decomposition* d, HaloMethod m);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, h_ = 1;

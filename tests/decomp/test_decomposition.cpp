@@ -3,6 +3,7 @@
 // too-many-processes warning, neighbour tables and the square-node rank placement (Fig. 11).
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -235,6 +236,50 @@ TEST(Decomposition, ErrorsAreNamed) {
     EXPECT_STREQ(e.what(), "decomposition: a north fold needs an even nx (got 11): the fold "
                            "pairs column i with a mirrored column");
   }
+}
+
+// Range checks at the limits of int and int64_t: no overflow, a clear error or a right result.
+TEST(Decomposition, LimitsOfIntAndInt64) {
+  const int64_t big = INT64_MAX;
+  EXPECT_EQ(largest_part(big, 1, 0), big);
+  EXPECT_EQ(largest_part(big, 2, 0), big / 2 + 1);
+  EXPECT_EQ(largest_part(big - 1, INT_MAX, 0), 4294967298);  // 2^63 - 2 = 2 (2^31 - 1) (2^31 + 1)
+  EXPECT_EQ(largest_part(big, INT_MAX, 0), 4294967299);
+  auto message = [](auto&& make) {
+    try {
+      make();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ISTHMUS_ERR_ARG);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Options o;
+  EXPECT_EQ(message([&] { Decomposition::optimal(big, big, 4, o); }),
+            "decomposition: grid 9223372036854775807 x 9223372036854775807 with a halo of 1 is "
+            "too large: (nx + 2 halo) * (ny + 2 halo) must be at most 2^60");
+  EXPECT_EQ(message([&] { Decomposition::regular(big - 1, 1, 1, 1, o); }),
+            "decomposition: grid 9223372036854775806 x 1 with a halo of 1 is too large: "
+            "(nx + 2 halo) * (ny + 2 halo) must be at most 2^60");
+  o.halo = INT_MAX;
+  EXPECT_EQ(message([&] { Decomposition::regular(10, 10, 1, 1, o); }),
+            "decomposition: grid 10 x 10 with a halo of 2147483647 is too large: "
+            "(nx + 2 halo) * (ny + 2 halo) must be at most 2^60");
+  o.halo = 0;
+  EXPECT_EQ(message([&] { Decomposition::regular(int64_t{1} << 40, 1 << 20, 1 << 12, 1 << 13, o); }),
+            "decomposition: layout 4096 x 8192 has 33554432 blocks, more than the 16777216 a "
+            "layout may have");
+  // The largest grid allowed, and INT_MAX processes: capped, with the warning.
+  Decomposition g = Decomposition::regular(int64_t{1} << 30, int64_t{1} << 30, 1, 1, o);
+  EXPECT_EQ(g.largest_subdomain(), int64_t{1} << 60);
+  Decomposition p = Decomposition::optimal(40, 30, INT_MAX, o);
+  EXPECT_LE(p.nranks(), 1200);
+  EXPECT_NE(p.warning(), "");
+  // INT_MAX cores per node: one node holds everything.
+  Decomposition q = Decomposition::regular(64, 64, 8, 8, o);
+  q.place_on_nodes(INT_MAX);
+  EXPECT_EQ(q.internode_fraction(INT_MAX), 0.0);
+  EXPECT_EQ(message([&] { q.place_on_nodes(INT_MIN); }), "cores per node -2147483648 < 1");
 }
 
 }  // namespace
