@@ -1,5 +1,9 @@
 // C API of the collectives layer: alltoallv, allreduce and global sums on the context's
-// communicator.
+// communicator. Every call is collective and follows the error contract (docs/errors.md): the
+// checks of the C arguments (enums, datatype) run in an Agreement that the core function
+// concludes together with its own checks, in one small reduction, so every rank returns the
+// same code and no rank is left waiting.
+#include "base/agreement.h"
 #include "capi/handles.h"
 #include "collectives/allreduce.h"
 #include "collectives/alltoallv.h"
@@ -29,10 +33,16 @@ int allreduce_c(isthmus_context* ctx, const char* fn, const T* s, T* r, int coun
                 int algorithm, int k) {
   ISTHMUS_REQUIRE_HANDLE(ctx);
   return guarded(ctx->state.get(), fn, [&] {
+    MPI_Comm comm = ctx->state->usable_comm();
+    Agreement a;
     AllreduceOptions o;
-    o.algorithm = checked_enum<AllreduceAlgorithm>(algorithm, 3, "allreduce algorithm");
+    ReduceOp rop = ReduceOp::Sum;
+    a.check([&] {
+      o.algorithm = checked_enum<AllreduceAlgorithm>(algorithm, 3, "allreduce algorithm");
+      rop = checked_enum<ReduceOp>(op, 2, "reduction op");
+    });
     o.k = k;
-    allreduce(s, r, count, checked_enum<ReduceOp>(op, 2, "reduction op"), ctx->state->comm, o);
+    allreduce(s, r, count, rop, comm, o, &a);
   });
 }
 
@@ -45,11 +55,17 @@ int isthmus_alltoallv(isthmus_context* ctx, const void* sendbuf, const int* send
                       const int* rdispls, int datatype, int algorithm, int ring_k) {
   ISTHMUS_REQUIRE_HANDLE(ctx);
   return guarded(ctx->state.get(), __func__, [&] {
+    MPI_Comm comm = ctx->state->usable_comm();
+    Agreement a;
     AlltoallvOptions o;
-    o.algorithm = checked_enum<AlltoallvAlgorithm>(algorithm, 5, "alltoallv algorithm");
+    int esize = 1;
+    a.check([&] {
+      o.algorithm = checked_enum<AlltoallvAlgorithm>(algorithm, 5, "alltoallv algorithm");
+      esize = element_bytes(datatype);
+    });
+    a.match("datatype", datatype);
     o.ring_k = ring_k;
-    alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, element_bytes(datatype),
-              ctx->state->comm, o);
+    alltoallv(sendbuf, sendcounts, sdispls, recvbuf, recvcounts, rdispls, esize, comm, o, &a);
   });
 }
 
@@ -67,8 +83,11 @@ int isthmus_global_sum(isthmus_context* ctx, int nfields, const double* const* f
                        const int64_t* global_index, int method, double* sums) {
   ISTHMUS_REQUIRE_HANDLE(ctx);
   return guarded(ctx->state.get(), __func__, [&] {
-    global_sum(ctx->state->comm, nfields, fields, n, global_index,
-               checked_enum<GlobalSumMethod>(method, 5, "global sum method"), sums);
+    MPI_Comm comm = ctx->state->usable_comm();
+    Agreement a;
+    GlobalSumMethod m = GlobalSumMethod::Auto;
+    a.check([&] { m = checked_enum<GlobalSumMethod>(method, 5, "global sum method"); });
+    global_sum(comm, nfields, fields, n, global_index, m, sums, &a);
   });
 }
 

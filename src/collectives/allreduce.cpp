@@ -1,9 +1,13 @@
 #include "collectives/allreduce.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "base/agreement.h"
 #include "base/error.h"
 
 namespace isthmus {
@@ -156,10 +160,35 @@ void recursive_k(const T* send, T* recv, int count, ReduceOp op, MPI_Comm comm, 
 
 template <typename T>
 void allreduce_any(const T* send, T* recv, int count, ReduceOp op, MPI_Comm comm,
-                   const AllreduceOptions& o) {
-  if (count < 0) fail(ISTHMUS_ERR_ARG, "allreduce: count ", count, " < 0");
-  if (count > 0 && (!send || !recv)) fail(ISTHMUS_ERR_ARG, "allreduce: a buffer is NULL");
-  if (o.k < 0 || o.k == 1) fail(ISTHMUS_ERR_ARG, "allreduce: radix k = ", o.k, " (need k >= 2, or 0 for auto)");
+                   const AllreduceOptions& o, Agreement* pending) {
+  Agreement own;
+  Agreement& a = pending ? *pending : own;
+  a.check([&] {
+    if (count < 0) fail(ISTHMUS_ERR_ARG, "allreduce: count ", count, " < 0");
+    if (count > 0 && !send) fail(ISTHMUS_ERR_ARG, "allreduce: sendbuf is NULL with count ", count);
+    if (count > 0 && !recv) fail(ISTHMUS_ERR_ARG, "allreduce: recvbuf is NULL with count ", count);
+    if (count > 0 && send != recv) {
+      const uintptr_t s = uintptr_t(send), r = uintptr_t(recv), bytes = uintptr_t(count) * sizeof(T);
+      if (s < r + bytes && r < s + bytes)
+        fail(ISTHMUS_ERR_ARG, "allreduce: sendbuf and recvbuf overlap without being equal (",
+             count, " values; pass the same pointer to reduce in place)");
+    }
+    if (int(op) < 0 || int(op) > 2)
+      fail(ISTHMUS_ERR_ARG, "allreduce: op ", int(op), " is not one of 0..2 (sum, min, max)");
+    if (int(o.algorithm) < 0 || int(o.algorithm) > 3)
+      fail(ISTHMUS_ERR_ARG, "allreduce: algorithm ", int(o.algorithm),
+           " is not one of 0..3 (auto, recursive-k, recursive-doubling, native)");
+    if (o.k < 0 || o.k == 1) fail(ISTHMUS_ERR_ARG, "allreduce: radix k = ", o.k, " (need k >= 2, or 0 for auto)");
+    if (o.tag < 0) fail(ISTHMUS_ERR_ARG, "allreduce: tag = ", o.tag, " < 0");
+  });
+  const bool uses_k = o.algorithm == AllreduceAlgorithm::Auto || o.algorithm == AllreduceAlgorithm::RecursiveK;
+  a.match("allreduce: count", count);
+  a.match("allreduce: op", int(op));
+  a.match("allreduce: algorithm", int(o.algorithm));
+  a.match("allreduce: k", uses_k ? std::optional<int64_t>(o.k) : std::nullopt);
+  a.match("allreduce: tag", o.tag);
+  a.match("allreduce: value type (0 double, 1 int64)", std::is_same<T, double>::value ? 0 : 1);
+  a.conclude(comm);
   MPI_Op mop = mpi_op(op);
   int n = 1;
   ISTHMUS_MPI(MPI_Comm_size(comm, &n));
@@ -179,11 +208,13 @@ void allreduce_any(const T* send, T* recv, int count, ReduceOp op, MPI_Comm comm
 
 }  // namespace
 
-void allreduce(const double* s, double* r, int count, ReduceOp op, MPI_Comm comm, const AllreduceOptions& o) {
-  allreduce_any(s, r, count, op, comm, o);
+void allreduce(const double* s, double* r, int count, ReduceOp op, MPI_Comm comm,
+               const AllreduceOptions& o, Agreement* pending) {
+  allreduce_any(s, r, count, op, comm, o, pending);
 }
-void allreduce(const int64_t* s, int64_t* r, int count, ReduceOp op, MPI_Comm comm, const AllreduceOptions& o) {
-  allreduce_any(s, r, count, op, comm, o);
+void allreduce(const int64_t* s, int64_t* r, int count, ReduceOp op, MPI_Comm comm,
+               const AllreduceOptions& o, Agreement* pending) {
+  allreduce_any(s, r, count, op, comm, o, pending);
 }
 
 }  // namespace isthmus

@@ -11,6 +11,8 @@
 
 namespace isthmus {
 
+class Agreement;
+
 enum class AllreduceAlgorithm { Auto = 0, RecursiveK = 1, RecursiveDoubling = 2, Native = 3 };
 enum class ReduceOp { Sum = 0, Min = 1, Max = 2 };
 
@@ -20,7 +22,7 @@ AllreduceAlgorithm parse_allreduce_algorithm(const char* name);  // "auto", "rec
 struct AllreduceOptions {
   AllreduceAlgorithm algorithm = AllreduceAlgorithm::Auto;
   int k = 0;        // radix of recursive-k; 0 = chosen by auto_radix()
-  int tag = 7412;   // point-to-point tag used on comm
+  int tag = 7412;   // point-to-point tag used on comm (the same on every rank)
   trace::Counters* counters = nullptr;
 };
 
@@ -30,9 +32,16 @@ int auto_radix(int nranks);
 // Every rank gets the same bits: each group reduces its members' values in rank order, and
 // every member of a group computes the same expression. Sum, min, max on double and int64.
 // sendbuf may equal recvbuf (in place). Collective over comm.
+//
+// Errors (docs/errors.md): each rank checks its arguments (count < 0, a NULL buffer with
+// count > 0, buffers that overlap without being equal, a bad op or algorithm, k < 0 or k = 1),
+// then all ranks agree in ONE small reduction (base/agreement.h) that also compares count, op,
+// algorithm, k (where it is used), tag and the value type; on any error every rank throws the
+// same code before the data moves. pending: checks the caller ran already (the C API's),
+// concluded in the same agreement.
 void allreduce(const double* sendbuf, double* recvbuf, int count, ReduceOp op, MPI_Comm comm,
-               const AllreduceOptions& options = {});
+               const AllreduceOptions& options = {}, Agreement* pending = nullptr);
 void allreduce(const int64_t* sendbuf, int64_t* recvbuf, int count, ReduceOp op, MPI_Comm comm,
-               const AllreduceOptions& options = {});
+               const AllreduceOptions& options = {}, Agreement* pending = nullptr);
 
 }  // namespace isthmus

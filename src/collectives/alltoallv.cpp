@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
+#include "base/agreement.h"
 #include "base/error.h"
 
 namespace isthmus {
@@ -43,12 +46,46 @@ AlltoallvChoice choose_alltoallv(int nranks, double max_avg_message_bytes) {
 }
 
 namespace {
+
 int to_int_bytes(int64_t bytes, const char* what, int peer) {
   if (bytes > INT_MAX)
     fail(ISTHMUS_ERR_ARG, "alltoallv: ", what, " of ", bytes, " bytes for rank ", peer,
          " exceeds the 2 GiB limit of one MPI message");
   return static_cast<int>(bytes);
 }
+
+uint64_t mix64(uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// The checksum term of "rank i sends c > 0 elements to rank j" (0 for c = 0, on both sides).
+// Not linear in c, so that errors on several pairs do not cancel but by chance.
+uint64_t pair_term(int i, int j, int c) {
+  if (c == 0) return 0;
+  return mix64(mix64((uint64_t(uint32_t(i)) << 32) | uint32_t(j)) ^ uint64_t(uint32_t(c)));
+}
+
+// A non-empty block of a buffer, in bytes from the buffer's start, and the rank it is for.
+struct Block {
+  int64_t begin, end;
+  int peer;
+};
+std::vector<Block> blocks(const std::vector<int>& count, const std::vector<int>& displ, int esize,
+                          uintptr_t base = 0) {
+  std::vector<Block> b;
+  for (size_t p = 0; p < count.size(); ++p)
+    if (count[p] > 0)
+      b.push_back({int64_t(base) + int64_t(displ[p]) * esize,
+                   int64_t(base) + (int64_t(displ[p]) + count[p]) * esize, int(p)});
+  std::sort(b.begin(), b.end(), [](const Block& x, const Block& y) {
+    return x.begin != y.begin ? x.begin < y.begin : x.peer < y.peer;
+  });
+  return b;
+}
+
 }  // namespace
 
 AlltoallvPlan::AlltoallvPlan(MPI_Comm comm, const int* sendcounts, const int* sdispls,
@@ -56,34 +93,146 @@ AlltoallvPlan::AlltoallvPlan(MPI_Comm comm, const int* sendcounts, const int* sd
                              const AlltoallvOptions& options)
     : comm_(comm), esize_(element_bytes), tag_(options.tag), algorithm_(options.algorithm),
       k_(options.ring_k), counters_(options.counters) {
-  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank_));
-  ISTHMUS_MPI(MPI_Comm_size(comm, &size_));
-  if (element_bytes <= 0) fail(ISTHMUS_ERR_ARG, "alltoallv: element size ", element_bytes, " <= 0");
-  if (k_ < 0) fail(ISTHMUS_ERR_ARG, "alltoallv: ring radix k = ", k_, " < 0");
-  if ((!sendcounts || !sdispls || !recvcounts || !rdispls))
-    fail(ISTHMUS_ERR_ARG, "alltoallv: a count or displacement array is NULL");
-  scount_.assign(sendcounts, sendcounts + size_);
-  sdispl_.assign(sdispls, sdispls + size_);
-  rcount_.assign(recvcounts, recvcounts + size_);
-  rdispl_.assign(rdispls, rdispls + size_);
-  int64_t sent = 0;
-  for (int p = 0; p < size_; ++p) {
-    if (scount_[p] < 0 || rcount_[p] < 0 || sdispl_[p] < 0 || rdispl_[p] < 0)
-      fail(ISTHMUS_ERR_ARG, "alltoallv: negative count or displacement for rank ", p,
-           " (sendcount ", scount_[p], ", sdispl ", sdispl_[p], ", recvcount ", rcount_[p],
-           ", rdispl ", rdispl_[p], ")");
-    to_int_bytes(int64_t(scount_[p]) * esize_, "send block", p);
-    to_int_bytes(int64_t(rcount_[p]) * esize_, "receive block", p);
-    if (p != rank_) sent += int64_t(scount_[p]) * esize_;
-  }
+  Agreement agreement;
+  setup(sendcounts, sdispls, recvcounts, rdispls, agreement, nullptr);
+}
+
+AlltoallvPlan::AlltoallvPlan(MPI_Comm comm, const int* sendcounts, const int* sdispls,
+                             const int* recvcounts, const int* rdispls, int element_bytes,
+                             const AlltoallvOptions& options, Agreement& agreement,
+                             const Buffers* buffers)
+    : comm_(comm), esize_(element_bytes), tag_(options.tag), algorithm_(options.algorithm),
+      k_(options.ring_k), counters_(options.counters) {
+  setup(sendcounts, sdispls, recvcounts, rdispls, agreement, buffers);
+}
+
+void AlltoallvPlan::setup(const int* sendcounts, const int* sdispls, const int* recvcounts,
+                          const int* rdispls, Agreement& a, const Buffers* buffers) {
+  ISTHMUS_MPI(MPI_Comm_rank(comm_, &rank_));
+  ISTHMUS_MPI(MPI_Comm_size(comm_, &size_));
+  a.use_checksum();  // on every rank, failed or not: it shapes the reduction
+  int64_t sent = 0, largest = 0;
+  uint64_t sum = 0;
+  a.check([&] {
+    if (esize_ <= 0) fail(ISTHMUS_ERR_ARG, "alltoallv: element size ", esize_, " <= 0");
+    if (int(algorithm_) < 0 || int(algorithm_) > 5)
+      fail(ISTHMUS_ERR_ARG, "alltoallv: algorithm ", int(algorithm_),
+           " is not one of 0..5 (auto, burst, pairwise, bruck, ring, native)");
+    if (k_ < 0) fail(ISTHMUS_ERR_ARG, "alltoallv: ring_k = ", k_, " < 0 (0 means 4)");
+    if (tag_ < 0) fail(ISTHMUS_ERR_ARG, "alltoallv: tag = ", tag_, " < 0");
+    if (!sendcounts) fail(ISTHMUS_ERR_ARG, "alltoallv: sendcounts is NULL");
+    if (!sdispls) fail(ISTHMUS_ERR_ARG, "alltoallv: sdispls is NULL");
+    if (!recvcounts) fail(ISTHMUS_ERR_ARG, "alltoallv: recvcounts is NULL");
+    if (!rdispls) fail(ISTHMUS_ERR_ARG, "alltoallv: rdispls is NULL");
+    scount_.assign(sendcounts, sendcounts + size_);
+    sdispl_.assign(sdispls, sdispls + size_);
+    rcount_.assign(recvcounts, recvcounts + size_);
+    rdispl_.assign(rdispls, rdispls + size_);
+    for (int p = 0; p < size_; ++p) {
+      if (scount_[p] < 0 || rcount_[p] < 0 || sdispl_[p] < 0 || rdispl_[p] < 0)
+        fail(ISTHMUS_ERR_ARG, "alltoallv: negative count or displacement for rank ", p,
+             " (sendcount ", scount_[p], ", sdispl ", sdispl_[p], ", recvcount ", rcount_[p],
+             ", rdispl ", rdispl_[p], ")");
+      to_int_bytes(int64_t(scount_[p]) * esize_, "send block", p);
+      to_int_bytes(int64_t(rcount_[p]) * esize_, "receive block", p);
+      if (p != rank_) sent += int64_t(scount_[p]) * esize_;
+      largest = std::max(largest, int64_t(scount_[p]) * esize_);
+    }
+    if (scount_[rank_] != rcount_[rank_])
+      fail(ISTHMUS_ERR_ARG, "alltoallv: rank ", rank_, " sends ", scount_[rank_],
+           " elements to itself (sendcounts[", rank_, "]) but expects ", rcount_[rank_],
+           " (recvcounts[", rank_, "])");
+    const std::vector<Block> rb = blocks(rcount_, rdispl_, esize_);
+    for (size_t b = 1; b < rb.size(); ++b)
+      if (rb[b].begin < rb[b - 1].end) {
+        const int p = rb[b - 1].peer, q = rb[b].peer;
+        fail(ISTHMUS_ERR_ARG, "alltoallv: the receive blocks from ranks ", p, " and ", q,
+             " overlap (rdispls[", p, "] = ", rdispl_[p], ", recvcounts[", p, "] = ", rcount_[p],
+             ", rdispls[", q, "] = ", rdispl_[q], ")");
+      }
+    if (buffers) {
+      for (int p = 0; p < size_; ++p)
+        if (!buffers->send && scount_[p] > 0)
+          fail(ISTHMUS_ERR_ARG, "alltoallv: sendbuf is NULL but sendcounts[", p, "] = ", scount_[p]);
+      for (int p = 0; p < size_; ++p)
+        if (!buffers->recv && rcount_[p] > 0)
+          fail(ISTHMUS_ERR_ARG, "alltoallv: recvbuf is NULL but recvcounts[", p, "] = ", rcount_[p]);
+      if (buffers->send && buffers->recv) {
+        // MPI forbids overlapping send and receive buffers; every algorithm here would
+        // silently deliver wrong data.
+        const std::vector<Block> sb = blocks(scount_, sdispl_, esize_, uintptr_t(buffers->send));
+        const std::vector<Block> rab = blocks(rcount_, rdispl_, esize_, uintptr_t(buffers->recv));
+        for (size_t i = 0, j = 0; i < sb.size() && j < rab.size();) {
+          if (sb[i].end <= rab[j].begin) {
+            ++i;
+          } else if (rab[j].end <= sb[i].begin) {
+            ++j;
+          } else {
+            const int p = sb[i].peer, q = rab[j].peer;
+            fail(ISTHMUS_ERR_ARG, "alltoallv: the send block for rank ", p, " (sdispls[", p,
+                 "] = ", sdispl_[p], ", sendcounts[", p, "] = ", scount_[p],
+                 ") overlaps the receive block from rank ", q, " (rdispls[", q, "] = ",
+                 rdispl_[q], ", recvcounts[", q, "] = ", rcount_[q],
+                 "): sendbuf and recvbuf must not overlap");
+          }
+        }
+      }
+    }
+    for (int p = 0; p < size_; ++p)
+      sum += pair_term(rank_, p, scount_[p]) - pair_term(p, rank_, rcount_[p]);
+  });
+  if (!a.failed()) a.add_to_checksum(sum);
+  const bool uses_k = algorithm_ == AlltoallvAlgorithm::Auto || algorithm_ == AlltoallvAlgorithm::Ring;
+  a.match("alltoallv: element size", esize_);
+  a.match("alltoallv: algorithm", int(algorithm_));
+  a.match("alltoallv: ring_k", uses_k ? std::optional<int64_t>(k_) : std::nullopt);
+  a.match("alltoallv: tag", tag_);
+  std::optional<int64_t> avg, block;
+  if (!a.failed()) avg = size_ > 1 ? (sent + size_ - 2) / (size_ - 1) : 0, block = largest;
+  const int avg_slot = a.maximum("alltoallv: average message size", avg);
+  const int block_slot = a.maximum("alltoallv: largest block", block);
+  a.conclude(comm_);
+  // From here on every decision depends only on agreed values: it is the same on every rank.
+  if (a.checksum() != 0) throw_inconsistent_counts();
   if (algorithm_ == AlltoallvAlgorithm::Auto) {
-    double avg = size_ > 1 ? double(sent) / (size_ - 1) : 0.0, max_avg = avg;
-    ISTHMUS_MPI(MPI_Allreduce(&avg, &max_avg, 1, MPI_DOUBLE, MPI_MAX, comm));
-    AlltoallvChoice c = choose_alltoallv(size_, max_avg);
+    AlltoallvChoice c = choose_alltoallv(size_, double(a.agreed(avg_slot).value_or(0)));
     algorithm_ = c.algorithm;
     if (k_ == 0) k_ = c.ring_k;
   }
   if (k_ == 0) k_ = 4;
+  if (algorithm_ == AlltoallvAlgorithm::Bruck) {
+    // A bruck message carries up to size/2 forwarded blocks and their 8-byte sizes.
+    const int64_t per_message = int64_t(size_ / 2 + 1) * (a.agreed(block_slot).value_or(0) + 8);
+    if (per_message > INT_MAX)
+      fail(ISTHMUS_ERR_ARG, "alltoallv: bruck forwards up to ", size_ / 2 + 1,
+           " blocks in one message, and with blocks of up to ", a.agreed(block_slot).value_or(0),
+           " bytes one message could exceed the 2 GiB limit of one MPI message: choose another "
+           "algorithm");
+  }
+}
+
+// The failure path of the count checksum: every rank learns what each rank sends it, the first
+// pair (sender, receiver) that disagrees is agreed on, and every rank throws the same message.
+void AlltoallvPlan::throw_inconsistent_counts() const {
+  std::vector<int> sent_to_me(size_t(size_), 0);
+  ISTHMUS_MPI(MPI_Alltoall(scount_.data(), 1, MPI_INT, sent_to_me.data(), 1, MPI_INT, comm_));
+  int64_t key = INT64_MAX;  // sender * size + receiver of this rank's first disagreement
+  int counts[2] = {0, 0};
+  for (int i = 0; i < size_; ++i)
+    if (sent_to_me[size_t(i)] != rcount_[size_t(i)]) {
+      key = int64_t(i) * size_ + rank_;
+      counts[0] = sent_to_me[size_t(i)], counts[1] = rcount_[size_t(i)];
+      break;
+    }
+  int64_t first = INT64_MAX;
+  ISTHMUS_MPI(MPI_Allreduce(&key, &first, 1, MPI_INT64_T, MPI_MIN, comm_));
+  if (first == INT64_MAX)
+    fail(ISTHMUS_ERR_INTERNAL, "alltoallv: the count checksum is not 0, but every pair of counts agrees");
+  const int i = int(first / size_), j = int(first % size_);
+  ISTHMUS_MPI(MPI_Bcast(counts, 2, MPI_INT, j, comm_));
+  fail(ISTHMUS_ERR_ARG, "alltoallv: sendcounts and recvcounts disagree: rank ", i, " sends ",
+       counts[0], " elements to rank ", j, " (its sendcounts[", j, "]), which expects ", counts[1],
+       " (its recvcounts[", i, "])");
 }
 
 void AlltoallvPlan::count(int64_t mo, int64_t bo, int64_t mi, int64_t bi) const {
@@ -95,10 +244,7 @@ void AlltoallvPlan::count(int64_t mo, int64_t bo, int64_t mi, int64_t bi) const 
 }
 
 void AlltoallvPlan::copy_self(const char* s, char* r) const {
-  size_t bytes = size_t(scount_[rank_]) * esize_;
-  if (size_t(rcount_[rank_]) * esize_ != bytes)
-    fail(ISTHMUS_ERR_ARG, "alltoallv: rank ", rank_, " sends ", scount_[rank_],
-         " elements to itself but expects ", rcount_[rank_]);
+  size_t bytes = size_t(scount_[rank_]) * esize_;  // = recvcounts[rank] (checked in setup)
   if (bytes) std::memmove(r + size_t(rdispl_[rank_]) * esize_, s + size_t(sdispl_[rank_]) * esize_, bytes);
 }
 
@@ -259,8 +405,11 @@ void AlltoallvPlan::bruck(const char* s, char* r) const {
 
 void alltoallv(const void* sendbuf, const int* sendcounts, const int* sdispls, void* recvbuf,
                const int* recvcounts, const int* rdispls, int element_bytes, MPI_Comm comm,
-               const AlltoallvOptions& options) {
-  AlltoallvPlan(comm, sendcounts, sdispls, recvcounts, rdispls, element_bytes, options)
+               const AlltoallvOptions& options, Agreement* pending) {
+  Agreement own;
+  const AlltoallvPlan::Buffers buffers{sendbuf, recvbuf};
+  AlltoallvPlan(comm, sendcounts, sdispls, recvcounts, rdispls, element_bytes, options,
+                pending ? *pending : own, &buffers)
       .execute(sendbuf, recvbuf);
 }
 

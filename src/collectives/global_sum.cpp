@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/agreement.h"
 #include "base/error.h"
 
 namespace isthmus {
@@ -37,26 +39,25 @@ namespace {
 
 // ---- gather ------------------------------------------------------------------------------
 
+// all_index: the ranks with points give global_index (agreed on every rank before: ranks
+// without points may pass none). The local limit (n x nf values in one message) was checked
+// before the agreement; the total is known on rank 0 only, which broadcasts its verdict.
 void sum_gather(MPI_Comm comm, int rank, int size, int nf, const double* const* fields, int64_t n,
-                const int64_t* gidx, double* sums) {
-  if (n > INT_MAX / std::max(1, nf))
-    fail(ISTHMUS_ERR_ARG, "global_sum gather: ", n, " local points x ", nf, " fields exceed one message");
-  // Ranks without points may pass no indices; the others must agree.
-  int flags[2] = {n > 0 && gidx, n > 0 && !gidx}, any[2] = {0, 0};
-  ISTHMUS_MPI(MPI_Allreduce(flags, any, 2, MPI_INT, MPI_MAX, comm));
-  if (any[0] && any[1])
-    fail(ISTHMUS_ERR_ARG, "global_sum gather: global_index is given on some ranks and NULL on others");
-  int all_index = any[0];
+                const int64_t* gidx, bool all_index, double* sums) {
   int nl = int(n);
   std::vector<int> counts(rank == 0 ? size : 0), displs;
   ISTHMUS_MPI(MPI_Gather(&nl, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
   int64_t total = 0;
   if (rank == 0) {
     displs.resize(size);
-    for (int p = 0; p < size; ++p) displs[p] = int(total), total += counts[p];
-    if (total * std::max(1, nf) > INT_MAX)
-      fail(ISTHMUS_ERR_ARG, "global_sum gather: ", total, " points x ", nf, " fields exceed one message");
+    for (int p = 0; p < size; ++p) total += counts[p];
+    if (total <= INT_MAX / std::max(1, nf))
+      for (int p = 0, at = 0; p < size; ++p) displs[p] = at, at += counts[p];
   }
+  ISTHMUS_MPI(MPI_Bcast(&total, 1, MPI_INT64_T, 0, comm));
+  if (total > INT_MAX / std::max(1, nf))
+    fail(ISTHMUS_ERR_ARG, "global_sum gather: ", total, " points x ", nf,
+         " fields exceed the 2^31 - 1 values one gather message holds");
   // Values travel field-major per rank: one gather for all fields.
   std::vector<double> mine(size_t(n) * nf);
   for (int f = 0; f < nf; ++f)
@@ -434,15 +435,36 @@ void sum_reprosum(MPI_Comm comm, int size, int nf, const double* const* fields, 
 }  // namespace
 
 void global_sum(MPI_Comm comm, int nfields, const double* const* fields, int64_t n,
-                const int64_t* global_index, GlobalSumMethod method, double* sums) {
-  if (nfields < 0) fail(ISTHMUS_ERR_ARG, "global_sum: nfields ", nfields, " < 0");
-  if (n < 0) fail(ISTHMUS_ERR_ARG, "global_sum: local size ", n, " < 0");
-  if (nfields > 0 && !sums) fail(ISTHMUS_ERR_ARG, "global_sum: sums is NULL");
-  if (n > 0) {
-    if (!fields) fail(ISTHMUS_ERR_ARG, "global_sum: fields is NULL with ", n, " local points");
-    for (int f = 0; f < nfields; ++f)
-      if (!fields[f]) fail(ISTHMUS_ERR_ARG, "global_sum: field ", f, " is NULL with ", n, " local points");
-  }
+                const int64_t* global_index, GlobalSumMethod method, double* sums,
+                Agreement* pending) {
+  Agreement own;
+  Agreement& a = pending ? *pending : own;
+  a.check([&] {
+    if (nfields < 0) fail(ISTHMUS_ERR_ARG, "global_sum: nfields = ", nfields, " < 0");
+    if (n < 0) fail(ISTHMUS_ERR_ARG, "global_sum: n = ", n, " local points < 0");
+    if (int(method) < 0 || int(method) > 5)
+      fail(ISTHMUS_ERR_ARG, "global_sum: method ", int(method),
+           " is not one of 0..5 (auto, gather, lsum8, lsum16, ddpdd, reprosum)");
+    if (nfields > 0 && !sums) fail(ISTHMUS_ERR_ARG, "global_sum: sums is NULL with nfields = ", nfields);
+    if (n > 0) {
+      if (nfields > 0 && !fields)
+        fail(ISTHMUS_ERR_ARG, "global_sum: fields is NULL with n = ", n, " local points");
+      for (int f = 0; f < nfields; ++f)
+        if (!fields[f])
+          fail(ISTHMUS_ERR_ARG, "global_sum: fields[", f, "] is NULL with n = ", n, " local points");
+    }
+    if (method == GlobalSumMethod::Gather && n > INT_MAX / std::max(1, nfields))
+      fail(ISTHMUS_ERR_ARG, "global_sum gather: n = ", n, " local points x ", nfields,
+           " fields exceed the 2^31 - 1 values one gather message holds");
+  });
+  a.match("global_sum: nfields", nfields);
+  a.match("global_sum: method", int(method));
+  // Gather: the ranks with points give global_index (1) or all leave it NULL (0).
+  const int index_slot = a.slots();
+  std::optional<int64_t> has_index;
+  if (method == GlobalSumMethod::Gather && n > 0) has_index = global_index != nullptr;
+  a.match("global_sum: whether global_index is given (1) or NULL (0) on ranks with points", has_index);
+  a.conclude(comm);
   int rank = 0, size = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &size));
@@ -450,7 +472,9 @@ void global_sum(MPI_Comm comm, int nfields, const double* const* fields, int64_t
   std::vector<const double*> none;
   if (n == 0 && !fields) none.assign(size_t(nfields), nullptr), fields = none.data();
   switch (method) {
-    case GlobalSumMethod::Gather: return sum_gather(comm, rank, size, nfields, fields, n, global_index, sums);
+    case GlobalSumMethod::Gather:
+      return sum_gather(comm, rank, size, nfields, fields, n, global_index,
+                        a.agreed(index_slot).value_or(0) == 1, sums);
     case GlobalSumMethod::Lsum8: return sum_lsum8(comm, nfields, fields, n, sums);
     case GlobalSumMethod::Lsum16: return sum_lsum16(comm, nfields, fields, n, sums);
     case GlobalSumMethod::Ddpdd: return sum_ddpdd(comm, nfields, fields, n, sums);

@@ -34,6 +34,8 @@
 
 namespace isthmus {
 
+class Agreement;
+
 enum class GlobalSumMethod { Auto = 0, Gather = 1, Lsum8 = 2, Lsum16 = 3, Ddpdd = 4, Reprosum = 5 };
 const char* global_sum_method_name(GlobalSumMethod m);
 GlobalSumMethod parse_global_sum_method(const char* name);  // "gather", "lsum8", ...
@@ -44,7 +46,17 @@ GlobalSumMethod parse_global_sum_method(const char* name);  // "gather", "lsum8"
 // makes it independent of the decomposition; without it gather sums in rank order, then
 // local order. With global_index, the indices over all ranks must be exactly 0..N-1 (N the
 // total number of points). Collective over comm.
+//
+// Errors (docs/errors.md): each rank checks its arguments (nfields < 0, n < 0, NULL sums,
+// fields or field with points to sum, a bad method, more points than one gather message
+// holds), then all ranks agree in ONE small reduction (base/agreement.h) that also compares
+// nfields, method and, for gather, whether the ranks with points give global_index; on any
+// error every rank throws the same code before the sums travel. Gather's checks of the
+// indices themselves and of the total size are made on rank 0 and broadcast, so they too fail
+// on every rank. pending: checks the caller ran already (the C API's), concluded in the same
+// agreement.
 void global_sum(MPI_Comm comm, int nfields, const double* const* fields, int64_t n,
-                const int64_t* global_index, GlobalSumMethod method, double* sums);
+                const int64_t* global_index, GlobalSumMethod method, double* sums,
+                Agreement* pending = nullptr);
 
 }  // namespace isthmus

@@ -184,3 +184,52 @@ TEST(Alltoallv, RejectsNegativeCounts) {
     EXPECT_EQ(std::string(e.what()), want);
   }
 }
+
+// Values only the agreement knows: a tag that differs on one rank fails on every rank, and
+// bruck's forwarded messages are bounded with the largest block over all ranks.
+TEST(Alltoallv, AgreementComparesTagAndBoundsBruck) {
+  const int n = world_size(), me = world_rank();
+  std::vector<int> c(static_cast<size_t>(n), 1), d(static_cast<size_t>(n));
+  for (int p = 0; p < n; ++p) d[size_t(p)] = p;
+  if (n >= 2) {
+    AlltoallvOptions o;
+    o.tag = me == n - 1 ? 99 : 7411;
+    int code = ISTHMUS_OK;
+    std::string msg;
+    try {
+      AlltoallvPlan(MPI_COMM_WORLD, c.data(), d.data(), c.data(), d.data(), 8, o);
+    } catch (const Error& e) {
+      code = e.code(), msg = e.what();
+    }
+    EXPECT_TRUE(all_ranks(code == ISTHMUS_ERR_ARG));
+    EXPECT_EQ(msg, "alltoallv: tag must be the same on every rank, but rank " + std::to_string(n - 1) +
+                       " passes 99 and rank 0 passes 7411");
+    // Blocks of 1.5 GB (1500 elements of 1 MiB) each fit one message, but bruck would forward
+    // two or more of them in one: refused on every rank before any message.
+    std::vector<int> big(size_t(n), 1500), zero(size_t(n), 0);
+    o = AlltoallvOptions{};
+    o.algorithm = AlltoallvAlgorithm::Bruck;
+    code = ISTHMUS_OK;
+    try {
+      AlltoallvPlan(MPI_COMM_WORLD, big.data(), zero.data(), big.data(), zero.data(), 1 << 20, o);
+    } catch (const Error& e) {
+      code = e.code(), msg = e.what();
+    }
+    EXPECT_TRUE(all_ranks(code == ISTHMUS_ERR_ARG));
+    EXPECT_EQ(msg, "alltoallv: the receive blocks from ranks 0 and 1 overlap (rdispls[0] = 0, recvcounts[0] = 1500, "
+                   "rdispls[1] = 0)");
+    // With disjoint receive blocks it is bruck's bound that refuses.
+    std::vector<int> rd(static_cast<size_t>(n));
+    for (int p = 0; p < n; ++p) rd[size_t(p)] = 1500 * p;
+    code = ISTHMUS_OK;
+    try {
+      AlltoallvPlan(MPI_COMM_WORLD, big.data(), zero.data(), big.data(), rd.data(), 1 << 20, o);
+    } catch (const Error& e) {
+      code = e.code(), msg = e.what();
+    }
+    EXPECT_TRUE(all_ranks(code == ISTHMUS_ERR_ARG));
+    EXPECT_EQ(msg, "alltoallv: bruck forwards up to " + std::to_string(n / 2 + 1) +
+                       " blocks in one message, and with blocks of up to 1572864000 bytes one message could "
+                       "exceed the 2 GiB limit of one MPI message: choose another algorithm");
+  }
+}

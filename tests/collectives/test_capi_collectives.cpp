@@ -79,5 +79,5 @@ TEST(CapiCollectives, AllreduceAndGlobalSum) {
   }
   EXPECT_EQ(isthmus_global_sum(ctx.c, 1, &f, -1, nullptr, ISTHMUS_GSUM_REPROSUM, &x), ISTHMUS_ERR_ARG);
   EXPECT_EQ(std::string(isthmus_last_error(ctx.c)),
-            "isthmus: rank " + std::to_string(me) + ": isthmus_global_sum: global_sum: local size -1 < 0");
+            "isthmus: rank " + std::to_string(me) + ": isthmus_global_sum: global_sum: n = -1 local points < 0");
 }
