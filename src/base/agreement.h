@@ -8,8 +8,9 @@
 //   a.match("nfields", nfields);            // must be equal on every rank
 //   a.conclude(comm);                       // one MPI_Allreduce; throws on every rank on failure
 //
-// The reduction has a fixed size (kMaxMatches slots), so ranks that failed early, or registered
-// fewer matches, still take part in the same reduction.
+// The reduction is small: the compared values travel as one combined hash (16 bytes), and only
+// value()/maximum() slots, which every rank registers alike, add words. A rank that failed early
+// and registered fewer matches still takes part in the same reduction.
 #pragma once
 #include <mpi.h>
 
@@ -44,8 +45,11 @@ class Agreement {
   void record(int code, const std::string& message);
   bool failed() const { return code_ != ISTHMUS_OK; }
 
-  // A value that must be the same on every rank that knows it (std::nullopt: this rank has
-  // no say, e.g. it holds no part). The message of a mismatch names the values and two ranks.
+  // A value that must be the same on every rank. All compared values travel as one combined
+  // hash (two words, whatever their number); only when the hashes differ, a failure-path
+  // reduction finds the first value that differs, and the message names it, the values and two
+  // ranks. std::nullopt ("unknown": e.g. an argument the rank's algorithm does not use)
+  // compares as a value of its own.
   void match(const char* what, std::optional<int64_t> value);
   // The same for values that mean nothing to a reader (arrays): compared by a hash, and the
   // message names the two ranks that disagree.
@@ -58,8 +62,15 @@ class Agreement {
   // it throws its own failure at once.
   void conclude(MPI_Comm comm);
 
-  // After a successful conclude: the agreed value of match slot i (the one value every rank
-  // that knew it had), or std::nullopt if no rank knew it.
+  // A value that must be the same on every rank that knows it, where some ranks may not know
+  // it (std::nullopt: e.g. a rank without a part has no global size), and whose agreed value
+  // the caller needs: carried in full (two words of the reduction, where match() adds none).
+  // Returns the slot index, for agreed(). Every rank must register the same value() and
+  // maximum() slots, failed or not: they shape the reduction.
+  int value(const char* what, std::optional<int64_t> value);
+
+  // After a successful conclude: the agreed value of slot i (the one value every rank that knew
+  // it had), or std::nullopt if no rank knew it.
   std::optional<int64_t> agreed(int i) const;
 
   // ---- Additions for the collectives (alltoallv, global sums) ---------------------------
@@ -67,7 +78,7 @@ class Agreement {
   int slots() const { return nslots_; }
   // A value that need not be equal: every rank learns its largest over all ranks (e.g. the
   // largest message size an auto rule looks at), read with agreed(i) after conclude
-  // (std::nullopt if no rank knew one). value > INT64_MIN. Takes a match slot, no other cost.
+  // (std::nullopt if no rank knew one). value > INT64_MIN. Carried like value().
   // Returns the slot index.
   int maximum(const char* what, std::optional<int64_t> value);
   // A checksum beside the MIN slots: conclude also computes the wrapping 64-bit sum over all
@@ -84,19 +95,22 @@ class Agreement {
   uint64_t checksum() const { return checksum_; }
 
  private:
+  enum class Kind { Compare, Value, Maximum };
   struct Slot {
     const char* what = nullptr;
-    bool hashed = false;
+    Kind kind = Kind::Compare;
+    bool hashed = false;  // the value means nothing to a reader: name ranks, not values
     std::optional<int64_t> value;
-    bool maximum = false;  // a maximum() slot: reduced, not compared
   };
-  int add_slot(const char* what, bool hashed, std::optional<int64_t> value);
+  int add_slot(const char* what, Kind kind, bool hashed, std::optional<int64_t> value);
+  [[noreturn]] void throw_compare_mismatch(MPI_Comm comm, int rank, int64_t hmin, int64_t hmax);
   [[noreturn]] void throw_remote_failure(MPI_Comm comm, int rank, int failing_rank);
   [[noreturn]] void throw_mismatch(MPI_Comm comm, int rank, int slot, int64_t vmin, int64_t vmax);
 
   int code_ = ISTHMUS_OK;
   std::string message_;
   int nslots_ = 0;
+  uint64_t combined_ = 0;  // the combined hash of the compared values
   Slot slots_[kMaxMatches];
   std::optional<int64_t> agreed_[kMaxMatches];
   bool use_checksum_ = false;

@@ -460,10 +460,10 @@ void global_sum(MPI_Comm comm, int nfields, const double* const* fields, int64_t
   a.match("global_sum: nfields", nfields);
   a.match("global_sum: method", int(method));
   // Gather: the ranks with points give global_index (1) or all leave it NULL (0).
-  const int index_slot = a.slots();
   std::optional<int64_t> has_index;
   if (method == GlobalSumMethod::Gather && n > 0) has_index = global_index != nullptr;
-  a.match("global_sum: whether global_index is given (1) or NULL (0) on ranks with points", has_index);
+  const int index_slot =
+      a.value("global_sum: whether global_index is given (1) or NULL (0) on ranks with points", has_index);
   a.conclude(comm);
   int rank = 0, size = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));

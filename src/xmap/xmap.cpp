@@ -362,10 +362,11 @@ int64_t Xmap::agree(MPI_Comm over, const IndexList* src, const IndexList* dst,
            " but the destination part ", dst->global_size());
   });
   const IndexList* part = src ? src : dst;
-  agreement.match("the global size of the decompositions",
-                  part ? std::optional<int64_t>(part->global_size()) : std::nullopt);
+  const int size_slot =
+      agreement.value("the global size of the decompositions",
+                      part ? std::optional<int64_t>(part->global_size()) : std::nullopt);
   agreement.conclude(over);
-  return agreement.agreed(0).value_or(0);
+  return agreement.agreed(size_slot).value_or(0);
 }
 
 Xmap::Xmap(MPI_Comm comm, const IndexList* src, const IndexList* dst, const XmapOptions& opt,
