@@ -98,7 +98,7 @@ size_t elem_size(DataType t) { return type_size(t); }
 int64_t local_offset(const Decomposition& d, const decomp::Box& b, int h, int64_t gi,
                      int64_t gj, bool allow_halo) {
   const int64_t lj = gj - b.j0;
-  const int64_t ext_i = b.ni + 2 * h;
+  const int64_t ext_i = b.ni + 2 * static_cast<int64_t>(h);
   if (lj < 0 || lj >= b.nj) return -1;
   const int64_t d0 = gi - b.i0;
   int64_t cand[3] = {d0, d0, d0};
@@ -423,8 +423,8 @@ void HaloExchange::build(Agreement& a, MPI_Comm comm, const Decomposition* dp, H
     ISTHMUS_MPI(MPI_Comm_rank(comm, &rank_));
     has_box_ = rank_ < d.nranks();
     if (has_box_) box_ = d.box(rank_);
-    ext_i_ = box_.ni + 2 * h_;
-    ext_j_ = box_.nj + 2 * h_;
+    ext_i_ = box_.ni + 2 * static_cast<int64_t>(h_);
+    ext_j_ = box_.nj + 2 * static_cast<int64_t>(h_);
     phases_.resize(nphase);
     bool used[4] = {false, false, false, false};
     for (const auto& f : fields_) used[static_cast<int>(f.point)] = true;
