@@ -6,6 +6,13 @@
  * returned by isthmus_last_error(). Handles are opaque; every handle keeps its context alive,
  * so handles may be destroyed in any order.
  *
+ * Errors (docs/errors.md): a collective call (creation of contexts, maps, redistributions and
+ * halos; alltoallv, allreduce, global sums) returns the same code on every rank when any rank's
+ * arguments are bad or arguments that must match differ; the message names the failing rank.
+ * A rank misusing an exchange (NULL arrays, ...) still takes part, flagging its messages, so
+ * that its peers return its code instead of waiting. MPI errors are returned as
+ * ISTHMUS_ERR_MPI, never abort.
+ *
  * All state lives in handles: the library has no mutable global state, so two independent
  * couplers can live in one process and the library runs unchanged under SimGrid SMPI without
  * privatization.
@@ -35,7 +42,9 @@ enum isthmus_error {
   ISTHMUS_ERR_DECOMP = 2,     /* a decomposition is inconsistent (duplicate, out of range)    */
   ISTHMUS_ERR_UNOWNED = 3,    /* a destination index is owned by no source rank               */
   ISTHMUS_ERR_MPI = 4,        /* an MPI call failed                                           */
-  ISTHMUS_ERR_REMOTE = 5,     /* a collective call failed on another rank (message says which)*/
+  ISTHMUS_ERR_REMOTE = 5,     /* reserved, not returned: a collective call that fails on one
+                                 rank returns that rank's own code on every rank, and the
+                                 message names the rank (docs/errors.md)                      */
   ISTHMUS_ERR_CONFIG = 6,     /* a configuration file or option is invalid                    */
   ISTHMUS_ERR_FILE = 7,       /* a file cannot be read or written, or is malformed            */
   ISTHMUS_ERR_NOMEM = 8,      /* an allocation failed                                         */
@@ -51,7 +60,11 @@ const char* isthmus_error_name(int code);
 
 typedef struct isthmus_context isthmus_context;
 
-/* Creates a context on a duplicate of comm (collective over comm). */
+/* Creates a context on a duplicate of comm (collective over comm, an intracommunicator), whose
+ * MPI errors are returned, not fatal. On failure *ctx still receives a context that holds only
+ * the message (isthmus_last_error); every other call with it fails with ISTHMUS_ERR_ARG; destroy
+ * it as usual. A rank passing MPI_COMM_NULL or an intercommunicator fails alone (it cannot
+ * reach its peers). */
 int isthmus_context_create(MPI_Comm comm, isthmus_context** ctx);
 int isthmus_context_create_f(MPI_Fint comm, isthmus_context** ctx);
 /* Releases the caller's reference and sets *ctx to NULL; handles created from it stay valid. */
@@ -115,7 +128,9 @@ enum isthmus_unowned_policy {
 
 typedef struct isthmus_xmap_options {
   int unowned;          /* enum isthmus_unowned_policy; default ISTHMUS_UNOWNED_ERROR          */
-  double fill_value;    /* with ISTHMUS_UNOWNED_FILL, converted to each field's type; default 0 */
+  double fill_value;    /* with ISTHMUS_UNOWNED_FILL, converted to each field's type as C
+                           converts (1.5 fills an int32 field with 1); a value outside a
+                           field type's range fails isthmus_redist_create. Default 0          */
   int warn_duplicates;  /* nonzero: print a warning to stderr for each index owned by several
                            source ranks (at most 10 per home rank). Whatever this says, the
                            lowest source rank owns such an index. Default 0.                    */
@@ -125,7 +140,8 @@ typedef struct isthmus_xmap_options {
 int isthmus_xmap_options_init(isthmus_xmap_options* opt);
 
 /* Collective over the context's communicator. src/dst: this rank's parts (NULL if none).
- * opt may be NULL for the defaults. All non-NULL parts must share one global size. */
+ * opt may be NULL for the defaults. All non-NULL parts must share one global size (compared on
+ * every rank: a difference fails everywhere with ISTHMUS_ERR_ARG naming two ranks). */
 int isthmus_xmap_create(isthmus_context* ctx, const isthmus_decomp* src, const isthmus_decomp* dst,
                         const isthmus_xmap_options* opt, isthmus_xmap** xmap);
 /* The same over the two groups of an intercommunicator (collective over both groups): each
@@ -176,7 +192,8 @@ enum isthmus_method {
 /* A redistribution of nfields fields over one xmap; field f has type types[f] and nlevels[f]
  * levels. A field array on a rank is level-major: level l of local point p is at
  * [l * local_size + p], local_size being that of the rank's source (forward) or destination
- * part. All fields travel to a peer in one message. Collective over the xmap's ranks. */
+ * part. All fields travel to a peer in one message. Collective over the xmap's ranks:
+ * nfields, types, nlevels and method must be the same on every rank. */
 int isthmus_redist_create(isthmus_context* ctx, const isthmus_xmap* xmap, int nfields,
                           const int* types, const int* nlevels, int method,
                           isthmus_redist** redist);
@@ -185,7 +202,10 @@ int isthmus_redist_destroy(isthmus_redist** redist);
 /* Forward exchange: src_fields[f] (on ranks with a source part) to dst_fields[f] (on ranks
  * with a destination part). A rank without a part may pass NULL arrays. Destination points
  * no source owns receive the fill value (with ISTHMUS_UNOWNED_FILL); nothing else is
- * written. Allocates nothing. */
+ * written. Allocates nothing. A rank with a NULL array where it holds points fails with
+ * ISTHMUS_ERR_ARG but still takes part; the ranks receiving from it fail with the same code,
+ * naming it, and leave its points unwritten (docs/errors.md). Every message carries an 8-byte
+ * status word before the data (counted in the trace's bytes). */
 int isthmus_redist_exchange(isthmus_redist* redist, const void* const* src_fields,
                             void* const* dst_fields);
 /* Reverse exchange: destination arrays back to source arrays. Every source point that some
@@ -199,7 +219,10 @@ int isthmus_redist_exchange_reverse(isthmus_redist* redist, const void* const* d
  * out = destination arrays; ISTHMUS_REVERSE: the other way); the input arrays may be reused as
  * soon as it returns. wait completes the exchange and writes the output arrays, which must not be
  * read or written in between. One exchange at a time per redistribution: starting a second one,
- * or an exchange of any kind, before wait fails with ISTHMUS_ERR_ARG. Allocates nothing. */
+ * or an exchange of any kind, before wait fails with ISTHMUS_ERR_ARG after completing the
+ * pending one (its outputs are written), and the rank takes part in the new exchange without
+ * data. A direction other than the two below also fails, the rank taking part in the forward
+ * exchange without data. A failed peer is reported by wait. Allocates nothing. */
 enum isthmus_direction { ISTHMUS_FORWARD = 0, ISTHMUS_REVERSE = 1 };
 int isthmus_redist_start(isthmus_redist* redist, int direction, const void* const* in,
                          void* const* out);
@@ -296,7 +319,15 @@ int isthmus_decomp_create_generated(isthmus_context* ctx, int64_t grid_points, i
 /* Every function here is collective over the context's communicator and works on the
  * context's own duplicate of it, so its messages never meet the application's. The algorithm
  * is a choice: AUTO applies the documented rule (docs/results/collectives.md), the others
- * force one. Every algorithm gives the same result as the MPI collective of the same name. */
+ * force one. Every algorithm gives the same result as the MPI collective of the same name.
+ *
+ * Errors (docs/errors.md): each call first agrees in one small reduction, so that a bad argument
+ * on one rank, or arguments that must be equal and are not (datatype, algorithm, ring_k; count,
+ * op, algorithm, k; nfields, method), fail on every rank with the same code before any data
+ * moves. For alltoallv, sendcounts[j] on rank i must equal recvcounts[i] on rank j: checked for
+ * every algorithm alike (a checksum in the same reduction; the failure names the first pair).
+ * The agreement costs one small reduction per call: about 2x for an allreduce of a few values,
+ * nothing measurable for large sums. */
 
 enum isthmus_alltoallv_algorithm {
   ISTHMUS_ALLTOALLV_AUTO = 0,     /* pairwise on <= 2 ranks, otherwise ring-4                 */
@@ -465,7 +496,8 @@ int isthmus_halo_exchange(isthmus_halo* halo, void* const* arrays);
  * (ni + 2h, nj + 2h). Any output may be NULL. */
 int isthmus_halo_local_shape(const isthmus_halo* halo, int64_t box[4], int64_t* extent_i,
                              int64_t* extent_j);
-/* The method used (never AUTO) and the messages this rank sends per exchange. */
+/* The method used (never AUTO) and the messages this rank sends per exchange (either output
+ * may be NULL). */
 int isthmus_halo_method(const isthmus_halo* halo, int* method, int* messages_per_exchange);
 /* Tracing as for redistributions (off unless ISTHMUS_TRACE=1 at creation). */
 int isthmus_halo_set_tracing(isthmus_halo* halo, int on);

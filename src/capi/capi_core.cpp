@@ -22,6 +22,17 @@ XmapOptions to_options(const isthmus_xmap_options* o) {
   return x;
 }
 
+// The local checks of both map constructors, recorded in the agreement.
+XmapOptions map_checks(Agreement& agreement, isthmus_xmap** xmap, const isthmus_xmap_options* opt) {
+  XmapOptions o;
+  agreement.check([&] {
+    require(xmap, "xmap (the output pointer)");
+    *xmap = nullptr;
+    o = to_options(opt);
+  });
+  return o;
+}
+
 template <typename Make>
 int make_decomp(isthmus_context* ctx, isthmus_decomp** out, const char* fn, Make&& make) {
   ISTHMUS_REQUIRE_HANDLE(ctx);
@@ -158,12 +169,7 @@ int isthmus_xmap_create(isthmus_context* ctx, const isthmus_decomp* src, const i
   return guarded(state_of(ctx), __func__, [&] {
     MPI_Comm comm = ctx->state->usable_comm();
     Agreement agreement;
-    XmapOptions o;
-    agreement.check([&] {
-      require(xmap, "xmap (the output pointer)");
-      *xmap = nullptr;
-      o = to_options(opt);
-    });
+    XmapOptions o = map_checks(agreement, xmap, opt);
     auto x = std::make_shared<Xmap>(comm, src ? &src->list : nullptr, dst ? &dst->list : nullptr,
                                     o, agreement);
     *xmap = new isthmus_xmap{ctx->state, std::move(x)};
@@ -177,12 +183,7 @@ int isthmus_xmap_create_inter(isthmus_context* ctx, MPI_Comm intercomm, const is
   return guarded(state_of(ctx), __func__, [&] {
     ctx->state->usable_comm();
     Agreement agreement;
-    XmapOptions o;
-    agreement.check([&] {
-      require(xmap, "xmap (the output pointer)");
-      *xmap = nullptr;
-      o = to_options(opt);
-    });
+    XmapOptions o = map_checks(agreement, xmap, opt);
     auto x = Xmap::across(intercomm, src ? &src->list : nullptr, dst ? &dst->list : nullptr, o,
                           agreement);
     *xmap = new isthmus_xmap{ctx->state, std::move(x)};

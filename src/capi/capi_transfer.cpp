@@ -38,7 +38,7 @@ int isthmus_redist_set_plan_cache(isthmus_redist* r, const char* path) {
 int isthmus_redist_get_plan(const isthmus_redist* r, int reverse, isthmus_transfer_plan* out) {
   ISTHMUS_REQUIRE_HANDLE(r);
   return guarded(r->ctx.get(), __func__, [&] {
-    if (!out) fail(ISTHMUS_ERR_ARG, "plan is NULL");
+    require(out, "plan");
     if (reverse != 0 && reverse != 1)
       fail(ISTHMUS_ERR_ARG, "reverse is ", reverse, " (0 forward, 1 reverse)");
     *out = isthmus_transfer_plan{};
@@ -71,8 +71,9 @@ int isthmus_decomp_create_generated(isthmus_context* ctx, int64_t grid_points, i
                                     uint64_t seed, int side, int part, isthmus_decomp** decomp) {
   ISTHMUS_REQUIRE_HANDLE(ctx);
   return guarded(ctx->state.get(), __func__, [&] {
-    if (!decomp) fail(ISTHMUS_ERR_ARG, "output handle pointer is NULL");
+    require(decomp, "output handle pointer");
     *decomp = nullptr;
+    ctx->state->usable_comm();
     if (side != ISTHMUS_GENERATED_SENDER && side != ISTHMUS_GENERATED_RECEIVER)
       fail(ISTHMUS_ERR_ARG, "side is ", side, " (0 ISTHMUS_GENERATED_SENDER, 1 ISTHMUS_GENERATED_RECEIVER)");
     const int count = side == ISTHMUS_GENERATED_SENDER ? senders : receivers;

@@ -140,6 +140,7 @@ TEST(Misuse, NullHandlesAndOutputs) {
   ASSERT_EQ(isthmus_decomp_create_indices(c.ctx, 4, 2, idx, &d), ISTHMUS_OK);
   EXPECT_EQ(isthmus_decomp_indices(d, nullptr), ISTHMUS_ERR_ARG);
   EXPECT_EQ(c.msg(), prefix("isthmus_decomp_indices") + "indices is NULL");
+  isthmus_decomp_destroy(&d);
   EXPECT_EQ(isthmus_decomp_create_indices(c.ctx, 4, -3, idx, &d), ISTHMUS_ERR_ARG);
   EXPECT_EQ(c.msg(), prefix("isthmus_decomp_create_indices") + "number of indices -3 is negative");
   isthmus_decomp_destroy(&d);
@@ -496,4 +497,44 @@ TEST(Misuse, ExchangeWhileOneIsPending) {
   EXPECT_EQ(b.count_wrong(m.dst), 0);  // the first exchange delivered everywhere
   EXPECT_TRUE(exchange_works(r, m));
   isthmus_redist_destroy(&r);
+}
+
+// ---- the remaining local functions of the foundation -----------------------------------------
+
+TEST(Misuse, LocalFunctionsOfTheFoundation) {
+  Watchdog w("generated decompositions, options, error names");
+  World c;
+  isthmus_decomp* d = nullptr;
+  EXPECT_EQ(isthmus_decomp_create_generated(c.ctx, 100, 2, 3, 1.0, 1, 7, 5, 0, &d), ISTHMUS_ERR_ARG);
+  EXPECT_EQ(c.msg(), prefix("isthmus_decomp_create_generated") +
+                         "side is 5 (0 ISTHMUS_GENERATED_SENDER, 1 ISTHMUS_GENERATED_RECEIVER)");
+  EXPECT_EQ(isthmus_decomp_create_generated(c.ctx, 100, 2, 3, 1.0, 1, 7, ISTHMUS_GENERATED_RECEIVER, 3, &d),
+            ISTHMUS_ERR_ARG);
+  EXPECT_EQ(c.msg(), prefix("isthmus_decomp_create_generated") + "part 3 is outside 0..2 (receivers)");
+  EXPECT_EQ(isthmus_decomp_create_generated(c.ctx, 100, 2, 3, 1.0, 1, 7, 0, 0, nullptr), ISTHMUS_ERR_ARG);
+  EXPECT_EQ(c.msg(), prefix("isthmus_decomp_create_generated") + "output handle pointer is NULL");
+  EXPECT_EQ(d, nullptr);
+  ASSERT_EQ(isthmus_decomp_create_generated(c.ctx, 100, 2, 3, 1.0, 1, 7, 0, 1, &d), ISTHMUS_OK) << c.msg();
+  int64_t local = -1, nseg = -1, global = -1;
+  EXPECT_EQ(isthmus_decomp_info(d, &local, &nseg, &global), ISTHMUS_OK);  // outputs are optional
+  EXPECT_EQ(local, 50);
+  EXPECT_EQ(global, 100);
+  EXPECT_EQ(isthmus_decomp_info(d, nullptr, nullptr, nullptr), ISTHMUS_OK);
+  EXPECT_EQ(isthmus_decomp_info(nullptr, &local, nullptr, nullptr), ISTHMUS_ERR_ARG);
+  isthmus_decomp_destroy(&d);
+  EXPECT_EQ(isthmus_xmap_options_init(nullptr), ISTHMUS_ERR_ARG);
+  isthmus_xmap_options opt;
+  opt.unowned = 9;
+  ASSERT_EQ(isthmus_xmap_options_init(&opt), ISTHMUS_OK);
+  EXPECT_EQ(opt.unowned, ISTHMUS_UNOWNED_ERROR);
+  EXPECT_STREQ(isthmus_error_name(ISTHMUS_ERR_MPI), "ISTHMUS_ERR_MPI");
+  EXPECT_STREQ(isthmus_error_name(-4), "ISTHMUS_ERR_UNKNOWN");
+  int rank = -1, size = -1;
+  EXPECT_EQ(isthmus_context_rank(c.ctx, &rank, &size), ISTHMUS_OK);
+  EXPECT_EQ(rank, world_rank());
+  EXPECT_EQ(size, world_size());
+  EXPECT_EQ(isthmus_redist_set_tracing(nullptr, 1), ISTHMUS_ERR_ARG);
+  EXPECT_EQ(isthmus_redist_reset_counters(nullptr), ISTHMUS_ERR_ARG);
+  EXPECT_EQ(isthmus_redist_start(nullptr, 0, nullptr, nullptr), ISTHMUS_ERR_ARG);
+  EXPECT_EQ(isthmus_redist_exchange(nullptr, nullptr, nullptr), ISTHMUS_ERR_ARG);
 }
