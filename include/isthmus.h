@@ -485,12 +485,17 @@ typedef struct isthmus_halo_field {
 } isthmus_halo_field;
 
 /* nfields fields exchanged together: one message per peer for all of them. Collective over
- * the context's communicator, which must have at least the layout's nsubdomains ranks. */
+ * the context's communicator, which must have at least the layout's nsubdomains ranks. Every
+ * argument must be the same on every rank (the layout too); a difference fails everywhere with
+ * ISTHMUS_ERR_ARG. 1 <= halo_width <= min(nx, ny), and with a fold no wider than the fold allows
+ * for each field's point type; (ni + 2h)(nj + 2h) at most 2^60. */
 int isthmus_halo_create(isthmus_context* ctx, const isthmus_layout* layout, int halo_width,
                         int nfields, const isthmus_halo_field* fields, int method,
                         double fill_value, isthmus_halo** halo);
 int isthmus_halo_destroy(isthmus_halo** halo);
-/* Collective. arrays[f] is field f's local array. Allocates nothing. */
+/* Collective. arrays[f] is field f's local array. Allocates nothing. A rank with a subdomain
+ * given NULL arrays fails with ISTHMUS_ERR_ARG but still takes part; its neighbours (and, with
+ * the two-sweep method, the ranks its neighbours relay to) fail with the same code, naming it. */
 int isthmus_halo_exchange(isthmus_halo* halo, void* const* arrays);
 /* This rank's subdomain {i0, j0, ni, nj} (all 0 without one) and its array extents
  * (ni + 2h, nj + 2h). Any output may be NULL. */

@@ -418,25 +418,24 @@ TEST(Misuse, ExchangeWithNullArrays) {
       const std::string peer_why = "rank " + std::to_string(last) + " could not take part "
           "(ISTHMUS_ERR_ARG; its own message says why) and sent no data: the points it sends to "
           "this rank were not written";
+      // One blocking exchange in each direction with one NULL array on the misused ranks.
+      auto null_array_case = [&](const char* fn, const char* direction, int rc, const std::string& why) {
+        EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_ARG));
+        EXPECT_EQ(c.msg(), prefix(fn) + direction + ": " + (bad ? why : peer_why));
+      };
       {
         Watchdog w("exchange with a NULL input on " + std::string(misuse_name(on)) + ", " + method_label(method));
-        int rc = isthmus_redist_exchange(r, bad ? bad_in.data() : in.data(), out.data());
-        EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_ARG));
-        const std::string want = bad ? "forward exchange: input array of field 0 is NULL but this "
-                                       "rank holds " + npts + " points"
-                                     : "forward exchange: " + peer_why;
-        EXPECT_EQ(c.msg(), prefix("isthmus_redist_exchange") + want);
+        null_array_case("isthmus_redist_exchange", "forward exchange",
+                        isthmus_redist_exchange(r, bad ? bad_in.data() : in.data(), out.data()),
+                        "input array of field 0 is NULL but this rank holds " + npts + " points");
       }
       {
         Watchdog w("reverse exchange with a NULL output on " + std::string(misuse_name(on)) + ", " + method_label(method));
         auto bin = b.in();
         std::vector<void*> bad_out = {a.out()[0], nullptr};
-        int rc = isthmus_redist_exchange_reverse(r, bin.data(), bad ? bad_out.data() : a.out().data());
-        EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_ARG));
-        const std::string want = bad ? "reverse exchange: output array of field 1 is NULL but this "
-                                       "rank holds " + npts + " points"
-                                     : "reverse exchange: " + peer_why;
-        EXPECT_EQ(c.msg(), prefix("isthmus_redist_exchange_reverse") + want);
+        null_array_case("isthmus_redist_exchange_reverse", "reverse exchange",
+                        isthmus_redist_exchange_reverse(r, bin.data(), bad ? bad_out.data() : a.out().data()),
+                        "output array of field 1 is NULL but this rank holds " + npts + " points");
       }
       {
         Watchdog w("split exchange with a bad direction on " + std::string(misuse_name(on)) + ", " + method_label(method));
