@@ -1,0 +1,303 @@
+#include "remap/mapping.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include "xmap/sparse_exchange.h"
+
+namespace isthmus::remap {
+
+const char* side_name(Side s) {
+  switch (s) {
+    case Side::Dst: return "dst";
+    case Side::Src: return "src";
+    case Side::Auto: return "auto";
+  }
+  return "unknown";
+}
+
+namespace {
+
+constexpr int kTagRoute = 41;
+
+int64_t bits_of(double v) {
+  int64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+double double_of(int64_t b) {
+  double v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+// Local positions of global indices in a part: the position of g, or -1 if the part lacks it.
+class Positions {
+ public:
+  explicit Positions(const IndexList& list) {
+    int64_t pos = 0;
+    for (const Segment& s : list.segments()) {
+      runs_.push_back({s.start, s.length, pos});
+      pos += s.length;
+    }
+    std::sort(runs_.begin(), runs_.end(), [](const Run& a, const Run& b) { return a.start < b.start; });
+  }
+  int64_t operator()(int64_t g) const {
+    auto it = std::upper_bound(runs_.begin(), runs_.end(), g,
+                               [](int64_t x, const Run& r) { return x < r.start; });
+    if (it == runs_.begin()) return -1;
+    --it;
+    return g < it->start + it->length ? it->pos + (g - it->start) : -1;
+  }
+
+ private:
+  struct Run {
+    int64_t start, length, pos;
+  };
+  std::vector<Run> runs_;
+};
+
+// Sends every record (width int64 values, the first a key in [0, n)) to every rank whose part
+// holds the key, through the homes of a block-distributed directory: two sparse exchanges,
+// O(records * log P) per rank. Returns the records received (in an order that depends only on
+// the data) and counts the records whose key no rank holds.
+std::vector<int64_t> route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders,
+                                      int width, const std::vector<int64_t>& records,
+                                      int64_t& unheld) {
+  int size = 1;
+  ISTHMUS_MPI(MPI_Comm_size(comm, &size));
+  const int64_t block = std::max<int64_t>(1, (n + size - 1) / size);
+  auto home = [block](int64_t g) { return static_cast<int>(g / block); };
+
+  // Round 1: holders' runs and records to the homes. Message: [nruns, (start, len)..., records].
+  std::vector<std::vector<int64_t>> runs_to(size), recs_to(size);
+  if (holders)
+    for (const Segment& s : holders->segments()) {
+      int64_t g = s.start, left = s.length;
+      while (left > 0) {
+        const int h = home(g);
+        const int64_t len = std::min(left, (static_cast<int64_t>(h) + 1) * block - g);
+        runs_to[h].insert(runs_to[h].end(), {g, len});
+        g += len;
+        left -= len;
+      }
+    }
+  for (size_t k = 0; k < records.size(); k += width) {
+    auto& v = recs_to[home(records[k])];
+    v.insert(v.end(), records.begin() + k, records.begin() + k + width);
+  }
+  std::vector<Message> out;
+  for (int h = 0; h < size; ++h) {
+    if (runs_to[h].empty() && recs_to[h].empty()) continue;
+    Message m{h, {}};
+    m.data.reserve(1 + runs_to[h].size() + recs_to[h].size());
+    m.data.push_back(static_cast<int64_t>(runs_to[h].size() / 2));
+    m.data.insert(m.data.end(), runs_to[h].begin(), runs_to[h].end());
+    m.data.insert(m.data.end(), recs_to[h].begin(), recs_to[h].end());
+    out.push_back(std::move(m));
+  }
+  runs_to.clear();
+  recs_to.clear();
+  std::vector<Message> in = sparse_exchange(comm, kTagRoute, out);
+  out.clear();
+
+  // At the home: each record to every holder of its key.
+  struct HeldRun {
+    int64_t start, end;
+    int rank;
+  };
+  std::vector<HeldRun> held;
+  std::vector<int64_t> recs;
+  for (const Message& m : in) {
+    const int64_t nr = m.data[0];
+    for (int64_t i = 0; i < nr; ++i) held.push_back({m.data[1 + 2 * i], m.data[1 + 2 * i] + m.data[2 + 2 * i], m.rank});
+    recs.insert(recs.end(), m.data.begin() + 1 + 2 * nr, m.data.end());
+  }
+  in.clear();
+  std::sort(held.begin(), held.end(), [](const HeldRun& a, const HeldRun& b) {
+    return a.start != b.start ? a.start < b.start : a.rank < b.rank;
+  });
+  std::vector<int64_t> reach(held.size());  // the largest end among held[0..i]
+  for (size_t i = 0; i < held.size(); ++i) reach[i] = std::max(held[i].end, i ? reach[i - 1] : INT64_MIN);
+  std::vector<std::vector<int64_t>> fwd(size);
+  for (size_t k = 0; k < recs.size(); k += width) {
+    const int64_t key = recs[k];
+    // every run with start <= key and end > key; overlapping runs (a point held by several
+    // ranks) are rare, so walk back while some earlier run may still reach the key
+    auto it = std::upper_bound(held.begin(), held.end(), key,
+                               [](int64_t x, const HeldRun& r) { return x < r.start; });
+    bool found = false;
+    for (size_t i = static_cast<size_t>(it - held.begin()); i-- > 0 && reach[i] > key;) {
+      if (held[i].end > key) {
+        auto& v = fwd[held[i].rank];
+        v.insert(v.end(), recs.begin() + k, recs.begin() + k + width);
+        found = true;
+      }
+    }
+    if (!found) ++unheld;
+  }
+  recs.clear();
+  for (int r = 0; r < size; ++r)
+    if (!fwd[r].empty()) out.push_back({r, std::move(fwd[r])});
+  in = sparse_exchange(comm, kTagRoute + 1, out);
+  std::vector<int64_t> got;
+  for (const Message& m : in) got.insert(got.end(), m.data.begin(), m.data.end());
+  return got;
+}
+
+uint64_t levels_hash(const std::vector<int>& levels) {
+  return hash_values(levels.data(), static_cast<int64_t>(levels.size()));
+}
+
+}  // namespace
+
+Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int64_t src_grid_size,
+                 int64_t dst_grid_size, const Links& links, const MappingOptions& opt,
+                 Agreement& agreement)
+    : opt_(opt) {
+  const int nfields = static_cast<int>(opt_.nlevels.size());
+  agreement.check([&] {
+    if (src_grid_size < 0 || dst_grid_size < 0)
+      fail(ISTHMUS_ERR_ARG, "grid sizes ", src_grid_size, " (source) and ", dst_grid_size,
+           " (destination) must not be negative");
+    if (src && src->global_size() != src_grid_size)
+      fail(ISTHMUS_ERR_ARG, "the source decomposition has global size ", src->global_size(),
+           " but the source grid has ", src_grid_size, " points");
+    if (dst && dst->global_size() != dst_grid_size)
+      fail(ISTHMUS_ERR_ARG, "the destination decomposition has global size ", dst->global_size(),
+           " but the destination grid has ", dst_grid_size, " points");
+    if (nfields < 1) fail(ISTHMUS_ERR_ARG, "a mapping needs at least one field");
+    for (int f = 0; f < nfields; ++f)
+      if (opt_.nlevels[f] < 1)
+        fail(ISTHMUS_ERR_ARG, "field ", f, " has ", opt_.nlevels[f], " levels; at least 1 needed");
+    if (opt_.side != Side::Dst)
+      fail(ISTHMUS_ERR_ARG, "mapping side '", side_name(opt_.side),
+           "' is not available yet; use 'dst' (OASIS bfb)");
+    if (links.num_wgts < 1) fail(ISTHMUS_ERR_ARG, "links have ", links.num_wgts, " weights each");
+    if (links.src.size() != links.size() || links.dst.size() != links.size() ||
+        links.weights.size() != links.size() * static_cast<size_t>(links.num_wgts))
+      fail(ISTHMUS_ERR_ARG, "the link arrays differ in length (", links.size(), " numbers, ",
+           links.src.size(), " sources, ", links.dst.size(), " destinations, ",
+           links.weights.size(), " weights of ", links.num_wgts, " per link)");
+    for (size_t k = 0; k < links.size(); ++k) {
+      if (links.src[k] < 0 || links.src[k] >= src_grid_size)
+        fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has source index ", links.src[k],
+             ", outside [0, ", src_grid_size, ")");
+      if (links.dst[k] < 0 || links.dst[k] >= dst_grid_size)
+        fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has destination index ", links.dst[k],
+             ", outside [0, ", dst_grid_size, ")");
+      if (!std::isfinite(links.weights[k * links.num_wgts]))
+        fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has weight ",
+             links.weights[k * links.num_wgts]);
+    }
+  });
+  agreement.match("the source grid size", src_grid_size);
+  agreement.match("the destination grid size", dst_grid_size);
+  agreement.match("the mapping side", static_cast<int64_t>(opt_.side));
+  agreement.match("the transfer method", static_cast<int64_t>(opt_.method));
+  agreement.match_hash("the fields' levels", levels_hash(opt_.nlevels));
+  agreement.match("keep_unmapped", opt_.keep_unmapped ? 1 : 0);
+  agreement.match("the fill value (bits)", bits_of(opt_.fill_value));
+  agreement.conclude(comm);
+  info_.side = opt_.side;
+
+  // Each link to the ranks holding its destination point: [dst, number, src, weight bits].
+  const int width = 3 + links.num_wgts;
+  std::vector<int64_t> records;
+  records.reserve(links.size() * width);
+  for (size_t k = 0; k < links.size(); ++k) {
+    records.insert(records.end(), {links.dst[k], links.number[k], links.src[k]});
+    for (int w = 0; w < links.num_wgts; ++w) records.push_back(bits_of(links.weights[k * links.num_wgts + w]));
+  }
+  int64_t unheld = 0;
+  std::vector<int64_t> mine = route_to_holders(comm, dst_grid_size, dst, width, records, unheld);
+  records.clear();
+  ISTHMUS_MPI(MPI_Allreduce(&unheld, &info_.global_unused_links, 1, MPI_INT64_T, MPI_SUM, comm));
+
+  // Rows of the local destination points, each in link-number order; the source points they
+  // need, sorted and distinct, form the part this rank receives.
+  dst_size_ = dst ? dst->size() : 0;
+  struct Row {
+    int64_t pos, number, src;
+    double w;
+  };
+  std::vector<Row> rows;
+  rows.reserve(mine.size() / width);
+  if (dst) {
+    Positions where(*dst);
+    for (size_t k = 0; k < mine.size(); k += width)
+      rows.push_back({where(mine[k]), mine[k + 1], mine[k + 2], double_of(mine[k + 3])});
+  }
+  mine.clear();
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return a.pos != b.pos ? a.pos < b.pos : a.number < b.number;
+  });
+  std::vector<int64_t> needed;
+  needed.reserve(rows.size());
+  for (const Row& r : rows) needed.push_back(r.src);
+  std::sort(needed.begin(), needed.end());
+  needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+  row_start_.assign(dst_size_ + 1, 0);
+  col_.resize(rows.size());
+  w_.resize(rows.size());
+  for (size_t k = 0; k < rows.size(); ++k) {
+    ++row_start_[rows[k].pos + 1];
+    col_[k] = std::lower_bound(needed.begin(), needed.end(), rows[k].src) - needed.begin();
+    w_[k] = rows[k].w;
+  }
+  std::partial_sum(row_start_.begin(), row_start_.end(), row_start_.begin());
+  info_.local_links = static_cast<int64_t>(rows.size());
+  info_.needed_points = static_cast<int64_t>(needed.size());
+  for (int64_t p = 0; p < dst_size_; ++p) info_.unmapped_points += row_start_[p] == row_start_[p + 1];
+
+  // The one redistribution: source parts -> the source points each destination rank needs.
+  IndexList need = IndexList::from_indices(src_grid_size, needed.data(), static_cast<int64_t>(needed.size()));
+  Agreement map_agreement;
+  xmap_ = std::make_shared<Xmap>(comm, src, &need, XmapOptions{}, map_agreement);
+  std::vector<FieldSpec> specs;
+  for (int f = 0; f < nfields; ++f) specs.push_back({DataType::Double, opt_.nlevels[f]});
+  Agreement redist_agreement;
+  redist_ = std::make_unique<Redist>(xmap_, specs, opt_.method, redist_agreement, comm);
+  needed_.resize(nfields);
+  for (int f = 0; f < nfields; ++f) {
+    needed_[f].assign(needed.size() * opt_.nlevels[f], 0.0);
+    needed_ptrs_.push_back(needed_[f].data());
+  }
+}
+
+void Mapping::apply(const double* const* src_fields, double* const* dst_fields) {
+  const int nfields = static_cast<int>(opt_.nlevels.size());
+  if (dst_size_ > 0)
+    for (int f = 0; f < nfields; ++f)
+      if (!dst_fields || !dst_fields[f]) {
+        // still take part, so that no peer waits; the redistribution flags nothing here since
+        // this rank's inputs are fine: only its own output is missing
+        redist_->exchange(reinterpret_cast<const void* const*>(src_fields),
+                          reinterpret_cast<void* const*>(needed_ptrs_.data()));
+        fail(ISTHMUS_ERR_ARG, "mapping: destination array of field ", f,
+             " is NULL but this rank holds ", dst_size_, " points");
+      }
+  redist_->exchange(reinterpret_cast<const void* const*>(src_fields),
+                    reinterpret_cast<void* const*>(needed_ptrs_.data()));
+  const int64_t nneed = info_.needed_points;
+  for (int f = 0; f < nfields; ++f)
+    for (int l = 0; l < opt_.nlevels[f]; ++l) {
+      const double* x = needed_[f].data() + l * nneed;
+      double* y = dst_fields ? dst_fields[f] + l * dst_size_ : nullptr;
+      for (int64_t p = 0; p < dst_size_; ++p) {
+        const int64_t b = row_start_[p], e = row_start_[p + 1];
+        if (b == e) {
+          if (!opt_.keep_unmapped) y[p] = opt_.fill_value;
+          continue;
+        }
+        // in link-number order, from the first product: the same bits for any decomposition
+        double s = w_[b] * x[col_[b]];
+        for (int64_t k = b + 1; k < e; ++k) s += w_[k] * x[col_[k]];
+        y[p] = s;
+      }
+    }
+}
+
+}  // namespace isthmus::remap
