@@ -508,6 +508,79 @@ int isthmus_halo_method(const isthmus_halo* halo, int* method, int* messages_per
 int isthmus_halo_set_tracing(isthmus_halo* halo, int on);
 int isthmus_halo_get_counters(const isthmus_halo* halo, isthmus_trace_counters* counters);
 
+/* ------------------------------------------------------------------------------------------ */
+/* remap: mappings, SCRIP weights applied as a distributed sparse matrix (issue 12)           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A mapping multiplies source fields by a sparse matrix of links (destination point d gets the
+ * sum over its links of weight * source value) between a source and a destination
+ * decomposition, fused with the transfer: the source values each destination rank needs travel
+ * in one redistribution (one message per peer for all fields and levels), so that a coupling
+ * between two components is one communication phase (OASIS3-MCT uses two). Destination side
+ * ("bfb"): every point sums its links in the order of their link number, so the result has the
+ * same bits for any rank counts and decompositions. Fields are double, level-major as for
+ * redistributions (docs/mapping.md). */
+typedef struct isthmus_mapping isthmus_mapping;
+
+enum isthmus_mapping_side {
+  ISTHMUS_SIDE_DST = 0,  /* OASIS bfb: multiply on the destination, bit-for-bit            */
+  ISTHMUS_SIDE_SRC = 1,  /* OASIS sum: partial sums on the source (not available yet)       */
+  ISTHMUS_SIDE_AUTO = 2  /* OASIS opt: the side that moves fewer values (not available yet) */
+};
+enum isthmus_conserv {
+  ISTHMUS_CONSERV_NONE = 0,
+  ISTHMUS_CONSERV_GLOBAL = 1, /* dst -= (Sd - Ss) / Wd on active destination points          */
+  ISTHMUS_CONSERV_GLBPOS = 2, /* dst *= Ss / Sd (keeps signs)                                */
+  ISTHMUS_CONSERV_BASBAL = 3, /* dst -= (Sd - Ss Wd / Ws) / Wd                               */
+  ISTHMUS_CONSERV_BASPOS = 4  /* dst *= (Ss / Sd) (Wd / Ws)                                  */
+};
+
+typedef struct isthmus_mapping_options {
+  int side;             /* enum isthmus_mapping_side; default ISTHMUS_SIDE_DST                */
+  int method;           /* enum isthmus_method of the redistribution; default AUTO            */
+  int keep_unmapped;    /* nonzero: destination points without a link keep their value;
+                           0 (default): they receive fill_value                               */
+  double fill_value;    /* default 0                                                          */
+} isthmus_mapping_options;
+int isthmus_mapping_options_init(isthmus_mapping_options* opt);
+
+/* From links in memory: this rank's nlinks links (any distribution over the ranks, e.g. a
+ * slab of a file each), with their global link numbers (the summation order; distinct over all
+ * ranks), 0-based source and destination indices and one weight each. Collective over the
+ * context's communicator; src/dst are this rank's parts (NULL if none), of global sizes
+ * src_grid_size and dst_grid_size. nfields fields, field f with nlevels[f] levels. */
+int isthmus_mapping_create(isthmus_context* ctx, const isthmus_decomp* src,
+                           const isthmus_decomp* dst, int64_t src_grid_size,
+                           int64_t dst_grid_size, int64_t nlinks, const int64_t* numbers,
+                           const int64_t* src_indices, const int64_t* dst_indices,
+                           const double* weights, int nfields, const int* nlevels,
+                           const isthmus_mapping_options* opt, isthmus_mapping** mapping);
+int isthmus_mapping_destroy(isthmus_mapping** mapping);
+
+/* dst_fields[f] = the mapping of src_fields[f] (ranks without a part pass NULL arrays), then the
+ * conservation correction if one is set. Collective over the mapping's ranks. */
+int isthmus_mapping_apply(isthmus_mapping* mapping, const double* const* src_fields,
+                          double* const* dst_fields);
+
+/* CONSERV: areas and masks (nonzero = active, SCRIP's convention; OASIS's masks.nc is the
+ * inverse) of this rank's source and destination points (NULL masks: all active; NULL arrays on
+ * a rank without the part). sum_method: enum isthmus_global_sum_method (AUTO = reprosum).
+ * Collective: computes the active areas' sums once; each apply then adds one global sum. */
+int isthmus_mapping_set_conservation(isthmus_mapping* mapping, int type, int sum_method,
+                                     const double* src_area, const int* src_mask,
+                                     const double* dst_area, const int* dst_mask);
+
+typedef struct isthmus_mapping_info {
+  int side;                     /* the side used (never AUTO)                                */
+  int64_t local_links;          /* links this rank applies                                   */
+  int64_t needed_points;        /* source points this rank receives                          */
+  int64_t unmapped_points;      /* local destination points without a link                   */
+  int64_t global_unused_links;  /* links whose destination point no rank holds               */
+} isthmus_mapping_info;
+int isthmus_mapping_get_info(const isthmus_mapping* mapping, isthmus_mapping_info* info);
+/* The counters of the mapping's redistribution (tracing as for redistributions). */
+int isthmus_mapping_set_tracing(isthmus_mapping* mapping, int on);
+int isthmus_mapping_get_counters(const isthmus_mapping* mapping, isthmus_trace_counters* counters);
 
 #ifdef __cplusplus
 }

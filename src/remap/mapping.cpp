@@ -18,6 +18,17 @@ const char* side_name(Side s) {
   return "unknown";
 }
 
+const char* conserv_name(Conserv c) {
+  switch (c) {
+    case Conserv::None: return "none";
+    case Conserv::Global: return "GLOBAL";
+    case Conserv::Glbpos: return "GLBPOS";
+    case Conserv::Basbal: return "BASBAL";
+    case Conserv::Baspos: return "BASPOS";
+  }
+  return "unknown";
+}
+
 namespace {
 
 constexpr int kTagRoute = 41;
@@ -156,7 +167,7 @@ uint64_t levels_hash(const std::vector<int>& levels) {
 Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int64_t src_grid_size,
                  int64_t dst_grid_size, const Links& links, const MappingOptions& opt,
                  Agreement& agreement)
-    : opt_(opt) {
+    : comm_(comm), opt_(opt) {
   const int nfields = static_cast<int>(opt_.nlevels.size());
   agreement.check([&] {
     if (src_grid_size < 0 || dst_grid_size < 0)
@@ -219,6 +230,7 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   // Rows of the local destination points, each in link-number order; the source points they
   // need, sorted and distinct, form the part this rank receives.
   dst_size_ = dst ? dst->size() : 0;
+  src_size_ = src ? src->size() : 0;
   struct Row {
     int64_t pos, number, src;
     double w;
@@ -268,24 +280,36 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
 }
 
 void Mapping::apply(const double* const* src_fields, double* const* dst_fields) {
+  // With a conservation step every rank must reach its global sum, also when the exchange
+  // failed here or at a peer: the failure then joins that sum's agreement, and every rank
+  // returns it (docs/errors.md).
+  std::optional<Error> failure;
+  try {
+    map(src_fields, dst_fields);
+  } catch (const Error& e) {
+    if (cons_.type == Conserv::None) throw;
+    failure = e;
+  }
+  if (cons_.type != Conserv::None) conserve(src_fields, dst_fields, failure);
+}
+
+void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
   const int nfields = static_cast<int>(opt_.nlevels.size());
-  if (dst_size_ > 0)
-    for (int f = 0; f < nfields; ++f)
-      if (!dst_fields || !dst_fields[f]) {
-        // still take part, so that no peer waits; the redistribution flags nothing here since
-        // this rank's inputs are fine: only its own output is missing
-        redist_->exchange(reinterpret_cast<const void* const*>(src_fields),
-                          reinterpret_cast<void* const*>(needed_ptrs_.data()));
-        fail(ISTHMUS_ERR_ARG, "mapping: destination array of field ", f,
-             " is NULL but this rank holds ", dst_size_, " points");
-      }
+  std::optional<Error> missing;
+  for (int f = 0; f < nfields && dst_size_ > 0 && !missing; ++f)
+    if (!dst_fields || !dst_fields[f])
+      missing = Error(ISTHMUS_ERR_ARG, "mapping: destination array of field " + std::to_string(f) +
+                                           " is NULL but this rank holds " +
+                                           std::to_string(dst_size_) + " points");
+  // A missing output is this rank's own business: its inputs still go to its peers.
   redist_->exchange(reinterpret_cast<const void* const*>(src_fields),
                     reinterpret_cast<void* const*>(needed_ptrs_.data()));
+  if (missing) throw *missing;
   const int64_t nneed = info_.needed_points;
   for (int f = 0; f < nfields; ++f)
     for (int l = 0; l < opt_.nlevels[f]; ++l) {
       const double* x = needed_[f].data() + l * nneed;
-      double* y = dst_fields ? dst_fields[f] + l * dst_size_ : nullptr;
+      double* y = dst_size_ > 0 ? dst_fields[f] + l * dst_size_ : nullptr;
       for (int64_t p = 0; p < dst_size_; ++p) {
         const int64_t b = row_start_[p], e = row_start_[p + 1];
         if (b == e) {
@@ -297,6 +321,109 @@ void Mapping::apply(const double* const* src_fields, double* const* dst_fields) 
         for (int64_t k = b + 1; k < e; ++k) s += w_[k] * x[col_[k]];
         y[p] = s;
       }
+    }
+}
+
+void Mapping::set_conservation(Conservation c, Agreement& agreement) {
+  agreement.check([&] {
+    const int t = static_cast<int>(c.type), m = static_cast<int>(c.method);
+    if (t < 0 || t > 4)
+      fail(ISTHMUS_ERR_ARG, "conservation type ", t, " (0 none, 1 GLOBAL, 2 GLBPOS, 3 BASBAL, 4 BASPOS)");
+    if (m < 0 || m > 5)
+      fail(ISTHMUS_ERR_ARG, "global sum method ", m, " (0 auto, 1 gather, 2 lsum8, 3 lsum16, 4 ddpdd, 5 reprosum)");
+    if (c.type == Conserv::None) return;
+    if (static_cast<int64_t>(c.src_area.size()) != src_size_)
+      fail(ISTHMUS_ERR_ARG, "the source areas have ", c.src_area.size(), " values for ", src_size_,
+           " local source points");
+    if (static_cast<int64_t>(c.dst_area.size()) != dst_size_)
+      fail(ISTHMUS_ERR_ARG, "the destination areas have ", c.dst_area.size(), " values for ",
+           dst_size_, " local destination points");
+    if (!c.src_mask.empty() && static_cast<int64_t>(c.src_mask.size()) != src_size_)
+      fail(ISTHMUS_ERR_ARG, "the source mask has ", c.src_mask.size(), " values for ", src_size_,
+           " local source points");
+    if (!c.dst_mask.empty() && static_cast<int64_t>(c.dst_mask.size()) != dst_size_)
+      fail(ISTHMUS_ERR_ARG, "the destination mask has ", c.dst_mask.size(), " values for ",
+           dst_size_, " local destination points");
+    for (double a : c.src_area)
+      if (!std::isfinite(a) || a < 0) fail(ISTHMUS_ERR_ARG, "a source area is ", a);
+    for (double a : c.dst_area)
+      if (!std::isfinite(a) || a < 0) fail(ISTHMUS_ERR_ARG, "a destination area is ", a);
+  });
+  agreement.match("the conservation type", static_cast<int64_t>(c.type));
+  agreement.match("the conservation's global sum method", static_cast<int64_t>(c.method));
+  agreement.conclude(comm_);
+  cons_ = std::move(c);
+  cons_terms_.clear();
+  cons_ptrs_.clear();
+  if (cons_.type == Conserv::None) return;
+  // Source and destination terms share one global sum: each array spans the local source
+  // points, then the local destination points, zero where it does not apply (zeros change no
+  // sum, so the reproducible methods stay reproducible).
+  const int64_t n = src_size_ + dst_size_;
+  int nfl = 0;
+  for (int l : opt_.nlevels) nfl += l;
+  cons_terms_.assign(2 * nfl, std::vector<double>(n, 0.0));
+  for (auto& t : cons_terms_) cons_ptrs_.push_back(t.data());
+  cons_sums_.assign(2 * nfl, 0.0);
+  std::vector<double> a(n, 0.0), b(n, 0.0);
+  for (int64_t i = 0; i < src_size_; ++i)
+    a[i] = cons_.src_mask.empty() || cons_.src_mask[i] ? cons_.src_area[i] : 0.0;
+  for (int64_t i = 0; i < dst_size_; ++i)
+    b[src_size_ + i] = cons_.dst_mask.empty() || cons_.dst_mask[i] ? cons_.dst_area[i] : 0.0;
+  const double* ab[] = {a.data(), b.data()};
+  double w[2];
+  global_sum(comm_, 2, ab, n, nullptr, cons_.method, w);
+  area_src_ = w[0];
+  area_dst_ = w[1];
+}
+
+void Mapping::conserve(const double* const* src_fields, double* const* dst_fields,
+                       const std::optional<Error>& failure) {
+  const int nfields = static_cast<int>(opt_.nlevels.size());
+  auto active_src = [&](int64_t i) { return cons_.src_mask.empty() || cons_.src_mask[i]; };
+  auto active_dst = [&](int64_t i) { return cons_.dst_mask.empty() || cons_.dst_mask[i]; };
+  Agreement agreement;
+  if (failure) agreement.record(failure->code(), failure->what());
+  int k = 0;
+  for (int f = 0; f < nfields && !failure; ++f)
+    for (int l = 0; l < opt_.nlevels[f]; ++l, k += 2) {
+      double* ts = cons_terms_[k].data();
+      double* td = cons_terms_[k + 1].data();
+      for (int64_t i = 0; i < src_size_; ++i)
+        ts[i] = active_src(i) ? src_fields[f][l * src_size_ + i] * cons_.src_area[i] : 0.0;
+      for (int64_t i = 0; i < dst_size_; ++i)
+        td[src_size_ + i] = active_dst(i) ? dst_fields[f][l * dst_size_ + i] * cons_.dst_area[i] : 0.0;
+    }
+  global_sum(comm_, static_cast<int>(cons_terms_.size()), cons_ptrs_.data(), src_size_ + dst_size_,
+             nullptr, cons_.method, cons_sums_.data(), &agreement);
+  // Every rank holds the same sums: the checks below fail on every rank alike.
+  const double ws = area_src_, wd = area_dst_;
+  k = 0;
+  for (int f = 0; f < nfields; ++f)
+    for (int l = 0; l < opt_.nlevels[f]; ++l, k += 2) {
+      const double ss = cons_sums_[k], sd = cons_sums_[k + 1];
+      const bool additive = cons_.type == Conserv::Global || cons_.type == Conserv::Basbal;
+      double c = 0;
+      if (additive) {
+        if (wd == 0 || (cons_.type == Conserv::Basbal && ws == 0))
+          fail(ISTHMUS_ERR_ARG, "CONSERV ", conserv_name(cons_.type), ": the active ",
+               wd == 0 ? "destination" : "source", " area is zero (field ", f, ", level ", l, ")");
+        c = cons_.type == Conserv::Global ? (sd - ss) / wd : (sd - ss * (wd / ws)) / wd;
+      } else {
+        if (sd == 0) {
+          if (ss != 0)
+            fail(ISTHMUS_ERR_ARG, "CONSERV ", conserv_name(cons_.type), ": the destination integral "
+                 "is zero but the source integral is ", ss, " (field ", f, ", level ", l,
+                 "): no factor restores it");
+          continue;
+        }
+        if (cons_.type == Conserv::Baspos && ws == 0)
+          fail(ISTHMUS_ERR_ARG, "CONSERV BASPOS: the active source area is zero");
+        c = cons_.type == Conserv::Glbpos ? ss / sd : (ss / sd) * (wd / ws);
+      }
+      double* y = dst_fields ? dst_fields[f] + l * dst_size_ : nullptr;
+      for (int64_t i = 0; i < dst_size_; ++i)
+        if (active_dst(i)) y[i] = additive ? y[i] - c : y[i] * c;
     }
 }
 

@@ -12,9 +12,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "base/agreement.h"
+#include "collectives/global_sum.h"
 #include "index/index_list.h"
 #include "transfer/redist.h"
 #include "xmap/xmap.h"
@@ -51,6 +53,23 @@ struct MappingInfo {
   int64_t global_unused_links = 0;  // links whose destination no rank holds (all ranks)
 };
 
+// OASIS3-MCT's CONSERV corrections, applied to every field and level after the mapping, with
+// S = sum over active points of value * area and W = sum of active areas, on each side:
+//   GLOBAL  dst -= (Sd - Ss) / Wd              (the source integral, restored additively)
+//   GLBPOS  dst *= Ss / Sd                     (multiplicatively: signs are kept)
+//   BASBAL  dst -= (Sd - Ss * Wd / Ws) / Wd    (GLOBAL, scaled by the ratio of active areas)
+//   BASPOS  dst *= (Ss / Sd) * (Wd / Ws)
+// on active destination points only. The sums use the collectives layer's global sums.
+enum class Conserv { None = 0, Global = 1, Glbpos = 2, Basbal = 3, Baspos = 4 };
+const char* conserv_name(Conserv c);
+
+struct Conservation {
+  Conserv type = Conserv::None;
+  GlobalSumMethod method = GlobalSumMethod::Reprosum;
+  std::vector<double> src_area, dst_area;  // per local point of each part (empty without one)
+  std::vector<int> src_mask, dst_mask;     // nonzero = active (SCRIP's convention); empty: all
+};
+
 class Mapping {
  public:
   // Collective over comm, the ranks of both decompositions (src/dst may be null on a rank).
@@ -66,12 +85,31 @@ class Mapping {
   // Ranks without a part pass NULL arrays. Collective over the mapping's ranks.
   void apply(const double* const* src_fields, double* const* dst_fields);
 
+  // Collective: from now on every apply ends with this correction. Computes the active areas'
+  // global sums once (one global sum); each apply then costs one more global sum for all
+  // fields and levels.
+  void set_conservation(Conservation c, Agreement& agreement);
+
   const MappingInfo& info() const { return info_; }
+  int64_t source_points() const { return src_size_; }
+  int64_t destination_points() const { return dst_size_; }
   Redist& redist() { return *redist_; }
+  const Redist& redist() const { return *redist_; }
 
  private:
+  void map(const double* const* src_fields, double* const* dst_fields);
+  void conserve(const double* const* src_fields, double* const* dst_fields,
+                const std::optional<Error>& failure);
+
+  MPI_Comm comm_;
   MappingOptions opt_;
   MappingInfo info_;
+  int64_t src_size_ = 0;                 // local source points
+  Conservation cons_;
+  double area_src_ = 0, area_dst_ = 0;   // Ws, Wd
+  std::vector<std::vector<double>> cons_terms_;  // 2 per field and level: source, destination
+  std::vector<const double*> cons_ptrs_;
+  std::vector<double> cons_sums_;
   int64_t dst_size_ = 0;                 // local destination points
   std::vector<int64_t> row_start_;       // CSR over local destination points
   std::vector<int64_t> col_;             // position in the needed source list

@@ -222,3 +222,97 @@ TEST(Mapping, BadLinkOnOneRankFailsEverywhere) {
   EXPECT_TRUE(same_code_everywhere(code, ISTHMUS_ERR_ARG));
   EXPECT_EQ(msg, "mapping side 'src' is not available yet; use 'dst' (OASIS bfb)");
 }
+
+// CONSERV: after the correction the active destination integral equals the source one (GLOBAL,
+// GLBPOS) or the source one scaled by the ratio of active areas (BASBAL, BASPOS), to the global
+// sum's precision; masked destination points are left as mapped; GLBPOS keeps signs.
+TEST(Mapping, ConservRestoresTheIntegral) {
+  Watchdog w("mapping CONSERV");
+  const int me = world_rank(), size = world_size();
+  Problem p = make_problem(300, 200, 9);
+  for (double& x : p.w) x = std::fabs(x) + 0.01;  // positive weights: positive fields map positive
+  std::vector<int64_t> sidx = random_part(p.nsrc, size, me, 21), didx = random_part(p.ndst, size, me, 22);
+  IndexList S = IndexList::from_indices(p.nsrc, sidx.data(), static_cast<int64_t>(sidx.size()));
+  IndexList D = IndexList::from_indices(p.ndst, didx.data(), static_cast<int64_t>(didx.size()));
+  Links links;
+  for (int64_t k = me; k < p.nlinks; k += size) {
+    links.number.push_back(k);
+    links.src.push_back(p.src[k]);
+    links.dst.push_back(p.dst[k]);
+    links.weights.push_back(p.w[k]);
+  }
+  auto area = [](int64_t g, bool src) { return 1.0 + 0.5 * std::cos(0.1 * g + (src ? 0 : 1)); };
+  auto active = [](int64_t g, bool src) { return (g % (src ? 5 : 6)) != 1; };
+  Conservation base;
+  for (int64_t g : sidx) base.src_area.push_back(area(g, true)), base.src_mask.push_back(active(g, true));
+  for (int64_t g : didx) base.dst_area.push_back(area(g, false)), base.dst_mask.push_back(active(g, false));
+  // two fields, the second with 2 levels; positive values
+  MappingOptions opt;
+  opt.nlevels = {1, 2};
+  std::vector<std::vector<double>> x(2);
+  for (int f = 0; f < 2; ++f)
+    for (int l = 0; l < opt.nlevels[f]; ++l)
+      for (int64_t g : sidx) x[f].push_back(2.0 + std::sin(0.3 * g + f + l));
+  const double* xp[] = {x[0].data(), x[1].data()};
+  // the plain mapping, for the masked points
+  Agreement a0;
+  Mapping plain(MPI_COMM_WORLD, &S, &D, p.nsrc, p.ndst, links, opt, a0);
+  std::vector<std::vector<double>> y0 = {std::vector<double>(didx.size()), std::vector<double>(2 * didx.size())};
+  double* y0p[] = {y0[0].data(), y0[1].data()};
+  plain.apply(xp, y0p);
+  // integrals, by a plain sum in long double (independent of the library's sums)
+  auto integral = [&](const std::vector<int64_t>& idx, const double* v, bool src) {
+    long double s = 0;
+    for (size_t i = 0; i < idx.size(); ++i)
+      if (active(idx[i], src)) s += static_cast<long double>(v[i]) * area(idx[i], src);
+    double local = static_cast<double>(s), global = 0;
+    MPI_Allreduce(&local, &global, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return global;
+  };
+  auto total_area = [&](const std::vector<int64_t>& idx, bool src) {
+    std::vector<double> one(idx.size(), 1.0);
+    return integral(idx, one.data(), src);
+  };
+  const double ws = total_area(sidx, true), wd = total_area(didx, false);
+  for (Conserv type : {Conserv::Global, Conserv::Glbpos, Conserv::Basbal, Conserv::Baspos}) {
+    SCOPED_TRACE(conserv_name(type));
+    Agreement a;
+    Mapping m(MPI_COMM_WORLD, &S, &D, p.nsrc, p.ndst, links, opt, a);
+    Conservation c = base;
+    c.type = type;
+    Agreement ac;
+    m.set_conservation(c, ac);
+    std::vector<std::vector<double>> y = {std::vector<double>(didx.size()), std::vector<double>(2 * didx.size())};
+    double* yp[] = {y[0].data(), y[1].data()};
+    m.apply(xp, yp);
+    for (int f = 0; f < 2; ++f)
+      for (int l = 0; l < opt.nlevels[f]; ++l) {
+        const double ss = integral(sidx, x[f].data() + l * sidx.size(), true);
+        const double sd = integral(didx, y[f].data() + l * didx.size(), false);
+        const bool scaled = type == Conserv::Basbal || type == Conserv::Baspos;
+        const double want = scaled ? ss * (wd / ws) : ss;
+        EXPECT_NEAR(sd, want, 1e-12 * std::fabs(want)) << "field " << f << " level " << l;
+        for (size_t i = 0; i < didx.size(); ++i) {
+          const double v = y[f][l * didx.size() + i], v0 = y0[f][l * didx.size() + i];
+          if (!active(didx[i], false)) {
+            EXPECT_EQ(v, v0);  // masked: as mapped
+          } else if (v0 > 0 && (type == Conserv::Glbpos || type == Conserv::Baspos)) {
+            EXPECT_GT(v, 0.0);  // signs kept
+          }
+        }
+      }
+  }
+  // a conservation type every rank must share
+  Agreement a;
+  Mapping m(MPI_COMM_WORLD, &S, &D, p.nsrc, p.ndst, links, opt, a);
+  Conservation c = base;
+  c.type = me == size - 1 ? Conserv::Glbpos : Conserv::Global;
+  int code = ISTHMUS_OK;
+  try {
+    Agreement ac;
+    m.set_conservation(c, ac);
+  } catch (const Error& e) {
+    code = e.code();
+  }
+  EXPECT_TRUE(same_code_everywhere(code, size > 1 ? ISTHMUS_ERR_ARG : ISTHMUS_OK));
+}
