@@ -186,6 +186,8 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
     if (opt_.side != Side::Dst)
       fail(ISTHMUS_ERR_ARG, "mapping side '", side_name(opt_.side),
            "' is not available yet; use 'dst' (OASIS bfb)");
+    if (!opt_.fused && opt_.keep_unmapped)
+      fail(ISTHMUS_ERR_ARG, "the unfused path cannot keep unmapped values (keep_unmapped)");
     if (links.num_wgts < 1) fail(ISTHMUS_ERR_ARG, "links have ", links.num_wgts, " weights each");
     if (links.src.size() != links.size() || links.dst.size() != links.size() ||
         links.weights.size() != links.size() * static_cast<size_t>(links.num_wgts))
@@ -211,8 +213,44 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   agreement.match_hash("the fields' levels", levels_hash(opt_.nlevels));
   agreement.match("keep_unmapped", opt_.keep_unmapped ? 1 : 0);
   agreement.match("the fill value (bits)", bits_of(opt_.fill_value));
+  agreement.match("fused", opt_.fused ? 1 : 0);
   agreement.conclude(comm);
   info_.side = opt_.side;
+  dst_size_ = dst ? dst->size() : 0;
+  src_size_ = src ? src->size() : 0;
+
+  if (!opt_.fused) {
+    // Blocks of the destination grid over the ranks that hold source points.
+    int has = src ? 1 : 0, before = 0, holders = 0;
+    ISTHMUS_MPI(MPI_Exscan(&has, &before, 1, MPI_INT, MPI_SUM, comm));
+    ISTHMUS_MPI(MPI_Allreduce(&has, &holders, 1, MPI_INT, MPI_SUM, comm));
+    int me = 0;
+    ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
+    if (me == 0) before = 0;  // MPI_Exscan leaves rank 0's result undefined
+    std::vector<int64_t> seg = {0, 0};
+    if (has && holders > 0) {
+      seg[0] = dst_grid_size * before / holders;
+      seg[1] = dst_grid_size * (before + 1) / holders - seg[0];
+    }
+    IndexList block = IndexList::from_segments(dst_grid_size, &seg[0], &seg[1], 1);
+    MappingOptions inner = opt_;
+    inner.fused = true;
+    Agreement inner_agreement;
+    inner_ = std::make_unique<Mapping>(comm, src, has ? &block : nullptr, src_grid_size, dst_grid_size,
+                                       links, inner, inner_agreement);
+    info_ = inner_->info();
+    Agreement out_agreement;
+    out_xmap_ = std::make_shared<Xmap>(comm, has ? &block : nullptr, dst, XmapOptions{}, out_agreement);
+    std::vector<FieldSpec> specs;
+    for (int f = 0; f < nfields; ++f) specs.push_back({DataType::Double, opt_.nlevels[f]});
+    Agreement redist_agreement;
+    out_redist_ = std::make_unique<Redist>(out_xmap_, specs, opt_.method, redist_agreement, comm);
+    for (int f = 0; f < nfields; ++f) {
+      mapped_.emplace_back(static_cast<size_t>(block.size() * opt_.nlevels[f]), 0.0);
+      mapped_ptrs_.push_back(mapped_.back().data());
+    }
+    return;
+  }
 
   // Each link to the ranks holding its destination point: [dst, number, src, weight bits].
   const int width = 3 + links.num_wgts;
@@ -229,8 +267,6 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
 
   // Rows of the local destination points, each in link-number order; the source points they
   // need, sorted and distinct, form the part this rank receives.
-  dst_size_ = dst ? dst->size() : 0;
-  src_size_ = src ? src->size() : 0;
   struct Row {
     int64_t pos, number, src;
     double w;
@@ -294,6 +330,12 @@ void Mapping::apply(const double* const* src_fields, double* const* dst_fields) 
 }
 
 void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
+  if (inner_) {  // unfused: multiply on the source ranks, then transfer the results
+    inner_->map(src_fields, mapped_ptrs_.data());
+    out_redist_->exchange(reinterpret_cast<const void* const*>(mapped_ptrs_.data()),
+                          reinterpret_cast<void* const*>(dst_fields));
+    return;
+  }
   const int nfields = static_cast<int>(opt_.nlevels.size());
   std::optional<Error> missing;
   for (int f = 0; f < nfields && dst_size_ > 0 && !missing; ++f)

@@ -43,6 +43,11 @@ struct MappingOptions {
   std::vector<int> nlevels = {1}; // one entry per field (fields are double)
   bool keep_unmapped = false;     // destination points without a link: keep their value ...
   double fill_value = 0.0;        // ... or receive this one
+  // false: the two-phase path OASIS3-MCT takes, kept as the reference that tests and the
+  // benchmark compare against: the source values are rearranged within the source ranks (to
+  // blocks of the destination grid), multiplied there, and the results transferred to the
+  // destination decomposition. Not with keep_unmapped.
+  bool fused = true;
 };
 
 struct MappingInfo {
@@ -93,8 +98,9 @@ class Mapping {
   const MappingInfo& info() const { return info_; }
   int64_t source_points() const { return src_size_; }
   int64_t destination_points() const { return dst_size_; }
-  Redist& redist() { return *redist_; }
-  const Redist& redist() const { return *redist_; }
+  // The redistribution of the fields (unfused: the final transfer).
+  Redist& redist() { return out_redist_ ? *out_redist_ : *redist_; }
+  const Redist& redist() const { return out_redist_ ? *out_redist_ : *redist_; }
 
  private:
   void map(const double* const* src_fields, double* const* dst_fields);
@@ -118,6 +124,13 @@ class Mapping {
   std::unique_ptr<Redist> redist_;
   std::vector<std::vector<double>> needed_;  // per field: received source values, level-major
   std::vector<double*> needed_ptrs_;
+  // the unfused path: a fused mapping to blocks of the destination grid on the source ranks,
+  // then a transfer of its results
+  std::unique_ptr<Mapping> inner_;
+  std::shared_ptr<Xmap> out_xmap_;
+  std::unique_ptr<Redist> out_redist_;
+  std::vector<std::vector<double>> mapped_;
+  std::vector<double*> mapped_ptrs_;
 };
 
 }  // namespace isthmus::remap

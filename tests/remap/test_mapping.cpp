@@ -80,7 +80,7 @@ std::vector<int64_t> random_part(int64_t n, int parts, int part, unsigned seed) 
 
 // Runs the mapping with the source on [s0, s1) and the destination on [d0, d1) of the world.
 void check(const Problem& p, int s0, int s1, int d0, int d1, unsigned seed, Method method,
-           const std::vector<int>& levels) {
+           const std::vector<int>& levels, bool fused = true) {
   const int me = world_rank(), size = world_size();
   std::vector<int64_t> sidx, didx;
   const bool has_src = me >= s0 && me < s1, has_dst = me >= d0 && me < d1;
@@ -100,6 +100,7 @@ void check(const Problem& p, int s0, int s1, int d0, int d1, unsigned seed, Meth
   opt.method = method;
   opt.nlevels = levels;
   opt.fill_value = -777.0;
+  opt.fused = fused;
   Agreement a;
   Mapping m(MPI_COMM_WORLD, has_src ? &S : nullptr, has_dst ? &D : nullptr, p.nsrc, p.ndst, links,
             opt, a);
@@ -145,6 +146,16 @@ TEST(Mapping, DestinationSideIsBitIdenticalToTheSerialSum) {
     check(p, 0, size - 1, 1, size, 14, Method::Alltoallv, {1});      // overlapping
     check(p, size - 1, size, 0, 1, 15, Method::Butterfly, {1});      // one rank each
   }
+}
+
+// The unfused reference path (rearrange on the source ranks, multiply, transfer) gives the
+// same bits as the fused one.
+TEST(Mapping, UnfusedPathGivesTheSameBits) {
+  Watchdog w("mapping unfused");
+  const int size = world_size();
+  Problem p = make_problem(977, 613, 6);
+  check(p, 0, size, 0, size, 31, Method::P2P, {1, 2}, false);
+  if (size > 1) check(p, 0, size / 2, size / 2, size, 32, Method::Auto, {1}, false);
 }
 
 TEST(Mapping, UnmappedPointsKeepTheirValueOnRequest) {
