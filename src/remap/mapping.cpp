@@ -188,7 +188,9 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
            "' is not available yet; use 'dst' (OASIS bfb)");
     if (!opt_.fused && opt_.keep_unmapped)
       fail(ISTHMUS_ERR_ARG, "the unfused path cannot keep unmapped values (keep_unmapped)");
-    if (links.num_wgts < 1) fail(ISTHMUS_ERR_ARG, "links have ", links.num_wgts, " weights each");
+    if (links.num_wgts != 1)
+      fail(ISTHMUS_ERR_ARG, "links have ", links.num_wgts, " weights each; only 1 is supported yet "
+           "(second-order conservative weights need the source gradients)");
     if (links.src.size() != links.size() || links.dst.size() != links.size() ||
         links.weights.size() != links.size() * static_cast<size_t>(links.num_wgts))
       fail(ISTHMUS_ERR_ARG, "the link arrays differ in length (", links.size(), " numbers, ",

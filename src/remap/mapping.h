@@ -30,7 +30,7 @@ struct Links {
   std::vector<int64_t> number;   // global link number (the summation order), distinct over ranks
   std::vector<int64_t> src;      // 0-based source index
   std::vector<int64_t> dst;      // 0-based destination index
-  std::vector<double> weights;   // num_wgts per link, link-major; only the first is used for now
+  std::vector<double> weights;   // num_wgts per link, link-major (1 supported so far)
   size_t size() const { return number.size(); }
 };
 
