@@ -1,0 +1,517 @@
+#include "remap/scrip_weights.h"
+
+#include <netcdf.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+namespace isthmus::remap {
+
+namespace {
+
+// Hyperslab reads of at most this many links: a bad link stops the reading within one chunk.
+constexpr int64_t kChunkLinks = int64_t{1} << 16;
+
+std::string quoted(const std::string& path) { return "weights file \"" + path + "\""; }
+
+// An open netCDF file, closed on every path.
+struct NcFile {
+  int id = -1;
+  ~NcFile() {
+    if (id >= 0) nc_close(id);
+  }
+};
+
+bool is_integer_type(nc_type t) {
+  return t == NC_BYTE || t == NC_SHORT || t == NC_INT || t == NC_INT64 || t == NC_UBYTE ||
+         t == NC_USHORT || t == NC_UINT || t == NC_UINT64;
+}
+
+// Reads the header and checks it: every rank does the same, on the same file, and so fails
+// (or not) alike.
+class HeaderReader {
+ public:
+  HeaderReader(const std::string& path, WeightsInfo& info) : path_(path), info_(info) {}
+
+  void read(const WeightsExpect& expect) {
+    const int rc = nc_open(path_.c_str(), NC_NOWRITE, &file_.id);
+    if (rc != NC_NOERR) {
+      file_.id = -1;
+      fail(ISTHMUS_ERR_FILE, "cannot open the ", quoted(path_), ": ", nc_strerror(rc));
+    }
+    info_.path = path_;
+    info_.title = text_attribute("title");
+    info_.map_method = text_attribute("map_method");
+    info_.normalization = text_attribute("normalization");
+    info_.conventions = text_attribute("conventions");
+
+    int links_dim = -1, wgts_dim = -1;
+    info_.num_links = dimension("num_links", &links_dim);
+    const int64_t nw = dimension("num_wgts", &wgts_dim);
+    if (nw < 1 || nw > INT_MAX)
+      fail(ISTHMUS_ERR_FILE, quoted(path_), ": dimension num_wgts is ", nw,
+           ", expected 1 or more");
+    info_.num_wgts = static_cast<int>(nw);
+    grid("src", &info_.src_grid_size, &info_.src_grid_dims);
+    grid("dst", &info_.dst_grid_size, &info_.dst_grid_dims);
+
+    src_var_ = address_variable("src_address", links_dim);
+    dst_var_ = address_variable("dst_address", links_dim);
+    matrix_var_ = variable("remap_matrix");
+    nc_type type = NC_NAT;
+    nc(nc_inq_vartype(file_.id, matrix_var_, &type), "the type of variable remap_matrix");
+    if (type != NC_DOUBLE && type != NC_FLOAT)
+      fail(ISTHMUS_ERR_FILE, quoted(path_), ": variable remap_matrix has type ", type_name(type),
+           ", expected double or float");
+    check_shape("remap_matrix", matrix_var_, {links_dim, wgts_dim}, "(num_links, num_wgts)");
+
+    expect_size("src_grid_size", info_.src_grid_size, expect.src_grid_size, "source");
+    expect_size("dst_grid_size", info_.dst_grid_size, expect.dst_grid_size, "destination");
+  }
+
+  int file() const { return file_.id; }
+  int src_var() const { return src_var_; }
+  int dst_var() const { return dst_var_; }
+  int matrix_var() const { return matrix_var_; }
+
+ private:
+  void nc(int rc, const char* what) const {
+    if (rc != NC_NOERR)
+      fail(ISTHMUS_ERR_FILE, quoted(path_), ": cannot read ", what, ": ", nc_strerror(rc));
+  }
+
+  std::string text_attribute(const char* name) const {
+    nc_type type = NC_NAT;
+    size_t len = 0;
+    if (nc_inq_att(file_.id, NC_GLOBAL, name, &type, &len) != NC_NOERR) return "";
+    if (type == NC_CHAR) {
+      std::string s(len, '\0');
+      nc(nc_get_att_text(file_.id, NC_GLOBAL, name, s.data()), name);
+      while (!s.empty() && s.back() == '\0') s.pop_back();
+      return s;
+    }
+    if (type == NC_STRING && len >= 1) {
+      std::vector<char*> v(len, nullptr);
+      nc(nc_get_att_string(file_.id, NC_GLOBAL, name, v.data()), name);
+      std::string s = v[0] ? v[0] : "";
+      nc_free_string(len, v.data());
+      return s;
+    }
+    return "";
+  }
+
+  int64_t dimension(const char* name, int* id) const {
+    if (nc_inq_dimid(file_.id, name, id) != NC_NOERR)
+      fail(ISTHMUS_ERR_FILE, quoted(path_), ": no dimension ", name);
+    size_t len = 0;
+    nc(nc_inq_dimlen(file_.id, *id, &len), name);
+    return static_cast<int64_t>(len);
+  }
+
+  int variable(const char* name) const {
+    int id = -1;
+    if (nc_inq_varid(file_.id, name, &id) != NC_NOERR)
+      fail(ISTHMUS_ERR_FILE, quoted(path_), ": no variable ", name);
+    return id;
+  }
+
+  std::string dimension_list(int var) const {
+    int ndims = 0;
+    nc(nc_inq_varndims(file_.id, var, &ndims), "the dimensions of a variable");
+    std::vector<int> dims(static_cast<size_t>(ndims));
+    nc(nc_inq_vardimid(file_.id, var, dims.data()), "the dimensions of a variable");
+    std::string s = "(";
+    for (int i = 0; i < ndims; ++i) {
+      char name[NC_MAX_NAME + 1] = {0};
+      nc(nc_inq_dimname(file_.id, dims[size_t(i)], name), "a dimension name");
+      s += (i ? ", " : "") + std::string(name);
+    }
+    return s + ")";
+  }
+
+  void check_shape(const char* name, int var, const std::vector<int>& want,
+                   const char* want_text) const {
+    int ndims = 0;
+    nc(nc_inq_varndims(file_.id, var, &ndims), name);
+    std::vector<int> dims(static_cast<size_t>(ndims));
+    nc(nc_inq_vardimid(file_.id, var, dims.data()), name);
+    if (dims != want)
+      fail(ISTHMUS_ERR_FILE, quoted(path_), ": variable ", name, " has dimensions ",
+           dimension_list(var), ", expected ", want_text);
+  }
+
+  int address_variable(const char* name, int links_dim) const {
+    const int var = variable(name);
+    nc_type type = NC_NAT;
+    nc(nc_inq_vartype(file_.id, var, &type), name);
+    if (!is_integer_type(type))
+      fail(ISTHMUS_ERR_FILE, quoted(path_), ": variable ", name, " has type ", type_name(type),
+           ", expected an integer type");
+    check_shape(name, var, {links_dim}, "(num_links)");
+    return var;
+  }
+
+  static const char* type_name(nc_type t) {
+    switch (t) {
+      case NC_BYTE: return "byte";
+      case NC_CHAR: return "char";
+      case NC_SHORT: return "short";
+      case NC_INT: return "int";
+      case NC_FLOAT: return "float";
+      case NC_DOUBLE: return "double";
+      case NC_UBYTE: return "ubyte";
+      case NC_USHORT: return "ushort";
+      case NC_UINT: return "uint";
+      case NC_INT64: return "int64";
+      case NC_UINT64: return "uint64";
+      case NC_STRING: return "string";
+      default: return "a user-defined type";
+    }
+  }
+
+  // The size of grid `side` ("src" or "dst"): the dimension <side>_grid_size, else the product
+  // of the variable <side>_grid_dims; both present must agree.
+  void grid(const char* side, int64_t* size, std::vector<int64_t>* dims_out) const {
+    const std::string size_name = std::string(side) + "_grid_size";
+    const std::string dims_name = std::string(side) + "_grid_dims";
+    std::optional<int64_t> from_dim;
+    int dim = -1;
+    if (nc_inq_dimid(file_.id, size_name.c_str(), &dim) == NC_NOERR) {
+      size_t len = 0;
+      nc(nc_inq_dimlen(file_.id, dim, &len), size_name.c_str());
+      from_dim = static_cast<int64_t>(len);
+    }
+    int var = -1;
+    dims_out->clear();
+    if (nc_inq_varid(file_.id, dims_name.c_str(), &var) == NC_NOERR) {
+      int ndims = 0;
+      nc(nc_inq_varndims(file_.id, var, &ndims), dims_name.c_str());
+      nc_type type = NC_NAT;
+      nc(nc_inq_vartype(file_.id, var, &type), dims_name.c_str());
+      if (ndims != 1 || !is_integer_type(type))
+        fail(ISTHMUS_ERR_FILE, quoted(path_), ": variable ", dims_name,
+             " must be a one-dimensional integer variable");
+      int d = -1;
+      nc(nc_inq_vardimid(file_.id, var, &d), dims_name.c_str());
+      size_t rank = 0;
+      nc(nc_inq_dimlen(file_.id, d, &rank), dims_name.c_str());
+      if (rank < 1 || rank > 64)
+        fail(ISTHMUS_ERR_FILE, quoted(path_), ": variable ", dims_name, " has ", rank,
+             " entries, expected 1 to 64");
+      std::vector<long long> v(rank);
+      nc(nc_get_var_longlong(file_.id, var, v.data()), dims_name.c_str());
+      int64_t product = 1;
+      for (size_t i = 0; i < rank; ++i) {
+        if (v[i] < 1 || product > INT64_MAX / v[i])
+          fail(ISTHMUS_ERR_FILE, quoted(path_), ": variable ", dims_name, " entry ", i + 1,
+               " is ", v[i], (v[i] < 1 ? ", expected 1 or more" : ": the grid size overflows"));
+        product *= v[i];
+        dims_out->push_back(v[i]);
+      }
+      if (from_dim && *from_dim != product)
+        fail(ISTHMUS_ERR_FILE, quoted(path_), ": dimension ", size_name, " is ", *from_dim,
+             ", but the product of variable ", dims_name, " is ", product);
+      from_dim = product;
+    } else if (!from_dim) {
+      fail(ISTHMUS_ERR_FILE, quoted(path_), ": no dimension ", size_name, " and no variable ",
+           dims_name);
+    } else {
+      dims_out->push_back(*from_dim);
+    }
+    if (*from_dim < 1)
+      fail(ISTHMUS_ERR_FILE, quoted(path_), ": ", size_name, " is ", *from_dim,
+           ", expected 1 or more");
+    *size = *from_dim;
+  }
+
+  void expect_size(const char* name, int64_t in_file, int64_t expected, const char* grid) const {
+    if (expected >= 0 && expected != in_file)
+      fail(ISTHMUS_ERR_FILE, quoted(path_), ": ", name, " is ", in_file, ", but the ", grid,
+           " grid has ", expected, " points");
+  }
+
+  const std::string& path_;
+  WeightsInfo& info_;
+  NcFile file_;
+  int src_var_ = -1, dst_var_ = -1, matrix_var_ = -1;
+};
+
+// Reads links [begin, end) in chunks into slab, checking each link; stops at the first bad one.
+void read_links(const HeaderReader& h, const std::string& path, const WeightsInfo& info,
+                int64_t begin, int64_t end, int64_t chunk, LinkSlab& slab) {
+  const int64_t n = end - begin;
+  const size_t nw = static_cast<size_t>(info.num_wgts);
+  slab.first_link = begin;
+  slab.end_link = end;
+  size_t kept = 0;
+  slab.src.resize(static_cast<size_t>(n));
+  slab.dst.resize(static_cast<size_t>(n));
+  slab.weights.resize(static_cast<size_t>(n) * nw);
+  std::vector<long long> src(static_cast<size_t>(std::min(chunk, n)));
+  std::vector<long long> dst(src.size());
+  for (int64_t c0 = 0; c0 < n; c0 += chunk) {
+    const int64_t cn = std::min(chunk, n - c0);
+    const size_t start[2] = {static_cast<size_t>(begin + c0), 0};
+    const size_t count[2] = {static_cast<size_t>(cn), nw};
+    const auto read = [&](int rc, const char* var) {
+      if (rc != NC_NOERR)
+        fail(ISTHMUS_ERR_FILE, quoted(path), ": cannot read variable ", var, " at links ",
+             begin + c0 + 1, "..", begin + c0 + cn, ": ", nc_strerror(rc));
+    };
+    // Weights are read in place, at the chunk's position, then moved down over the null links
+    // left out (kept <= c0 + i): no buffer of the chunk's weights.
+    double* w = slab.weights.data() + size_t(c0) * nw;
+    read(nc_get_vara_longlong(h.file(), h.src_var(), start, count, src.data()), "src_address");
+    read(nc_get_vara_longlong(h.file(), h.dst_var(), start, count, dst.data()), "dst_address");
+    read(nc_get_vara_double(h.file(), h.matrix_var(), start, count, w), "remap_matrix");
+    for (int64_t i = 0; i < cn; ++i) {
+      const int64_t link = begin + c0 + i + 1;  // 1-based, as in the file
+      const long long s = src[size_t(i)], d = dst[size_t(i)];
+      const double* wl = w + size_t(i) * nw;
+      const bool zero_weights = std::all_of(wl, wl + nw, [](double x) { return x == 0.0; });
+      const bool null_link = zero_weights && (s == 0 || d == 0) &&
+                             (s == 0 || (s >= 1 && s <= info.src_grid_size)) &&
+                             (d == 0 || (d >= 1 && d <= info.dst_grid_size));
+      if (null_link) {
+        ++slab.null_links;
+        continue;
+      }
+      const auto address = [&](long long a, const char* var, int64_t size, const char* dim) {
+        if (a < 1 || a > size)
+          fail(ISTHMUS_ERR_FILE, quoted(path), ": link ", link, ": ", var, " is ", a,
+               ", outside 1..", size, " (", dim, ")",
+               a == 0 ? " in a link with a non-zero weight" : "");
+        return static_cast<int64_t>(a - 1);  // 0-based from here on
+      };
+      slab.src[kept] = address(s, "src_address", info.src_grid_size, "src_grid_size");
+      slab.dst[kept] = address(d, "dst_address", info.dst_grid_size, "dst_grid_size");
+      for (size_t k = 0; k < nw; ++k) {
+        if (!std::isfinite(wl[k]))
+          fail(ISTHMUS_ERR_FILE, quoted(path), ": link ", link, ": remap_matrix weight ", k + 1,
+               " of ", nw, " is ", wl[k]);
+        slab.weights[kept * nw + k] = wl[k];
+      }
+      ++kept;
+    }
+  }
+  slab.src.resize(kept);
+  slab.dst.resize(kept);
+  slab.weights.resize(kept * nw);
+  // No shrink_to_fit: its copy would double the peak memory for the few null links.
+}
+
+// A 62-bit hash of the header values every rank must read alike.
+uint64_t header_hash(const WeightsInfo& info) {
+  const int64_t words[] = {info.num_links, info.num_wgts, info.src_grid_size,
+                           info.dst_grid_size};
+  int halves[2 * 4];
+  for (int i = 0; i < 4; ++i) {
+    halves[2 * i] = static_cast<int>(static_cast<uint64_t>(words[i]) & 0xffffffffu);
+    halves[2 * i + 1] = static_cast<int>(static_cast<uint64_t>(words[i]) >> 32);
+  }
+  return hash_values(halves, 8);
+}
+
+// Failure path only. The agreement gives a rank that failed with the same code as the lowest
+// failing rank its own message; for a bad link that would name a later link of the file on
+// later ranks. Here every rank whose slab failed takes the lowest failing rank's message, so
+// that every rank names the file's first bad link. Called by every rank (all of them have
+// thrown from conclude).
+[[noreturn]] void rethrow_first_bad_link(MPI_Comm comm, const Agreement& agreement,
+                                         bool slab_failed_here, const Error& agreed) {
+  int rank = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  int lowest[2] = {agreement.failed() ? rank : INT_MAX, slab_failed_here ? rank : INT_MAX};
+  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, lowest, 2, MPI_INT, MPI_MIN, comm));
+  if (lowest[1] == INT_MAX || lowest[0] == INT_MAX) throw agreed;  // no slab failed anywhere
+  const int failing = lowest[0];
+  int64_t head[2] = {agreed.code(), static_cast<int64_t>(std::strlen(agreed.what()))};
+  ISTHMUS_MPI(MPI_Bcast(head, 2, MPI_INT64_T, failing, comm));
+  std::string message(rank == failing ? agreed.what() : std::string(size_t(head[1]), '\0'));
+  ISTHMUS_MPI(MPI_Bcast(message.data(), static_cast<int>(head[1]), MPI_CHAR, failing, comm));
+  if (rank == failing || !slab_failed_here || agreed.code() != head[0]) throw agreed;
+  throw Error(agreed.code(), "failed on rank " + std::to_string(failing) + ": " + message);
+}
+
+}  // namespace
+
+int64_t slab_begin(int64_t num_links, int rank, int nranks) {
+  // floor(rank * L / P) without overflow: rank * (L % P) < P^2 < 2^62.
+  const int64_t q = num_links / nranks, r = num_links % nranks;
+  return rank * q + (rank * r) / nranks;
+}
+
+LinkSlab read_scrip_weights(MPI_Comm comm, const std::string& path, const WeightsExpect& expect,
+                            WeightsInfo* info, Agreement* pending) {
+  return read_scrip_weights_chunked(comm, path, expect, info, pending, kChunkLinks);
+}
+
+LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
+                                    const WeightsExpect& expect, WeightsInfo* info,
+                                    Agreement* pending, int64_t chunk_links) {
+  Agreement own;
+  Agreement& agreement = pending ? *pending : own;
+  int rank = 0, nranks = 1;
+  if (comm != MPI_COMM_NULL) {
+    ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+    ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  }
+  agreement.check([&] {
+    if (comm == MPI_COMM_NULL) fail(ISTHMUS_ERR_ARG, "comm is MPI_COMM_NULL");
+    if (!info) fail(ISTHMUS_ERR_ARG, "info is NULL");
+    if (path.empty()) fail(ISTHMUS_ERR_ARG, "the path of the weights file is empty");
+    if (expect.src_grid_size < -1 || expect.dst_grid_size < -1)
+      fail(ISTHMUS_ERR_ARG, "expect.src_grid_size (", expect.src_grid_size,
+           ") and expect.dst_grid_size (", expect.dst_grid_size, ") must be -1 (unchecked) or sizes");
+    if (chunk_links < 1) fail(ISTHMUS_ERR_ARG, "chunk_links is ", chunk_links, ", expected 1 or more");
+  });
+  WeightsInfo header;
+  LinkSlab slab;
+  HeaderReader reader(path, header);
+  agreement.check([&] { reader.read(expect); });
+  const bool header_ok = !agreement.failed();
+  agreement.match_hash("the header of the weights file (num_links, num_wgts, grid sizes)",
+                       header_ok ? std::optional<uint64_t>(header_hash(header)) : std::nullopt);
+  agreement.check([&] {
+    read_links(reader, path, header, slab_begin(header.num_links, rank, nranks),
+               slab_begin(header.num_links, rank + 1, nranks), chunk_links, slab);
+  });
+  const bool slab_failed_here = header_ok && agreement.failed();
+  try {
+    agreement.conclude(comm);
+  } catch (const Error& e) {
+    if (comm == MPI_COMM_NULL || e.code() == ISTHMUS_ERR_MPI) throw;
+    rethrow_first_bad_link(comm, agreement, slab_failed_here, e);
+  }
+  *info = std::move(header);
+  return slab;
+}
+
+// ---- Writer ------------------------------------------------------------------------------
+
+namespace {
+
+void check_nc(int rc, const std::string& path, const char* what) {
+  if (rc != NC_NOERR)
+    fail(ISTHMUS_ERR_FILE, "cannot write the ", quoted(path), ": ", what, ": ", nc_strerror(rc));
+}
+
+}  // namespace
+
+ScripWeightsWriter::ScripWeightsWriter(const std::string& path, const WeightsInfo& info)
+    : path_(path), info_(info) {
+  if (info.num_links < 0 || info.num_wgts < 1 || info.src_grid_size < 1 || info.dst_grid_size < 1)
+    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": num_links (", info.num_links,
+         "), num_wgts (", info.num_wgts, ") or a grid size (", info.src_grid_size, ", ",
+         info.dst_grid_size, ") is out of range");
+  if (info_.src_grid_dims.empty()) info_.src_grid_dims = {info.src_grid_size};
+  if (info_.dst_grid_dims.empty()) info_.dst_grid_dims = {info.dst_grid_size};
+  // Addresses as int (what every SCRIP tool writes) unless a grid is too large for it.
+  const bool wide = std::max(info.src_grid_size, info.dst_grid_size) > INT_MAX;
+  const nc_type address_type = wide ? NC_INT64 : NC_INT;
+  check_nc(nc_create(path.c_str(), NC_CLOBBER | (wide ? NC_64BIT_DATA : NC_64BIT_OFFSET), &ncid_),
+           path, "nc_create");
+  try {
+    const auto dim = [&](const char* name, int64_t len) {
+      int id = -1;
+      check_nc(nc_def_dim(ncid_, name, static_cast<size_t>(len), &id), path, name);
+      return id;
+    };
+    const int src_size = dim("src_grid_size", info.src_grid_size);
+    const int dst_size = dim("dst_grid_size", info.dst_grid_size);
+    const int src_rank = dim("src_grid_rank", int64_t(info_.src_grid_dims.size()));
+    const int dst_rank = dim("dst_grid_rank", int64_t(info_.dst_grid_dims.size()));
+    const int links = dim("num_links", info.num_links);
+    const int wgts = dim("num_wgts", info.num_wgts);
+    (void)src_size;
+    (void)dst_size;
+    int src_dims_var = -1, dst_dims_var = -1;
+    check_nc(nc_def_var(ncid_, "src_grid_dims", address_type, 1, &src_rank, &src_dims_var), path,
+             "src_grid_dims");
+    check_nc(nc_def_var(ncid_, "dst_grid_dims", address_type, 1, &dst_rank, &dst_dims_var), path,
+             "dst_grid_dims");
+    check_nc(nc_def_var(ncid_, "src_address", address_type, 1, &links, &src_var_), path,
+             "src_address");
+    check_nc(nc_def_var(ncid_, "dst_address", address_type, 1, &links, &dst_var_), path,
+             "dst_address");
+    const int matrix_dims[2] = {links, wgts};
+    check_nc(nc_def_var(ncid_, "remap_matrix", NC_DOUBLE, 2, matrix_dims, &matrix_var_), path,
+             "remap_matrix");
+    const auto text = [&](const char* name, const std::string& value) {
+      if (!value.empty())
+        check_nc(nc_put_att_text(ncid_, NC_GLOBAL, name, value.size(), value.c_str()), path, name);
+    };
+    text("title", info.title);
+    text("normalization", info.normalization);
+    text("map_method", info.map_method);
+    text("conventions", info.conventions);
+    check_nc(nc_enddef(ncid_), path, "nc_enddef");
+    const std::vector<long long> src_dims(info_.src_grid_dims.begin(), info_.src_grid_dims.end());
+    const std::vector<long long> dst_dims(info_.dst_grid_dims.begin(), info_.dst_grid_dims.end());
+    check_nc(nc_put_var_longlong(ncid_, src_dims_var, src_dims.data()), path, "src_grid_dims");
+    check_nc(nc_put_var_longlong(ncid_, dst_dims_var, dst_dims.data()), path, "dst_grid_dims");
+  } catch (...) {
+    nc_close(ncid_);
+    ncid_ = -1;
+    throw;
+  }
+}
+
+ScripWeightsWriter::~ScripWeightsWriter() {
+  if (ncid_ >= 0) nc_close(ncid_);
+}
+
+void ScripWeightsWriter::append(const int64_t* src, const int64_t* dst, const double* weights,
+                                int64_t n) {
+  if (ncid_ < 0) fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": it is closed");
+  if (n < 0 || n > info_.num_links - written_)
+    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": appending ", n,
+         " links to the ", written_, " written exceeds num_links ", info_.num_links);
+  const size_t nw = static_cast<size_t>(info_.num_wgts);
+  std::vector<long long> one_based;
+  for (int64_t c0 = 0; c0 < n; c0 += kChunkLinks) {
+    const int64_t cn = std::min(kChunkLinks, n - c0);
+    const size_t start[2] = {static_cast<size_t>(written_), 0};
+    const size_t count[2] = {static_cast<size_t>(cn), nw};
+    one_based.resize(static_cast<size_t>(cn));
+    for (int64_t i = 0; i < cn; ++i) one_based[size_t(i)] = src[c0 + i] + 1;
+    check_nc(nc_put_vara_longlong(ncid_, src_var_, start, count, one_based.data()), path_,
+             "src_address");
+    for (int64_t i = 0; i < cn; ++i) one_based[size_t(i)] = dst[c0 + i] + 1;
+    check_nc(nc_put_vara_longlong(ncid_, dst_var_, start, count, one_based.data()), path_,
+             "dst_address");
+    check_nc(nc_put_vara_double(ncid_, matrix_var_, start, count, weights + size_t(c0) * nw),
+             path_, "remap_matrix");
+    written_ += cn;
+  }
+}
+
+void ScripWeightsWriter::close() {
+  if (ncid_ < 0) return;
+  const int id = ncid_;
+  ncid_ = -1;
+  const int rc = nc_close(id);
+  if (written_ != info_.num_links)
+    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": ", written_,
+         " links were appended, but num_links is ", info_.num_links);
+  check_nc(rc, path_, "nc_close");
+}
+
+void write_scrip_weights(const std::string& path, const WeightsInfo& info,
+                         const std::vector<int64_t>& src, const std::vector<int64_t>& dst,
+                         const std::vector<double>& weights) {
+  const int64_t n = static_cast<int64_t>(src.size());
+  if (static_cast<int64_t>(dst.size()) != n || n != info.num_links ||
+      static_cast<int64_t>(weights.size()) != n * info.num_wgts)
+    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": ", src.size(), " sources, ",
+         dst.size(), " destinations and ", weights.size(), " weights for num_links ",
+         info.num_links, " and num_wgts ", info.num_wgts);
+  ScripWeightsWriter writer(path, info);
+  writer.append(src.data(), dst.data(), weights.data(), n);
+  writer.close();
+}
+
+}  // namespace isthmus::remap

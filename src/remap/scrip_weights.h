@@ -1,0 +1,112 @@
+// SCRIP remapping files (NetCDF): the parallel reader of their links, and a serial writer.
+//
+// A SCRIP file holds a sparse matrix as a list of links: link l maps source point
+// src_address[l] to destination point dst_address[l] (both 1-based) with the weights
+// remap_matrix(l, 0 .. num_wgts). The reader never holds the whole file on one rank: rank k of P
+// reads links [k*L/P, (k+1)*L/P) with hyperslab reads, so that the links can travel on to the
+// ranks that need them (through the xmap layer) with O(L/P) memory per rank.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/agreement.h"
+
+namespace isthmus::remap {
+
+// The header of a SCRIP file: the same on every rank.
+struct WeightsInfo {
+  std::string path;
+  // Global attributes; "" when absent.
+  std::string title, map_method, normalization, conventions;
+  int64_t num_links = 0;
+  int64_t src_grid_size = 0, dst_grid_size = 0;
+  int num_wgts = 1;
+  // The shape of each grid (e.g. {182, 149}); {grid_size} when the file has no *_grid_dims.
+  std::vector<int64_t> src_grid_dims, dst_grid_dims;
+};
+
+// The links of the file's range [first_link, end_link) (0-based link numbers) that carry a
+// contribution: the "null links" of the range (see read_scrip_weights) are left out, and counted.
+// The links keep the file's order; first_link + i is an order key of link i (equal to its
+// 0-based link number when no null link precedes it in the slab), unique and increasing in file
+// order across all slabs, for a multiplication in the file's link order.
+struct LinkSlab {
+  int64_t first_link = 0, end_link = 0;
+  int64_t null_links = 0;         // links of the range left out
+  std::vector<int64_t> src, dst;  // 0-based global indices (the file's address - 1)
+  std::vector<double> weights;    // num_wgts per link, link-major
+  int64_t size() const { return static_cast<int64_t>(src.size()); }
+};
+
+// What the caller knows of the grids: a file whose sizes differ fails. -1: not checked.
+struct WeightsExpect {
+  int64_t src_grid_size = -1, dst_grid_size = -1;
+};
+
+// The links of the slab of `rank` of `nranks`: [rank*L/P, (rank+1)*L/P) (sizes within 1).
+int64_t slab_begin(int64_t num_links, int rank, int nranks);
+
+// Collective over comm: every rank opens the file (read-only) and reads its header, then its own
+// slab of links (slab_begin) in chunks, validating each link. Every rank returns the same
+// *info and its own slab.
+//
+// Errors (docs/errors.md): every check is local and goes through one agreement (the caller's
+// `pending` one if given, which is concluded here: one reduction for the caller's checks and
+// the file's), so a failure anywhere fails on every rank with the same code. ISTHMUS_ERR_ARG for
+// the caller's own mistakes (info NULL, an empty path, expect below -1, a different path or file
+// on some rank); ISTHMUS_ERR_FILE for the file: it cannot be opened (netCDF's reason), a
+// variable or dimension is missing or has the wrong shape or type, an address is 0, negative or
+// above its grid size, a weight is NaN or infinite, a grid size differs from `expect`. Each
+// message names the file, the variable and, for a bad link, its 1-based link number and value.
+// Null links: OASIS's SCRIP writes, for a destination point whose bilinear (or bicubic) stencil
+// is incomplete, links with src_address 0 and weight 0 (639 of the 19,860 links of the ORCA2 ->
+// LMDZ bilinear file). A link with an address 0 whose weights are all exactly 0 (and whose other
+// address is 0 or valid) contributes nothing: it is left out, not an error. An address 0 with a
+// non-zero weight is an error. A rank stops reading at its first bad link; since slabs are in rank order, the lowest
+// failing rank holds the file's first bad link, and every rank's message names that one.
+LinkSlab read_scrip_weights(MPI_Comm comm, const std::string& path, const WeightsExpect& expect,
+                            WeightsInfo* info, Agreement* pending = nullptr);
+
+// The same, reading at most chunk_links links per hyperslab read (tests use small chunks).
+LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
+                                    const WeightsExpect& expect, WeightsInfo* info,
+                                    Agreement* pending, int64_t chunk_links);
+
+// Serial writer of a SCRIP file (one rank; e.g. a benchmark's synthetic matrix of 10^7 links),
+// streaming: links are appended in order, in any number of pieces, and never all held at once.
+// Writes the dimensions src_grid_size, dst_grid_size, num_links, num_wgts (and
+// src/dst_grid_rank with the src/dst_grid_dims variables), src_address and dst_address
+// (1-based, int; int64 in CDF-5 format if a grid has 2^31 points or more), remap_matrix (double)
+// and the attributes of `info`. It does not validate the links: tests write broken files with it.
+// Errors throw isthmus::Error(ISTHMUS_ERR_FILE) naming the file.
+class ScripWeightsWriter {
+ public:
+  // Creates (overwrites) `path` for info.num_links links of info.num_wgts weights (info.path is
+  // not used).
+  ScripWeightsWriter(const std::string& path, const WeightsInfo& info);
+  ~ScripWeightsWriter();  // closes the file (if close() was not called, it may be incomplete)
+  ScripWeightsWriter(const ScripWeightsWriter&) = delete;
+  ScripWeightsWriter& operator=(const ScripWeightsWriter&) = delete;
+
+  // Appends n links: 0-based indices src[i], dst[i] and weights[i*num_wgts .. (i+1)*num_wgts).
+  void append(const int64_t* src, const int64_t* dst, const double* weights, int64_t n);
+  // Closes the file; fails unless exactly num_links links were appended.
+  void close();
+
+ private:
+  std::string path_;
+  WeightsInfo info_;
+  int ncid_ = -1;
+  int src_var_ = -1, dst_var_ = -1, matrix_var_ = -1;
+  int64_t written_ = 0;
+};
+
+// Writes a whole file at once: src, dst hold info.num_links links, weights num_wgts per link.
+void write_scrip_weights(const std::string& path, const WeightsInfo& info,
+                         const std::vector<int64_t>& src,
+                         const std::vector<int64_t>& dst, const std::vector<double>& weights);
+
+}  // namespace isthmus::remap
