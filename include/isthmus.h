@@ -126,6 +126,16 @@ enum isthmus_unowned_policy {
   ISTHMUS_UNOWNED_FILL = 1   /* such destination points receive fill_value at every exchange    */
 };
 
+enum isthmus_combine {
+  ISTHMUS_COMBINE_LOWEST = 0, /* the lowest owning source rank sends it                          */
+  ISTHMUS_COMBINE_SUM = 1     /* every owning source rank sends it, and a forward exchange writes
+                                 the sum of the contributions, added in increasing order of source
+                                 rank starting from the first (bit-for-bit reproducible; a single
+                                 contribution is copied exactly). Fields double, float or int32
+                                 (int32 wraps modulo 2^32). The reverse exchange sends each
+                                 destination value back to every contributor.                     */
+};
+
 typedef struct isthmus_xmap_options {
   int unowned;          /* enum isthmus_unowned_policy; default ISTHMUS_UNOWNED_ERROR          */
   double fill_value;    /* with ISTHMUS_UNOWNED_FILL, converted to each field's type as C
@@ -133,7 +143,11 @@ typedef struct isthmus_xmap_options {
                            field type's range fails isthmus_redist_create. Default 0          */
   int warn_duplicates;  /* nonzero: print a warning to stderr for each index owned by several
                            source ranks (at most 10 per home rank). Whatever this says, the
-                           lowest source rank owns such an index. Default 0.                    */
+                           lowest source rank owns such an index. Default 0. Ignored with
+                           ISTHMUS_COMBINE_SUM, where several owners are the point.            */
+  int combine;          /* enum isthmus_combine: what a destination point receives when several
+                           source ranks own its index. Default ISTHMUS_COMBINE_LOWEST. Must be
+                           the same on every rank.                                            */
 } isthmus_xmap_options;
 
 /* Fills *opt with the defaults. */
@@ -555,6 +569,14 @@ int isthmus_mapping_create(isthmus_context* ctx, const isthmus_decomp* src,
                            const int64_t* src_indices, const int64_t* dst_indices,
                            const double* weights, int nfields, const int* nlevels,
                            const isthmus_mapping_options* opt, isthmus_mapping** mapping);
+/* From a SCRIP weights file (src_address, dst_address, remap_matrix): each rank reads a slab of
+ * the links (docs/mapping.md); the grid sizes come from the file and must match the
+ * decompositions' global sizes. A malformed file fails on every rank with ISTHMUS_ERR_FILE
+ * naming the file, the variable and the first bad link. Links with address 0 and zero weights
+ * (incomplete stencils, as OASIS's SCRIP writes them) are skipped. */
+int isthmus_mapping_create_file(isthmus_context* ctx, const char* path, const isthmus_decomp* src,
+                                const isthmus_decomp* dst, int nfields, const int* nlevels,
+                                const isthmus_mapping_options* opt, isthmus_mapping** mapping);
 int isthmus_mapping_destroy(isthmus_mapping** mapping);
 
 /* dst_fields[f] = the mapping of src_fields[f] (ranks without a part pass NULL arrays), then the

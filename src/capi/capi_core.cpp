@@ -19,6 +19,10 @@ XmapOptions to_options(const isthmus_xmap_options* o) {
   x.fill_unowned = o->unowned == ISTHMUS_UNOWNED_FILL;
   x.fill_value = o->fill_value;
   x.warn_duplicates = o->warn_duplicates != 0;
+  if (o->combine != ISTHMUS_COMBINE_LOWEST && o->combine != ISTHMUS_COMBINE_SUM)
+    fail(ISTHMUS_ERR_ARG, "options.combine is ", o->combine,
+         " (0 ISTHMUS_COMBINE_LOWEST, 1 ISTHMUS_COMBINE_SUM)");
+  x.combine = o->combine == ISTHMUS_COMBINE_SUM ? Combine::Sum : Combine::Lowest;
   return x;
 }
 
@@ -160,6 +164,7 @@ int isthmus_xmap_options_init(isthmus_xmap_options* opt) {
   opt->unowned = ISTHMUS_UNOWNED_ERROR;
   opt->fill_value = 0.0;
   opt->warn_duplicates = 0;
+  opt->combine = ISTHMUS_COMBINE_LOWEST;
   return ISTHMUS_OK;
 }
 

@@ -1,5 +1,6 @@
 #include "transfer/redist.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -28,7 +29,136 @@ const char* type_name(DataType t) {
   return "unknown";
 }
 
+bool summable(DataType t) {
+  switch (t) {
+    case DataType::Double: return true;
+    case DataType::Float: return true;
+    case DataType::Int32: return true;  // in two's complement, wrapping modulo 2^32
+  }
+  return false;
+}
+
+// The reduction mode (Combine::Sum). Contribution c of the forward exchange is one value per
+// (field, level) that one source rank sends for one destination point: the points of receive
+// message i are contributions [msg_base[i], msg_base[i + 1]) in message order, then the points
+// of the local copies. Messages are copied into `staging` as they arrive (one contiguous array
+// of contributions per field and level); once all have arrived, one pass writes every
+// destination point as the sum of its contributions in increasing order of source rank,
+// starting from the first (a single contribution is copied exactly, -0.0 stays -0.0). The order
+// is fixed at creation, so the result does not depend on when messages arrive.
+struct SumStage {
+  struct Single {  // points with one contribution: a run of destination positions
+    int64_t dst, c, length;
+  };
+  std::vector<int64_t> msg_base;  // per receive message, then the first local contribution
+  std::vector<Single> single;
+  std::vector<int64_t> multi_dst, multi_first, multi_c;  // points with several: CSR, by rank
+  std::vector<size_t> block;     // byte offset of each (field, level) in staging
+  std::vector<double> staging;   // double: 8-byte alignment for every type
+  std::vector<char> arrived;     // per receive message, this exchange
+  size_t arrived_count = 0;
+
+  int64_t self_base() const { return msg_base.back(); }
+  char* at(size_t fl) { return reinterpret_cast<char*>(staging.data()) + block[fl]; }
+  void begin() {
+    std::fill(arrived.begin(), arrived.end(), 0);
+    arrived_count = 0;
+  }
+  bool complete() const { return arrived_count == arrived.size(); }
+  // Whether contribution c is here (its message arrived, or it is local).
+  bool has(int64_t c) const {
+    if (c >= self_base()) return true;
+    size_t i = static_cast<size_t>(std::upper_bound(msg_base.begin(), msg_base.end(), c) -
+                                   msg_base.begin()) - 1;
+    return arrived[i] != 0;
+  }
+};
+
 namespace {
+
+std::shared_ptr<SumStage> make_sum_stage(const Schedule& s, const std::vector<FieldSpec>& fields,
+                                         int me) {
+  auto st = std::make_shared<SumStage>();
+  struct Contribution {
+    int64_t dst;
+    int rank;
+    int64_t c;
+  };
+  std::vector<Contribution> all;
+  all.reserve(static_cast<size_t>(s.recv_points() + s.copy_points()));
+  int64_t c = 0;
+  for (const PeerRuns& p : s.recvs) {
+    st->msg_base.push_back(c);
+    for (const Segment& r : p.runs)
+      for (int64_t k = 0; k < r.length; ++k) all.push_back({r.start + k, p.peer, c++});
+  }
+  st->msg_base.push_back(c);
+  for (const LocalCopy& l : s.copies)
+    for (int64_t k = 0; k < l.length; ++k) all.push_back({l.dst + k, me, c++});
+  std::sort(all.begin(), all.end(), [](const Contribution& a, const Contribution& b) {
+    return a.dst != b.dst ? a.dst < b.dst : a.rank < b.rank;
+  });
+  for (size_t a = 0; a < all.size();) {
+    size_t b = a + 1;
+    while (b < all.size() && all[b].dst == all[a].dst) ++b;
+    if (b - a == 1) {
+      auto& v = st->single;
+      if (!v.empty() && v.back().dst + v.back().length == all[a].dst &&
+          v.back().c + v.back().length == all[a].c)
+        ++v.back().length;
+      else
+        v.push_back({all[a].dst, all[a].c, 1});
+    } else {
+      st->multi_dst.push_back(all[a].dst);
+      st->multi_first.push_back(static_cast<int64_t>(st->multi_c.size()));
+      for (size_t k = a; k < b; ++k) st->multi_c.push_back(all[k].c);
+    }
+    a = b;
+  }
+  st->multi_first.push_back(static_cast<int64_t>(st->multi_c.size()));
+  size_t off = 0;
+  for (const FieldSpec& f : fields)
+    for (int l = 0; l < f.nlevels; ++l) {
+      st->block.push_back(off);
+      off += (static_cast<size_t>(c) * type_size(f.type) + 7) / 8 * 8;
+    }
+  st->staging.resize(off / 8);
+  st->arrived.assign(s.recvs.size(), 0);
+  return st;
+}
+
+// One (field, level) of the sum pass. T is the type the values are added in.
+template <typename T>
+void sum_level(const SumStage& st, const char* stage, char* out) {
+  const T* v = reinterpret_cast<const T*>(stage);
+  T* o = reinterpret_cast<T*>(out);
+  const int64_t* cs = st.multi_c.data();
+  const size_t groups = st.multi_dst.size();
+  if (st.complete()) {
+    for (const SumStage::Single& r : st.single)
+      std::memcpy(o + r.dst, v + r.c, static_cast<size_t>(r.length) * sizeof(T));
+    for (size_t g = 0; g < groups; ++g) {
+      const int64_t* c = cs + st.multi_first[g];
+      const int64_t* e = cs + st.multi_first[g + 1];
+      T x = v[*c++];
+      for (; c != e; ++c) x += v[*c];
+      o[st.multi_dst[g]] = x;
+    }
+    return;
+  }
+  // A sender failed (its status word): the points it contributes to stay unwritten.
+  for (const SumStage::Single& r : st.single)
+    for (int64_t k = 0; k < r.length; ++k)
+      if (st.has(r.c + k)) o[r.dst + k] = v[r.c + k];
+  for (size_t g = 0; g < groups; ++g) {
+    const int64_t* c = cs + st.multi_first[g];
+    const int64_t* e = cs + st.multi_first[g + 1];
+    if (!std::all_of(c, e, [&](int64_t k) { return st.has(k); })) continue;
+    T x = v[*c++];
+    for (; c != e; ++c) x += v[*c];
+    o[st.multi_dst[g]] = x;
+  }
+}
 
 // Copies runs of E-byte elements; E is a constant so one-element runs (round-robin
 // decompositions) compile to a single move.
@@ -64,6 +194,28 @@ void fill_runs(char* base, const std::vector<Segment>& runs, double value) {
     for (int64_t i = 0; i < r.length; ++i) a[r.start + i] = v;
 }
 
+// Message i of schedule s: field by field, level by level, run by run.
+inline void pack_message(const std::vector<FieldSpec>& fields, const Schedule& s,
+                         const void* const* in, size_t i, char* msg) {
+  const auto& runs = s.sends[i].runs;
+  for (size_t f = 0; f < fields.size(); ++f) {
+    const char* base = static_cast<const char*>(in[f]);
+    size_t es = type_size(fields[f].type);
+    for (int l = 0; l < fields[f].nlevels; ++l) {
+      const char* lvl = base + static_cast<size_t>(l) * s.src_size * es;
+      msg = es == 8 ? gather<8>(msg, lvl, runs) : gather<4>(msg, lvl, runs);
+    }
+  }
+}
+
+void fill_field(DataType t, char* dst, const std::vector<Segment>& fills, double value) {
+  switch (t) {
+    case DataType::Double: fill_runs<double>(dst, fills, value); break;
+    case DataType::Float: fill_runs<float>(dst, fills, value); break;
+    case DataType::Int32: fill_runs<int32_t>(dst, fills, value); break;
+  }
+}
+
 // Packs and unpacks the fields of one exchange direction.
 class FieldPacker final : public Packer {
  public:
@@ -71,17 +223,7 @@ class FieldPacker final : public Packer {
               void* const* out, const XmapOptions& opt, bool fills)
       : fields_(fields), s_(s), in_(in), out_(out), opt_(opt), fills_(fills) {}
 
-  void pack(size_t i, char* msg) override {
-    const auto& runs = s_.sends[i].runs;
-    for (size_t f = 0; f < fields_.size(); ++f) {
-      const char* base = static_cast<const char*>(in_[f]);
-      size_t es = type_size(fields_[f].type);
-      for (int l = 0; l < fields_[f].nlevels; ++l) {
-        const char* lvl = base + static_cast<size_t>(l) * s_.src_size * es;
-        msg = es == 8 ? gather<8>(msg, lvl, runs) : gather<4>(msg, lvl, runs);
-      }
-    }
-  }
+  void pack(size_t i, char* msg) override { pack_message(fields_, s_, in_, i, msg); }
   void unpack(size_t i, const char* msg) override {
     const auto& runs = s_.recvs[i].runs;
     for (size_t f = 0; f < fields_.size(); ++f) {
@@ -104,12 +246,80 @@ class FieldPacker final : public Packer {
         char* dst = static_cast<char*>(out_[f]) + static_cast<size_t>(l) * s_.dst_size * es;
         for (const LocalCopy& c : s_.copies)
           std::memcpy(dst + c.dst * es, src + c.src * es, c.length * es);
-        if (fill) {
-          switch (fields_[f].type) {
-            case DataType::Double: fill_runs<double>(dst, s_.fills, opt_.fill_value); break;
-            case DataType::Float: fill_runs<float>(dst, s_.fills, opt_.fill_value); break;
-            case DataType::Int32: fill_runs<int32_t>(dst, s_.fills, opt_.fill_value); break;
+        if (fill) fill_field(fields_[f].type, dst, s_.fills, opt_.fill_value);
+      }
+    }
+  }
+  void complete() {}  // after the last message: nothing to do
+
+ private:
+  const std::vector<FieldSpec>& fields_;
+  const Schedule& s_;
+  const void* const* in_;
+  void* const* out_;
+  const XmapOptions& opt_;
+  bool fills_;
+};
+
+// The forward direction of a Combine::Sum map: packs like FieldPacker; unpack and local() stage
+// the contributions, complete() sums them (SumStage). Fills as FieldPacker.
+class SumPacker final : public Packer {
+ public:
+  SumPacker(const std::vector<FieldSpec>& fields, const Schedule& s, const void* const* in,
+            void* const* out, const XmapOptions& opt, SumStage& st)
+      : fields_(fields), s_(s), in_(in), out_(out), opt_(opt), st_(st) {}
+
+  void pack(size_t i, char* msg) override { pack_message(fields_, s_, in_, i, msg); }
+  void unpack(size_t i, const char* msg) override {
+    st_.arrived[i] = 1;
+    ++st_.arrived_count;
+    const size_t base = static_cast<size_t>(st_.msg_base[i]);
+    const size_t n = static_cast<size_t>(s_.recvs[i].count);
+    size_t fl = 0;
+    for (const FieldSpec& f : fields_) {
+      const size_t es = type_size(f.type);
+      for (int l = 0; l < f.nlevels; ++l) {
+        std::memcpy(st_.at(fl++) + base * es, msg, n * es);
+        msg += n * es;
+      }
+    }
+  }
+  void local() override {
+    // Runs in start (split exchanges): the inputs may be reused afterwards, so the local
+    // contributions are staged here, not read in complete().
+    const size_t self = static_cast<size_t>(st_.self_base());
+    size_t fl = 0;
+    for (size_t f = 0; f < fields_.size(); ++f) {
+      const size_t es = type_size(fields_[f].type);
+      for (int l = 0; l < fields_[f].nlevels; ++l) {
+        char* stage = st_.at(fl++) + self * es;
+        if (!s_.copies.empty()) {
+          const char* src = static_cast<const char*>(in_[f]) + static_cast<size_t>(l) * s_.src_size * es;
+          for (const LocalCopy& c : s_.copies) {
+            std::memcpy(stage, src + c.src * es, c.length * es);
+            stage += c.length * es;
           }
+        }
+        if (!s_.fills.empty()) {
+          char* dst = static_cast<char*>(out_[f]) + static_cast<size_t>(l) * s_.dst_size * es;
+          fill_field(fields_[f].type, dst, s_.fills, opt_.fill_value);
+        }
+      }
+    }
+  }
+  // After the last message: every destination point with contributions gets their sum.
+  void complete() {
+    if (s_.dst_size == 0) return;
+    size_t fl = 0;
+    for (size_t f = 0; f < fields_.size(); ++f) {
+      const size_t es = type_size(fields_[f].type);
+      for (int l = 0; l < fields_[f].nlevels; ++l) {
+        const char* stage = st_.at(fl++);
+        char* dst = static_cast<char*>(out_[f]) + static_cast<size_t>(l) * s_.dst_size * es;
+        switch (fields_[f].type) {
+          case DataType::Double: sum_level<double>(st_, stage, dst); break;
+          case DataType::Float: sum_level<float>(st_, stage, dst); break;
+          case DataType::Int32: sum_level<uint32_t>(st_, stage, dst); break;  // wraps
         }
       }
     }
@@ -121,7 +331,7 @@ class FieldPacker final : public Packer {
   const void* const* in_;
   void* const* out_;
   const XmapOptions& opt_;
-  bool fills_;
+  SumStage& st_;
 };
 
 }  // namespace
@@ -162,6 +372,15 @@ Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, 
     if (mi < 1 || mi > 5) fail(ISTHMUS_ERR_ARG, "unknown transfer method ", mi);
     lay_out(forward_, xmap_->forward());
     lay_out(reverse_, xmap_->reverse());
+    if (xmap_->options().combine == Combine::Sum) {
+      for (size_t f = 0; f < fields_.size(); ++f)
+        if (!summable(fields_[f].type))
+          fail(ISTHMUS_ERR_ARG, "field ", f, " has type ", type_name(fields_[f].type),
+               ", which a map that sums contributions (combine = sum) cannot add");
+      int me = 0;
+      ISTHMUS_MPI(MPI_Comm_rank(xmap_->comm(), &me));
+      forward_.sum = make_sum_stage(xmap_->forward(), fields_, me);
+    }
   });
   agreement.conclude(agreement_comm);
 
@@ -265,11 +484,21 @@ void Redist::run_failed(Direction& d, const Error& e, bool split) {
 void Redist::run(Direction& d, const void* const* in, void* const* out, const char* what) {
   if (auto e = misuse(d, in, out, what)) run_failed(d, *e, false);
   double t0 = trace_.now();
-  FieldPacker packer(fields_, *d.schedule, in, out, xmap_->options(), &d == &forward_);
-  StatusPacker status(&packer, 0, d.layout.recv_peers);
-  d.executor->run(status, trace_);
-  count_exchange(t0);
-  status.throw_if_peer_failed(what);
+  auto go = [&](auto& packer) {
+    StatusPacker status(&packer, 0, d.layout.recv_peers);
+    d.executor->run(status, trace_);
+    packer.complete();
+    count_exchange(t0);
+    status.throw_if_peer_failed(what);
+  };
+  if (d.sum) {
+    d.sum->begin();
+    SumPacker packer(fields_, *d.schedule, in, out, xmap_->options(), *d.sum);
+    go(packer);
+  } else {
+    FieldPacker packer(fields_, *d.schedule, in, out, xmap_->options(), &d == &forward_);
+    go(packer);
+  }
 }
 
 void Redist::start(int direction, const void* const* in, void* const* out) {
@@ -288,10 +517,20 @@ void Redist::start(int direction, const void* const* in, void* const* out) {
   pending_out_.assign(fields_.size(), nullptr);  // capacity kept: no allocation after the first
   if (out)
     for (size_t f = 0; f < fields_.size(); ++f) pending_out_[f] = out[f];
-  FieldPacker packer(fields_, *d.schedule, in, pending_out_.data(), xmap_->options(), &d == &forward_);
-  StatusPacker status(&packer, 0, d.layout.recv_peers);
-  d.executor->start(status, trace_);
-  pending_failure_ = status.peer_failure();  // an executor that cannot split unpacks in start
+  auto go = [&](auto& packer) {
+    StatusPacker status(&packer, 0, d.layout.recv_peers);
+    d.executor->start(status, trace_);
+    pending_failure_ = status.peer_failure();  // an executor that cannot split unpacks in start
+  };
+  if (d.sum) {
+    d.sum->begin();
+    SumPacker packer(fields_, *d.schedule, in, pending_out_.data(), xmap_->options(), *d.sum);
+    go(packer);
+  } else {
+    FieldPacker packer(fields_, *d.schedule, in, pending_out_.data(), xmap_->options(),
+                       &d == &forward_);
+    go(packer);
+  }
   pending_ = &d;
 }
 
@@ -299,14 +538,23 @@ void Redist::wait() {
   if (!pending_) fail(ISTHMUS_ERR_ARG, "wait: no exchange was started");
   Direction& d = *pending_;
   pending_ = nullptr;
-  FieldPacker packer(fields_, *d.schedule, nullptr, pending_out_.data(), xmap_->options(),
-                     &d == &forward_);
-  StatusPacker status(&packer, 0, d.layout.recv_peers);
-  status.inherit(pending_failure_);
-  d.executor->finish(status, trace_);
-  count_exchange(pending_t0_);
-  status.throw_if_peer_failed(&d == &forward_ ? "wait of a forward exchange"
-                                              : "wait of a reverse exchange");
+  auto go = [&](auto& packer) {
+    StatusPacker status(&packer, 0, d.layout.recv_peers);
+    status.inherit(pending_failure_);
+    d.executor->finish(status, trace_);
+    packer.complete();
+    count_exchange(pending_t0_);
+    status.throw_if_peer_failed(&d == &forward_ ? "wait of a forward exchange"
+                                                : "wait of a reverse exchange");
+  };
+  if (d.sum) {
+    SumPacker packer(fields_, *d.schedule, nullptr, pending_out_.data(), xmap_->options(), *d.sum);
+    go(packer);
+  } else {
+    FieldPacker packer(fields_, *d.schedule, nullptr, pending_out_.data(), xmap_->options(),
+                       &d == &forward_);
+    go(packer);
+  }
 }
 
 void Redist::count_exchange(double t0) {

@@ -1,6 +1,8 @@
 // A redistribution moves many fields (any number of levels; double, float or int32) over one
 // exchange map, all fields to a peer in one message, forward or reverse. Buffers, requests and
 // layouts are built once; an exchange allocates nothing.
+// Over a Combine::Sum map the forward direction is a reduction: every destination point gets the
+// sum of its contributions, added in increasing order of source rank once all have arrived.
 #pragma once
 #include <mpi.h>
 
@@ -18,6 +20,11 @@ namespace isthmus {
 enum class DataType { Double = 0, Float = 1, Int32 = 2 };
 size_t type_size(DataType t);
 const char* type_name(DataType t);
+// Whether a redistribution over a Combine::Sum map can sum fields of this type.
+bool summable(DataType t);
+
+// The reduction of a Combine::Sum map's forward direction (defined in redist.cpp).
+struct SumStage;
 
 struct FieldSpec {
   DataType type;
@@ -66,6 +73,8 @@ class Redist {
     const Schedule* schedule = nullptr;
     MessageLayout layout;
     std::unique_ptr<Executor> executor;
+    // Forward over a Combine::Sum map: messages are staged and summed once all have arrived.
+    std::shared_ptr<SumStage> sum;
   };
   void lay_out(Direction& d, const Schedule& s);
   void check_arrays(const Direction& d, const void* const* in, void* const* out,

@@ -172,9 +172,42 @@ struct Reply {
   std::vector<int64_t> send, recv, fill;
 };
 
+// Combine::Sum: the owner runs sorted by (global index, rank), the running maximum of their
+// ends (to find the runs that overlap a request), and their union as disjoint intervals sorted
+// by global index (to find the gaps nobody owns). Every owner of an index sends it.
+struct AllOwners {
+  std::vector<Run> runs;
+  std::vector<int64_t> reach;  // reach[k]: the largest end of runs[0..k]
+  std::vector<Run> cover;      // the union of the runs (rank unused)
+};
+
+AllOwners all_owners(std::vector<Run> owners, DirectoryStats& st) {
+  AllOwners a;
+  std::sort(owners.begin(), owners.end(), [](const Run& x, const Run& y) {
+    return std::tie(x.g, x.rank) < std::tie(y.g, y.rank);
+  });
+  a.runs = std::move(owners);
+  a.reach.reserve(a.runs.size());
+  int64_t reach = INT64_MIN, owned = 0, covered = 0;
+  for (const Run& r : a.runs) {
+    reach = std::max(reach, r.g + r.len);
+    a.reach.push_back(reach);
+    owned += r.len;
+    if (!a.cover.empty() && r.g <= a.cover.back().g + a.cover.back().len) {
+      Run& c = a.cover.back();
+      c.len = std::max(c.len, r.g + r.len - c.g);
+    } else {
+      a.cover.push_back({r.g, r.len, 0, -1});
+    }
+  }
+  for (const Run& c : a.cover) covered += c.len;
+  st.duplicates += owned - covered;  // every owner beyond the first of each index
+  return a;
+}
+
 Schedule run_directory(MPI_Comm comm, const Directory& dir, const IndexList* owners,
                        const IndexList* requesters, Unowned policy, bool warn, int tag_base,
-                       DirectoryStats& st) {
+                       DirectoryStats& st, Combine combine = Combine::Lowest) {
   int me = 0;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
 
@@ -215,7 +248,17 @@ Schedule run_directory(MPI_Comm comm, const Directory& dir, const IndexList* own
     for (int64_t i = 0; i < nr; ++i, k += 3) req.push_back({m.data[k], m.data[k + 1], m.data[k + 2], m.rank});
   }
   in.clear();
-  std::vector<Run> iv = resolve_owners(std::move(own), warn, me, st);
+  // Lowest: iv holds each index's one owner. Sum: iv is the union of the owner runs, and a
+  // covered piece of a request is cut against every owner run that overlaps it.
+  const bool sum = combine == Combine::Sum;
+  AllOwners all;
+  std::vector<Run> iv;
+  if (sum) {
+    all = all_owners(std::move(own), st);
+    iv = std::move(all.cover);
+  } else {
+    iv = resolve_owners(std::move(own), warn, me, st);
+  }
   std::sort(req.begin(), req.end(), [](const Run& a, const Run& b) {
     return std::tie(a.g, a.rank) < std::tie(b.g, b.rank);
   });
@@ -250,16 +293,34 @@ Schedule run_directory(MPI_Comm comm, const Directory& dir, const IndexList* own
         continue;
       }
       int64_t stop = std::min(end, it->g + it->len);
-      int64_t len = stop - pos;
-      auto& s = replies[it->rank].send;
-      s.insert(s.end(), {static_cast<int64_t>(r.rank), pos, it->lpos + (pos - it->g), len});
-      auto& v = replies[r.rank].recv;
-      v.insert(v.end(), {static_cast<int64_t>(it->rank), pos, r.lpos + (pos - r.g), len});
+      if (!sum) {
+        int64_t len = stop - pos;
+        auto& s = replies[it->rank].send;
+        s.insert(s.end(), {static_cast<int64_t>(r.rank), pos, it->lpos + (pos - it->g), len});
+        auto& v = replies[r.rank].recv;
+        v.insert(v.end(), {static_cast<int64_t>(it->rank), pos, r.lpos + (pos - r.g), len});
+      } else {
+        // One piece per (owner run, overlap). An owner's runs are disjoint and visited by
+        // increasing index, so the pieces between a requester and an owner stay in increasing
+        // global index on both sides. Runs before k end at or before pos.
+        size_t k = static_cast<size_t>(
+            std::upper_bound(all.reach.begin(), all.reach.end(), pos) - all.reach.begin());
+        for (; k < all.runs.size() && all.runs[k].g < stop; ++k) {
+          const Run& o = all.runs[k];
+          const int64_t a = std::max(pos, o.g), b = std::min(stop, o.g + o.len);
+          if (a >= b) continue;
+          auto& s = replies[o.rank].send;
+          s.insert(s.end(), {static_cast<int64_t>(r.rank), a, o.lpos + (a - o.g), b - a});
+          auto& v = replies[r.rank].recv;
+          v.insert(v.end(), {static_cast<int64_t>(o.rank), a, r.lpos + (a - r.g), b - a});
+        }
+      }
       pos = stop;
       if (pos == it->g + it->len) ++it;
     }
   }
   iv.clear();
+  all = AllOwners();
   req.clear();
 
   // Round 2: pieces to owners and requesters. Message: [n, send...], [n, recv...], [n, fill...].
@@ -355,8 +416,11 @@ Schedule run_directory(MPI_Comm comm, const Directory& dir, const IndexList* own
 // ---- Xmap --------------------------------------------------------------------------------
 
 int64_t Xmap::agree(MPI_Comm over, const IndexList* src, const IndexList* dst,
-                    Agreement& agreement) {
+                    const XmapOptions& opt, Agreement& agreement) {
+  const int combine = static_cast<int>(opt.combine);
   agreement.check([&] {
+    if (combine != 0 && combine != 1)
+      fail(ISTHMUS_ERR_ARG, "combine is ", combine, " (0 lowest, 1 sum)");
     if (src && dst && src->global_size() != dst->global_size())
       fail(ISTHMUS_ERR_DECOMP, "the source part has global size ", src->global_size(),
            " but the destination part ", dst->global_size());
@@ -365,6 +429,8 @@ int64_t Xmap::agree(MPI_Comm over, const IndexList* src, const IndexList* dst,
   const int size_slot =
       agreement.value("the global size of the decompositions",
                       part ? std::optional<int64_t>(part->global_size()) : std::nullopt);
+  // Homes and redistributions on different rules would disagree on who sends what.
+  agreement.match("options.combine", combine);
   agreement.conclude(over);
   return agreement.agreed(size_slot).value_or(0);
 }
@@ -372,7 +438,7 @@ int64_t Xmap::agree(MPI_Comm over, const IndexList* src, const IndexList* dst,
 Xmap::Xmap(MPI_Comm comm, const IndexList* src, const IndexList* dst, const XmapOptions& opt,
            Agreement& agreement)
     : opt_(opt) {
-  const int64_t n = agree(comm, src, dst, agreement);
+  const int64_t n = agree(comm, src, dst, opt, agreement);
   ISTHMUS_MPI(MPI_Comm_dup(comm, &comm_));
   build(src, dst, n);
 }
@@ -382,7 +448,7 @@ Xmap::Xmap(AdoptComm, MPI_Comm comm, const IndexList* src, const IndexList* dst,
     : comm_(comm), opt_(opt) {
   int64_t n = 0;
   try {
-    n = agree(comm_, src, dst, agreement);
+    n = agree(comm_, src, dst, opt, agreement);
   } catch (...) {
     MPI_Comm_free(&comm_);
     throw;
@@ -436,7 +502,8 @@ void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size
 
   DirectoryStats st;
   forward_ = run_directory(comm_, dir, src, dst, opt_.fill_unowned ? Unowned::Fill : Unowned::Error,
-                           opt_.warn_duplicates, kTagRequest, st);
+                           opt_.warn_duplicates && opt_.combine == Combine::Lowest, kTagRequest,
+                           st, opt_.combine);
   int64_t sums[3] = {st.duplicates, st.unowned, st.requested_twice}, gsums[3];
   ISTHMUS_MPI(MPI_Allreduce(sums, gsums, 3, MPI_INT64_T, MPI_SUM, comm_));
   global_duplicates_ = gsums[0];
@@ -460,7 +527,8 @@ void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size
     reverse_ = forward_.transposed();
   } else {
     // Some index has several receivers: in reverse the lowest of them provides it, which is
-    // the directory's own rule with the roles swapped.
+    // the directory's own rule with the roles swapped (also for a sum map: the way back is
+    // no reduction).
     DirectoryStats rst;
     reverse_ = run_directory(comm_, dir, dst, src, Unowned::Ignore, false, kTagRequest + 2, rst);
   }

@@ -43,10 +43,18 @@ struct Schedule {
   int64_t fill_points() const;
 };
 
+// What a destination point receives when several source ranks own its index.
+enum class Combine {
+  Lowest = 0,  // the lowest of them sends it (one contribution per point)
+  Sum = 1,     // every one of them sends it; a redistribution sums the contributions in
+               // increasing order of source rank (the reduction mode, docs/redistribution.md)
+};
+
 struct XmapOptions {
   bool fill_unowned = false;
   double fill_value = 0.0;
   bool warn_duplicates = false;
+  Combine combine = Combine::Lowest;
 };
 
 class Xmap {
@@ -67,6 +75,9 @@ class Xmap {
   Xmap& operator=(const Xmap&) = delete;
 
   MPI_Comm comm() const { return comm_; }
+  // With Combine::Sum a destination position may appear in the receive runs of several peers
+  // (and in the local copies): one contribution each. The reverse schedule is then the
+  // transpose, which sends each destination value back to every contributor.
   const Schedule& forward() const { return forward_; }
   const Schedule& reverse() const { return reverse_; }
   const XmapOptions& options() const { return opt_; }
@@ -79,7 +90,7 @@ class Xmap {
        const XmapOptions& opt, Agreement& agreement);
   // Local checks, agreement over `over`; returns the agreed global size.
   static int64_t agree(MPI_Comm over, const IndexList* src, const IndexList* dst,
-                       Agreement& agreement);
+                       const XmapOptions& opt, Agreement& agreement);
   void build(const IndexList* src, const IndexList* dst, int64_t global_size);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
