@@ -83,6 +83,32 @@ int isthmus_mapping_create(isthmus_context* ctx, const isthmus_decomp* src,
   });
 }
 
+int isthmus_mapping_create_file(isthmus_context* ctx, const char* path, const isthmus_decomp* src,
+                                const isthmus_decomp* dst, int nfields, const int* nlevels,
+                                const isthmus_mapping_options* opt, isthmus_mapping** mapping) {
+  ISTHMUS_REQUIRE_HANDLE(ctx);
+  return guarded(ctx->state.get(), __func__, [&] {
+    MPI_Comm comm = ctx->state->usable_comm();
+    Agreement read_agreement;
+    read_agreement.check([&] {
+      require(mapping, "mapping (the output pointer)");
+      *mapping = nullptr;
+      require(path, "path");
+    });
+    WeightsExpect expect;
+    if (src) expect.src_grid_size = src->list.global_size();
+    if (dst) expect.dst_grid_size = dst->list.global_size();
+    WeightsInfo info;
+    LinkSlab slab = read_scrip_weights(comm, path ? path : "", expect, &info, &read_agreement);
+    Agreement agreement;
+    MappingOptions mo = mapping_options(agreement, opt, nfields, nlevels);
+    auto m = std::make_unique<Mapping>(comm, src ? &src->list : nullptr, dst ? &dst->list : nullptr,
+                                       info.src_grid_size, info.dst_grid_size,
+                                       links_of(slab, info.num_wgts), mo, agreement);
+    *mapping = new isthmus_mapping{ctx->state, std::move(m)};
+  });
+}
+
 int isthmus_mapping_destroy(isthmus_mapping** mapping) {
   ISTHMUS_REQUIRE_HANDLE(mapping);
   delete *mapping;

@@ -29,6 +29,17 @@ const char* conserv_name(Conserv c) {
   return "unknown";
 }
 
+Links links_of(const LinkSlab& slab, int num_wgts) {
+  Links l;
+  l.num_wgts = num_wgts;
+  l.number.resize(slab.src.size());
+  std::iota(l.number.begin(), l.number.end(), slab.first_link);
+  l.src = slab.src;
+  l.dst = slab.dst;
+  l.weights = slab.weights;
+  return l;
+}
+
 namespace {
 
 constexpr int kTagRoute = 41;

@@ -18,6 +18,7 @@
 #include "base/agreement.h"
 #include "collectives/global_sum.h"
 #include "index/index_list.h"
+#include "remap/scrip_weights.h"
 #include "transfer/redist.h"
 #include "xmap/xmap.h"
 
@@ -33,6 +34,10 @@ struct Links {
   std::vector<double> weights;   // num_wgts per link, link-major (1 supported so far)
   size_t size() const { return number.size(); }
 };
+
+// The links of a weights file's slab, numbered in file order (first_link + position: distinct
+// over the ranks and increasing along the file, which is all the summation order needs).
+Links links_of(const LinkSlab& slab, int num_wgts);
 
 enum class Side { Dst = 0, Src = 1, Auto = 2 };
 const char* side_name(Side s);
