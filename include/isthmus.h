@@ -538,8 +538,10 @@ typedef struct isthmus_mapping isthmus_mapping;
 
 enum isthmus_mapping_side {
   ISTHMUS_SIDE_DST = 0,  /* OASIS bfb: multiply on the destination, bit-for-bit            */
-  ISTHMUS_SIDE_SRC = 1,  /* OASIS sum: partial sums on the source (not available yet)       */
-  ISTHMUS_SIDE_AUTO = 2  /* OASIS opt: the side that moves fewer values (not available yet) */
+  ISTHMUS_SIDE_SRC = 1,  /* OASIS sum: partial sums on the source ranks, added on arrival in
+                            source-rank order (equal to DST to rounding, ~1e-14 relative)   */
+  ISTHMUS_SIDE_AUTO = 2  /* OASIS opt: the side that moves fewer values per level, counted
+                            at creation over all ranks (a tie takes DST)                    */
 };
 enum isthmus_conserv {
   ISTHMUS_CONSERV_NONE = 0,
@@ -595,9 +597,14 @@ int isthmus_mapping_set_conservation(isthmus_mapping* mapping, int type, int sum
 typedef struct isthmus_mapping_info {
   int side;                     /* the side used (never AUTO)                                */
   int64_t local_links;          /* links this rank applies                                   */
-  int64_t needed_points;        /* source points this rank receives                          */
-  int64_t unmapped_points;      /* local destination points without a link                   */
-  int64_t global_unused_links;  /* links whose destination point no rank holds               */
+  int64_t needed_points;        /* DST: source points this rank receives                     */
+  int64_t partial_points;       /* SRC: partial sums this rank sends                         */
+  int64_t unmapped_points;      /* local destination points without a link (-1: SRC with
+                                   keep_unmapped, not counted)                               */
+  int64_t global_unused_links;  /* links whose destination (DST) or source (SRC) point no rank
+                                   holds                                                     */
+  int64_t dst_side_values;      /* AUTO: values per level each side would move, over all   */
+  int64_t src_side_values;      /*   ranks (-1 unless the side was AUTO)                     */
 } isthmus_mapping_info;
 int isthmus_mapping_get_info(const isthmus_mapping* mapping, isthmus_mapping_info* info);
 /* The counters of the mapping's redistribution (tracing as for redistributions). */

@@ -153,8 +153,11 @@ int isthmus_mapping_get_info(const isthmus_mapping* m, isthmus_mapping_info* inf
     info->side = static_cast<int>(i.side);
     info->local_links = i.local_links;
     info->needed_points = i.needed_points;
+    info->partial_points = i.partial_points;
     info->unmapped_points = i.unmapped_points;
     info->global_unused_links = i.global_unused_links;
+    info->dst_side_values = i.dst_side_values;
+    info->src_side_values = i.src_side_values;
   });
 }
 

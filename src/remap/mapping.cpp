@@ -87,7 +87,7 @@ class Positions {
 // the data) and counts the records whose key no rank holds.
 std::vector<int64_t> route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders,
                                       int width, const std::vector<int64_t>& records,
-                                      int64_t& unheld) {
+                                      bool lowest_only, int64_t& unheld) {
   int size = 1;
   ISTHMUS_MPI(MPI_Comm_size(comm, &size));
   const int64_t block = std::max<int64_t>(1, (n + size - 1) / size);
@@ -150,15 +150,23 @@ std::vector<int64_t> route_to_holders(MPI_Comm comm, int64_t n, const IndexList*
     // ranks) are rare, so walk back while some earlier run may still reach the key
     auto it = std::upper_bound(held.begin(), held.end(), key,
                                [](int64_t x, const HeldRun& r) { return x < r.start; });
-    bool found = false;
+    int lowest = -1;
     for (size_t i = static_cast<size_t>(it - held.begin()); i-- > 0 && reach[i] > key;) {
-      if (held[i].end > key) {
-        auto& v = fwd[held[i].rank];
-        v.insert(v.end(), recs.begin() + k, recs.begin() + k + width);
-        found = true;
+      if (held[i].end <= key) continue;
+      if (lowest_only) {
+        if (lowest < 0 || held[i].rank < lowest) lowest = held[i].rank;
+        continue;
       }
+      auto& v = fwd[held[i].rank];
+      v.insert(v.end(), recs.begin() + k, recs.begin() + k + width);
+      lowest = held[i].rank;
     }
-    if (!found) ++unheld;
+    if (lowest < 0) {
+      ++unheld;
+    } else if (lowest_only) {
+      auto& v = fwd[lowest];
+      v.insert(v.end(), recs.begin() + k, recs.begin() + k + width);
+    }
   }
   recs.clear();
   for (int r = 0; r < size; ++r)
@@ -194,9 +202,11 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
     for (int f = 0; f < nfields; ++f)
       if (opt_.nlevels[f] < 1)
         fail(ISTHMUS_ERR_ARG, "field ", f, " has ", opt_.nlevels[f], " levels; at least 1 needed");
-    if (opt_.side != Side::Dst)
-      fail(ISTHMUS_ERR_ARG, "mapping side '", side_name(opt_.side),
-           "' is not available yet; use 'dst' (OASIS bfb)");
+    if (static_cast<int>(opt_.side) < 0 || static_cast<int>(opt_.side) > 2)
+      fail(ISTHMUS_ERR_ARG, "mapping side ", static_cast<int>(opt_.side), " (0 dst, 1 src, 2 auto)");
+    if (!opt_.fused && opt_.side != Side::Dst)
+      fail(ISTHMUS_ERR_ARG, "the unfused path is the destination side's reference; side '",
+           side_name(opt_.side), "' is always fused");
     if (!opt_.fused && opt_.keep_unmapped)
       fail(ISTHMUS_ERR_ARG, "the unfused path cannot keep unmapped values (keep_unmapped)");
     if (links.num_wgts != 1)
@@ -265,65 +275,136 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
     return;
   }
 
-  // Each link to the ranks holding its destination point: [dst, number, src, weight bits].
-  const int width = 3 + links.num_wgts;
-  std::vector<int64_t> records;
-  records.reserve(links.size() * width);
-  for (size_t k = 0; k < links.size(); ++k) {
-    records.insert(records.end(), {links.dst[k], links.number[k], links.src[k]});
-    for (int w = 0; w < links.num_wgts; ++w) records.push_back(bits_of(links.weights[k * links.num_wgts + w]));
-  }
-  int64_t unheld = 0;
-  std::vector<int64_t> mine = route_to_holders(comm, dst_grid_size, dst, width, records, unheld);
-  records.clear();
-  ISTHMUS_MPI(MPI_Allreduce(&unheld, &info_.global_unused_links, 1, MPI_INT64_T, MPI_SUM, comm));
+  // Each link as a record [key, number, other index, weight bits], keyed by the side it goes to.
+  auto records_keyed_by = [&](bool by_dst) {
+    std::vector<int64_t> r;
+    r.reserve(links.size() * 4);
+    for (size_t k = 0; k < links.size(); ++k)
+      r.insert(r.end(), {by_dst ? links.dst[k] : links.src[k], links.number[k],
+                         by_dst ? links.src[k] : links.dst[k], bits_of(links.weights[k])});
+    return r;
+  };
+  // Destination side: every holder of the destination point gets the link. Source side: the
+  // lowest holder of the source point (the rank whose value the directory would send).
+  auto route = [&](bool by_dst, int64_t& unused) {
+    int64_t unheld = 0;
+    std::vector<int64_t> got = route_to_holders(comm, by_dst ? dst_grid_size : src_grid_size,
+                                                by_dst ? dst : src, 4, records_keyed_by(by_dst),
+                                                !by_dst, unheld);
+    ISTHMUS_MPI(MPI_Allreduce(&unheld, &unused, 1, MPI_INT64_T, MPI_SUM, comm));
+    return got;
+  };
+  std::vector<int64_t> by_dst, by_src;
+  int64_t unused_dst = 0, unused_src = 0;
+  if (opt_.side != Side::Src) by_dst = route(true, unused_dst);
+  if (opt_.side != Side::Dst) by_src = route(false, unused_src);
 
-  // Rows of the local destination points, each in link-number order; the source points they
-  // need, sorted and distinct, form the part this rank receives.
-  struct Row {
-    int64_t pos, number, src;
+  // Rows (each in link-number order) and the distinct global indices of the other side.
+  struct Triplet {
+    int64_t row, number, col;
     double w;
   };
-  std::vector<Row> rows;
-  rows.reserve(mine.size() / width);
-  if (dst) {
-    Positions where(*dst);
-    for (size_t k = 0; k < mine.size(); k += width)
-      rows.push_back({where(mine[k]), mine[k + 1], mine[k + 2], double_of(mine[k + 3])});
-  }
-  mine.clear();
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    return a.pos != b.pos ? a.pos < b.pos : a.number < b.number;
-  });
+  auto distinct = [](std::vector<int64_t> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  // Destination side: rows are local destination points, columns the source points needed.
+  std::vector<Triplet> dst_rows;
   std::vector<int64_t> needed;
-  needed.reserve(rows.size());
-  for (const Row& r : rows) needed.push_back(r.src);
-  std::sort(needed.begin(), needed.end());
-  needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
-  row_start_.assign(dst_size_ + 1, 0);
+  if (!by_dst.empty() || opt_.side != Side::Src) {
+    if (dst) {
+      Positions where(*dst);
+      for (size_t k = 0; k < by_dst.size(); k += 4)
+        dst_rows.push_back({where(by_dst[k]), by_dst[k + 1], by_dst[k + 2], double_of(by_dst[k + 3])});
+    }
+    std::vector<int64_t> cols;
+    for (const Triplet& t : dst_rows) cols.push_back(t.col);
+    needed = distinct(std::move(cols));
+  }
+  // Source side: rows are the destination points this rank's links touch (partial sums),
+  // columns its local source points.
+  std::vector<Triplet> src_rows;
+  std::vector<int64_t> partial;
+  if (opt_.side != Side::Dst) {
+    if (src) {
+      Positions where(*src);
+      for (size_t k = 0; k < by_src.size(); k += 4)
+        src_rows.push_back({by_src[k + 2], by_src[k + 1], where(by_src[k]), double_of(by_src[k + 3])});
+    }
+    std::vector<int64_t> rows;
+    for (const Triplet& t : src_rows) rows.push_back(t.row);
+    partial = distinct(std::move(rows));
+  }
+  by_dst.clear();
+  by_src.clear();
+
+  // auto (OASIS opt): the side that moves fewer values per level, over all ranks; a tie keeps
+  // the bit-for-bit destination side.
+  Side side = opt_.side;
+  if (side == Side::Auto) {
+    int64_t local[2] = {static_cast<int64_t>(needed.size()), static_cast<int64_t>(partial.size())}, global[2];
+    ISTHMUS_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, comm));
+    info_.dst_side_values = global[0];
+    info_.src_side_values = global[1];
+    side = global[1] < global[0] ? Side::Src : Side::Dst;
+  }
+  info_.side = side;
+  info_.global_unused_links = side == Side::Dst ? unused_dst : unused_src;
+  src_side_ = side == Side::Src;
+
+  std::vector<Triplet>& rows = src_side_ ? src_rows : dst_rows;
+  std::sort(rows.begin(), rows.end(), [](const Triplet& a, const Triplet& b) {
+    return a.row != b.row ? a.row < b.row : a.number < b.number;
+  });
+  const int64_t nrows = src_side_ ? static_cast<int64_t>(partial.size()) : dst_size_;
+  row_start_.assign(nrows + 1, 0);
   col_.resize(rows.size());
   w_.resize(rows.size());
   for (size_t k = 0; k < rows.size(); ++k) {
-    ++row_start_[rows[k].pos + 1];
-    col_[k] = std::lower_bound(needed.begin(), needed.end(), rows[k].src) - needed.begin();
+    const int64_t r = src_side_ ? std::lower_bound(partial.begin(), partial.end(), rows[k].row) - partial.begin()
+                                : rows[k].row;
+    ++row_start_[r + 1];
+    col_[k] = src_side_ ? rows[k].col
+                        : std::lower_bound(needed.begin(), needed.end(), rows[k].col) - needed.begin();
     w_[k] = rows[k].w;
   }
   std::partial_sum(row_start_.begin(), row_start_.end(), row_start_.begin());
   info_.local_links = static_cast<int64_t>(rows.size());
-  info_.needed_points = static_cast<int64_t>(needed.size());
-  for (int64_t p = 0; p < dst_size_; ++p) info_.unmapped_points += row_start_[p] == row_start_[p + 1];
 
-  // The one redistribution: source parts -> the source points each destination rank needs.
-  IndexList need = IndexList::from_indices(src_grid_size, needed.data(), static_cast<int64_t>(needed.size()));
-  Agreement map_agreement;
-  xmap_ = std::make_shared<Xmap>(comm, src, &need, XmapOptions{}, map_agreement);
+  // The one redistribution. Destination side: source parts -> the source points each
+  // destination rank needs. Source side: the partial sums -> the destination parts, summed in
+  // source-rank order on arrival (the transfer layer's reduction mode); destination points no
+  // link reaches are filled or, with keep_unmapped, left alone.
   std::vector<FieldSpec> specs;
   for (int f = 0; f < nfields; ++f) specs.push_back({DataType::Double, opt_.nlevels[f]});
+  const std::vector<int64_t>& staged = src_side_ ? partial : needed;
+  IndexList part = IndexList::from_indices(src_side_ ? dst_grid_size : src_grid_size, staged.data(),
+                                           static_cast<int64_t>(staged.size()));
+  XmapOptions xo;
+  if (src_side_) {
+    xo.combine = Combine::Sum;
+    xo.fill_unowned = true;
+    xo.fill_value = opt_.fill_value;
+    xo.ignore_unowned = opt_.keep_unmapped;
+  }
+  Agreement map_agreement;
+  xmap_ = src_side_ ? std::make_shared<Xmap>(comm, &part, dst, xo, map_agreement)
+                    : std::make_shared<Xmap>(comm, src, &part, xo, map_agreement);
   Agreement redist_agreement;
   redist_ = std::make_unique<Redist>(xmap_, specs, opt_.method, redist_agreement, comm);
+  info_.needed_points = src_side_ ? 0 : static_cast<int64_t>(needed.size());
+  info_.partial_points = src_side_ ? static_cast<int64_t>(partial.size()) : 0;
+  if (src_side_) {
+    const Schedule& fw = xmap_->forward();
+    info_.unmapped_points = fw.fill_points();
+    if (opt_.keep_unmapped) info_.unmapped_points = -1;  // not counted when left alone
+  } else {
+    for (int64_t p = 0; p < dst_size_; ++p) info_.unmapped_points += row_start_[p] == row_start_[p + 1];
+  }
   needed_.resize(nfields);
   for (int f = 0; f < nfields; ++f) {
-    needed_[f].assign(needed.size() * opt_.nlevels[f], 0.0);
+    needed_[f].assign(staged.size() * opt_.nlevels[f], 0.0);
     needed_ptrs_.push_back(needed_[f].data());
   }
 }
@@ -350,6 +431,33 @@ void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
     return;
   }
   const int nfields = static_cast<int>(opt_.nlevels.size());
+  if (src_side_) {
+    // Partial sums of this rank's links, in link-number order per destination point, then one
+    // exchange that adds them up in source-rank order.
+    std::optional<Error> missing;
+    for (int f = 0; f < nfields && src_size_ > 0 && !missing; ++f)
+      if (!src_fields || !src_fields[f])
+        missing = Error(ISTHMUS_ERR_ARG, "mapping: source array of field " + std::to_string(f) +
+                                             " is NULL but this rank holds " +
+                                             std::to_string(src_size_) + " points");
+    const int64_t np = info_.partial_points;
+    for (int f = 0; f < nfields && !missing && np > 0; ++f)
+      for (int l = 0; l < opt_.nlevels[f]; ++l) {
+        const double* x = src_fields[f] + l * src_size_;
+        double* y = needed_[f].data() + l * np;
+        for (int64_t q = 0; q < np; ++q) {
+          const int64_t b = row_start_[q], e = row_start_[q + 1];
+          double sum = w_[b] * x[col_[b]];
+          for (int64_t k = b + 1; k < e; ++k) sum += w_[k] * x[col_[k]];
+          y[q] = sum;
+        }
+      }
+    // a rank without its inputs still takes part, flagged (its partial arrays withheld)
+    redist_->exchange(missing ? nullptr : reinterpret_cast<const void* const*>(needed_ptrs_.data()),
+                      reinterpret_cast<void* const*>(dst_fields));
+    if (missing) throw *missing;
+    return;
+  }
   std::optional<Error> missing;
   for (int f = 0; f < nfields && dst_size_ > 0 && !missing; ++f)
     if (!dst_fields || !dst_fields[f])

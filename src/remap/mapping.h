@@ -59,6 +59,9 @@ struct MappingInfo {
   Side side = Side::Dst;
   int64_t local_links = 0;       // links this rank applies
   int64_t needed_points = 0;     // source points this rank receives (dst side)
+  int64_t partial_points = 0;    // partial sums this rank sends (src side)
+  int64_t dst_side_values = -1;  // auto: values per level the dst side would move (all ranks)
+  int64_t src_side_values = -1;  // auto: values per level the src side would move
   int64_t unmapped_points = 0;   // local destination points without a link
   int64_t global_unused_links = 0;  // links whose destination no rank holds (all ranks)
 };
@@ -121,13 +124,16 @@ class Mapping {
   std::vector<std::vector<double>> cons_terms_;  // 2 per field and level: source, destination
   std::vector<const double*> cons_ptrs_;
   std::vector<double> cons_sums_;
+  bool src_side_ = false;                // partial sums on the source ranks (OASIS sum)
   int64_t dst_size_ = 0;                 // local destination points
-  std::vector<int64_t> row_start_;       // CSR over local destination points
-  std::vector<int64_t> col_;             // position in the needed source list
+  std::vector<int64_t> row_start_;       // CSR: dst side over local destination points, src
+  std::vector<int64_t> col_;             // side over partial sums; columns: position in the
+                                         // needed list (dst) or local source position (src)
   std::vector<double> w_;
   std::shared_ptr<Xmap> xmap_;
   std::unique_ptr<Redist> redist_;
-  std::vector<std::vector<double>> needed_;  // per field: received source values, level-major
+  std::vector<std::vector<double>> needed_;  // per field, level-major: received source values
+                                             // (dst side) or partial sums (src side)
   std::vector<double*> needed_ptrs_;
   // the unfused path: a fused mapping to blocks of the destination grid on the source ranks,
   // then a transfer of its results

@@ -501,14 +501,17 @@ void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size
   dir.block = std::max<int64_t>(1, (dir.n + size - 1) / size);
 
   DirectoryStats st;
-  forward_ = run_directory(comm_, dir, src, dst, opt_.fill_unowned ? Unowned::Fill : Unowned::Error,
+  const Unowned policy = opt_.ignore_unowned ? Unowned::Ignore
+                         : opt_.fill_unowned  ? Unowned::Fill
+                                              : Unowned::Error;
+  forward_ = run_directory(comm_, dir, src, dst, policy,
                            opt_.warn_duplicates && opt_.combine == Combine::Lowest, kTagRequest,
                            st, opt_.combine);
   int64_t sums[3] = {st.duplicates, st.unowned, st.requested_twice}, gsums[3];
   ISTHMUS_MPI(MPI_Allreduce(sums, gsums, 3, MPI_INT64_T, MPI_SUM, comm_));
   global_duplicates_ = gsums[0];
   global_unowned_ = gsums[1];
-  if (global_unowned_ > 0 && !opt_.fill_unowned) {
+  if (global_unowned_ > 0 && policy == Unowned::Error) {
     // Name the smallest unowned index; only its home knows who asked for it.
     int64_t first = 0;
     ISTHMUS_MPI(MPI_Allreduce(&st.first_missing, &first, 1, MPI_INT64_T, MPI_MIN, comm_));

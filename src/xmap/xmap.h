@@ -53,6 +53,9 @@ enum class Combine {
 struct XmapOptions {
   bool fill_unowned = false;
   double fill_value = 0.0;
+  // Destination points no source owns are left untouched by every exchange, instead of being
+  // an error or filled (a mapping's unmapped points that keep their value). Wins over fill.
+  bool ignore_unowned = false;
   bool warn_duplicates = false;
   Combine combine = Combine::Lowest;
 };
