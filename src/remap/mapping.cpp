@@ -207,6 +207,9 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
     if (!opt_.fused && opt_.side != Side::Dst)
       fail(ISTHMUS_ERR_ARG, "the unfused path is the destination side's reference; side '",
            side_name(opt_.side), "' is always fused");
+    if (!opt_.src_mask.empty() && static_cast<int64_t>(opt_.src_mask.size()) != (src ? src->size() : 0))
+      fail(ISTHMUS_ERR_ARG, "the source mask has ", opt_.src_mask.size(), " values for ",
+           src ? src->size() : 0, " local source points");
     if (!opt_.fused && opt_.keep_unmapped)
       fail(ISTHMUS_ERR_ARG, "the unfused path cannot keep unmapped values (keep_unmapped)");
     if (links.num_wgts != 1)
@@ -237,7 +240,11 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   agreement.match("keep_unmapped", opt_.keep_unmapped ? 1 : 0);
   agreement.match("the fill value (bits)", bits_of(opt_.fill_value));
   agreement.match("fused", opt_.fused ? 1 : 0);
+  const int mask_slot = agreement.value(
+      "whether a source mask is given (on ranks with source points)",
+      src ? std::optional<int64_t>(opt_.src_mask.empty() ? 0 : 1) : std::nullopt);
   agreement.conclude(comm);
+  const bool masked = agreement.agreed(mask_slot).value_or(0) == 1;
   info_.side = opt_.side;
   dst_size_ = dst ? dst->size() : 0;
   src_size_ = src ? src->size() : 0;
@@ -329,8 +336,11 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   if (opt_.side != Side::Dst) {
     if (src) {
       Positions where(*src);
-      for (size_t k = 0; k < by_src.size(); k += 4)
-        src_rows.push_back({by_src[k + 2], by_src[k + 1], where(by_src[k]), double_of(by_src[k + 3])});
+      for (size_t k = 0; k < by_src.size(); k += 4) {
+        const int64_t pos = where(by_src[k]);
+        if (masked && !opt_.src_mask[pos]) continue;  // a masked source contributes nothing
+        src_rows.push_back({by_src[k + 2], by_src[k + 1], pos, double_of(by_src[k + 3])});
+      }
     }
     std::vector<int64_t> rows;
     for (const Triplet& t : src_rows) rows.push_back(t.row);
@@ -407,6 +417,36 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
     needed_[f].assign(staged.size() * opt_.nlevels[f], 0.0);
     needed_ptrs_.push_back(needed_[f].data());
   }
+  if (masked && !src_side_) drop_masked_sources(comm);
+}
+
+void Mapping::drop_masked_sources(MPI_Comm comm) {
+  // The destination ranks learn which of the source points they need are masked: one exchange
+  // of the mask over the mapping's own map, at creation; then the links from them go.
+  std::vector<double> mask(static_cast<size_t>(src_size_)), need(needed_.empty() ? 0 : info_.needed_points);
+  for (int64_t i = 0; i < src_size_; ++i) mask[i] = opt_.src_mask[i] ? 1.0 : 0.0;
+  Agreement a;
+  Redist once(xmap_, {{DataType::Double, 1}}, Method::P2P, a, comm);
+  const void* in[] = {mask.data()};
+  void* out[] = {need.data()};
+  once.exchange(in, out);
+  std::vector<int64_t> start(row_start_.size(), 0);
+  size_t kept = 0;
+  for (int64_t p = 0; p < dst_size_; ++p) {
+    for (int64_t k = row_start_[p]; k < row_start_[p + 1]; ++k)
+      if (need[col_[k]] != 0.0) {
+        col_[kept] = col_[k];
+        w_[kept] = w_[k];
+        ++kept;
+      }
+    start[p + 1] = static_cast<int64_t>(kept);
+  }
+  row_start_ = std::move(start);
+  col_.resize(kept);
+  w_.resize(kept);
+  info_.local_links = static_cast<int64_t>(kept);
+  info_.unmapped_points = 0;
+  for (int64_t p = 0; p < dst_size_; ++p) info_.unmapped_points += row_start_[p] == row_start_[p + 1];
 }
 
 void Mapping::apply(const double* const* src_fields, double* const* dst_fields) {

@@ -53,6 +53,11 @@ struct MappingOptions {
   // blocks of the destination grid), multiplied there, and the results transferred to the
   // destination decomposition. Not with keep_unmapped.
   bool fused = true;
+  // This rank's source mask, one per local source point (nonzero = active, SCRIP's convention;
+  // empty: all active). Links from masked source points are dropped at creation, so they
+  // contribute nothing (a destination point left without links is unmapped). Given on every
+  // rank with source points, or on none.
+  std::vector<int> src_mask;
 };
 
 struct MappingInfo {
@@ -112,6 +117,7 @@ class Mapping {
 
  private:
   void map(const double* const* src_fields, double* const* dst_fields);
+  void drop_masked_sources(MPI_Comm comm);
   void conserve(const double* const* src_fields, double* const* dst_fields,
                 const std::optional<Error>& failure);
 
