@@ -98,3 +98,23 @@ inline std::string method_label(int m) {
   const char* names[] = {"auto", "p2p", "alltoallv", "neighbor", "butterfly", "adaptive"};
   return m >= 0 && m < 6 ? names[m] : std::to_string(m);
 }
+
+// A context on a communicator and the decompositions made in it, destroyed together.
+class Fixture {
+ public:
+  explicit Fixture(MPI_Comm comm) { EXPECT_EQ(isthmus_context_create(comm, &ctx), ISTHMUS_OK); }
+  ~Fixture() {
+    for (auto* d : decomps) isthmus_decomp_destroy(&d);
+    isthmus_context_destroy(&ctx);
+  }
+  isthmus_decomp* decomp(int64_t n, const std::vector<int64_t>& idx) {
+    isthmus_decomp* d = nullptr;
+    int rc = isthmus_decomp_create_indices(ctx, n, static_cast<int64_t>(idx.size()), idx.data(), &d);
+    EXPECT_EQ(rc, ISTHMUS_OK) << isthmus_last_error(ctx);
+    decomps.push_back(d);
+    return d;
+  }
+  std::string msg() const { return isthmus_last_error(ctx); }
+  isthmus_context* ctx = nullptr;
+  std::vector<isthmus_decomp*> decomps;
+};

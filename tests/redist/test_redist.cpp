@@ -9,24 +9,6 @@ struct Parts {
   std::vector<int64_t> src, dst;  // global indices in local order
 };
 
-class Fixture {
- public:
-  explicit Fixture(MPI_Comm comm) { EXPECT_EQ(isthmus_context_create(comm, &ctx), ISTHMUS_OK); }
-  ~Fixture() {
-    for (auto* d : decomps) isthmus_decomp_destroy(&d);
-    isthmus_context_destroy(&ctx);
-  }
-  isthmus_decomp* decomp(int64_t n, const std::vector<int64_t>& idx) {
-    isthmus_decomp* d = nullptr;
-    int rc = isthmus_decomp_create_indices(ctx, n, static_cast<int64_t>(idx.size()), idx.data(), &d);
-    EXPECT_EQ(rc, ISTHMUS_OK) << isthmus_last_error(ctx);
-    decomps.push_back(d);
-    return d;
-  }
-  isthmus_context* ctx = nullptr;
-  std::vector<isthmus_decomp*> decomps;
-};
-
 // Three fields: double with 1 level, float with 3, int32 with 2.
 const std::vector<int> kTypes = {ISTHMUS_DOUBLE, ISTHMUS_FLOAT, ISTHMUS_INT32};
 const std::vector<int> kLevels = {1, 3, 2};

@@ -88,25 +88,6 @@ T reference_sum(const Pattern& p, int64_t g, int f, int l) {
   return x;
 }
 
-class Fixture {
- public:
-  explicit Fixture(MPI_Comm comm) { EXPECT_EQ(isthmus_context_create(comm, &ctx), ISTHMUS_OK); }
-  ~Fixture() {
-    for (auto* d : decomps) isthmus_decomp_destroy(&d);
-    isthmus_context_destroy(&ctx);
-  }
-  isthmus_decomp* decomp(int64_t n, const std::vector<int64_t>& idx) {
-    isthmus_decomp* d = nullptr;
-    int rc = isthmus_decomp_create_indices(ctx, n, static_cast<int64_t>(idx.size()), idx.data(), &d);
-    EXPECT_EQ(rc, ISTHMUS_OK) << isthmus_last_error(ctx);
-    decomps.push_back(d);
-    return d;
-  }
-  std::string msg() const { return isthmus_last_error(ctx); }
-  isthmus_context* ctx = nullptr;
-  std::vector<isthmus_decomp*> decomps;
-};
-
 isthmus_xmap_options sum_options(bool fill) {
   isthmus_xmap_options opt;
   isthmus_xmap_options_init(&opt);

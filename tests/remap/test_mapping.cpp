@@ -51,6 +51,18 @@ Problem make_problem(int64_t nsrc, int64_t ndst, unsigned seed) {
   return q;
 }
 
+// The links of a problem dealt round-robin over the ranks, as file slabs would be.
+Links share_of(const Problem& p, int me, int size) {
+  Links links;
+  for (int64_t k = me; k < p.nlinks; k += size) {
+    links.number.push_back(k);
+    links.src.push_back(p.src[k]);
+    links.dst.push_back(p.dst[k]);
+    links.weights.push_back(p.w[k]);
+  }
+  return links;
+}
+
 double value(int64_t g, int f, int l) { return std::sin(0.37 * g + f) * 1e3 + g * 1e-3 + l; }
 
 // The serial reference: per destination point, its links in link-number order.
@@ -89,13 +101,7 @@ void check(const Problem& p, int s0, int s1, int d0, int d1, unsigned seed, Meth
   IndexList S = IndexList::from_indices(p.nsrc, sidx.data(), static_cast<int64_t>(sidx.size()));
   IndexList D = IndexList::from_indices(p.ndst, didx.data(), static_cast<int64_t>(didx.size()));
   // every rank holds a round-robin share of the links, as a file slab would be
-  Links links;
-  for (int64_t k = me; k < p.nlinks; k += size) {
-    links.number.push_back(k);
-    links.src.push_back(p.src[k]);
-    links.dst.push_back(p.dst[k]);
-    links.weights.push_back(p.w[k]);
-  }
+  Links links = share_of(p, me, size);
   MappingOptions opt;
   opt.method = method;
   opt.nlevels = levels;
@@ -173,13 +179,7 @@ TEST(Mapping, SourceSideAndAutoAgreeWithTheDestinationSide) {
   std::vector<int64_t> sidx = random_part(p.nsrc, size, me, 45), didx = random_part(p.ndst, size, me, 46);
   IndexList S = IndexList::from_indices(p.nsrc, sidx.data(), static_cast<int64_t>(sidx.size()));
   IndexList D = IndexList::from_indices(p.ndst, didx.data(), static_cast<int64_t>(didx.size()));
-  Links links;
-  for (int64_t k = me; k < p.nlinks; k += size) {
-    links.number.push_back(k);
-    links.src.push_back(p.src[k]);
-    links.dst.push_back(p.dst[k]);
-    links.weights.push_back(p.w[k]);
-  }
+  Links links = share_of(p, me, size);
   MappingOptions opt;
   opt.side = Side::Auto;
   Agreement a;
@@ -286,13 +286,7 @@ TEST(Mapping, ConservRestoresTheIntegral) {
   std::vector<int64_t> sidx = random_part(p.nsrc, size, me, 21), didx = random_part(p.ndst, size, me, 22);
   IndexList S = IndexList::from_indices(p.nsrc, sidx.data(), static_cast<int64_t>(sidx.size()));
   IndexList D = IndexList::from_indices(p.ndst, didx.data(), static_cast<int64_t>(didx.size()));
-  Links links;
-  for (int64_t k = me; k < p.nlinks; k += size) {
-    links.number.push_back(k);
-    links.src.push_back(p.src[k]);
-    links.dst.push_back(p.dst[k]);
-    links.weights.push_back(p.w[k]);
-  }
+  Links links = share_of(p, me, size);
   auto area = [](int64_t g, bool src) { return 1.0 + 0.5 * std::cos(0.1 * g + (src ? 0 : 1)); };
   auto active = [](int64_t g, bool src) { return (g % (src ? 5 : 6)) != 1; };
   Conservation base;
@@ -381,13 +375,7 @@ TEST(Mapping, MaskedSourcesContributeNothing) {
     std::vector<int64_t> sidx = random_part(p.nsrc, size, me, 51), didx = random_part(p.ndst, size, me, 52);
     IndexList S = IndexList::from_indices(p.nsrc, sidx.data(), static_cast<int64_t>(sidx.size()));
     IndexList D = IndexList::from_indices(p.ndst, didx.data(), static_cast<int64_t>(didx.size()));
-    Links links;
-    for (int64_t k = me; k < p.nlinks; k += size) {
-      links.number.push_back(k);
-      links.src.push_back(p.src[k]);
-      links.dst.push_back(p.dst[k]);
-      links.weights.push_back(p.w[k]);
-    }
+    Links links = share_of(p, me, size);
     MappingOptions opt;
     opt.side = side;
     opt.fill_value = -5.0;
