@@ -582,7 +582,10 @@ int isthmus_mapping_create_file(isthmus_context* ctx, const char* path, const is
 int isthmus_mapping_destroy(isthmus_mapping** mapping);
 
 /* dst_fields[f] = the mapping of src_fields[f] (ranks without a part pass NULL arrays), then the
- * conservation correction if one is set. Collective over the mapping's ranks. */
+ * conservation correction if one is set. Collective over the mapping's ranks. A file with W > 1
+ * weights per link (SCRIP second-order conservative: W = 3) takes W source arrays per field,
+ * src_fields[f * W + j]: the field, then its companions (the two gradients), and each link adds
+ * w1 x + w2 g1 + w3 g2 (destination side only). */
 int isthmus_mapping_apply(isthmus_mapping* mapping, const double* const* src_fields,
                           double* const* dst_fields);
 

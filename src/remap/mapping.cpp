@@ -212,9 +212,11 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
            src ? src->size() : 0, " local source points");
     if (!opt_.fused && opt_.keep_unmapped)
       fail(ISTHMUS_ERR_ARG, "the unfused path cannot keep unmapped values (keep_unmapped)");
-    if (links.num_wgts != 1)
-      fail(ISTHMUS_ERR_ARG, "links have ", links.num_wgts, " weights each; only 1 is supported yet "
-           "(second-order conservative weights need the source gradients)");
+    if (links.num_wgts < 1 || links.num_wgts > 8)
+      fail(ISTHMUS_ERR_ARG, "links have ", links.num_wgts, " weights each (1 to 8)");
+    if (links.num_wgts > 1 && opt_.side != Side::Dst)
+      fail(ISTHMUS_ERR_ARG, "links with ", links.num_wgts, " weights (second-order conservative) "
+           "are applied on the destination side only so far; side '", side_name(opt_.side), "'");
     if (links.src.size() != links.size() || links.dst.size() != links.size() ||
         links.weights.size() != links.size() * static_cast<size_t>(links.num_wgts))
       fail(ISTHMUS_ERR_ARG, "the link arrays differ in length (", links.size(), " numbers, ",
@@ -227,9 +229,10 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
       if (links.dst[k] < 0 || links.dst[k] >= dst_grid_size)
         fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has destination index ", links.dst[k],
              ", outside [0, ", dst_grid_size, ")");
-      if (!std::isfinite(links.weights[k * links.num_wgts]))
-        fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has weight ",
-             links.weights[k * links.num_wgts]);
+      for (int j = 0; j < links.num_wgts; ++j)
+        if (!std::isfinite(links.weights[k * links.num_wgts + j]))
+          fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has weight ", j + 1, " = ",
+               links.weights[k * links.num_wgts + j]);
     }
   });
   agreement.match("the source grid size", src_grid_size);
@@ -240,12 +243,14 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   agreement.match("keep_unmapped", opt_.keep_unmapped ? 1 : 0);
   agreement.match("the fill value (bits)", bits_of(opt_.fill_value));
   agreement.match("fused", opt_.fused ? 1 : 0);
+  agreement.match("the number of weights per link", links.num_wgts);
   const int mask_slot = agreement.value(
       "whether a source mask is given (on ranks with source points)",
       src ? std::optional<int64_t>(opt_.src_mask.empty() ? 0 : 1) : std::nullopt);
   agreement.conclude(comm);
   const bool masked = agreement.agreed(mask_slot).value_or(0) == 1;
   info_.side = opt_.side;
+  nw_ = links.num_wgts;
   dst_size_ = dst ? dst->size() : 0;
   src_size_ = src ? src->size() : 0;
 
@@ -282,13 +287,17 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
     return;
   }
 
-  // Each link as a record [key, number, other index, weight bits], keyed by the side it goes to.
+  // Each link as a record [key, number, other index, weight bits...], keyed by the side it
+  // goes to.
+  const int width = 3 + nw_;
   auto records_keyed_by = [&](bool by_dst) {
     std::vector<int64_t> r;
-    r.reserve(links.size() * 4);
-    for (size_t k = 0; k < links.size(); ++k)
+    r.reserve(links.size() * width);
+    for (size_t k = 0; k < links.size(); ++k) {
       r.insert(r.end(), {by_dst ? links.dst[k] : links.src[k], links.number[k],
-                         by_dst ? links.src[k] : links.dst[k], bits_of(links.weights[k])});
+                         by_dst ? links.src[k] : links.dst[k]});
+      for (int j = 0; j < nw_; ++j) r.push_back(bits_of(links.weights[k * nw_ + j]));
+    }
     return r;
   };
   // Destination side: every holder of the destination point gets the link. Source side: the
@@ -296,7 +305,7 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   auto route = [&](bool by_dst, int64_t& unused) {
     int64_t unheld = 0;
     std::vector<int64_t> got = route_to_holders(comm, by_dst ? dst_grid_size : src_grid_size,
-                                                by_dst ? dst : src, 4, records_keyed_by(by_dst),
+                                                by_dst ? dst : src, width, records_keyed_by(by_dst),
                                                 !by_dst, unheld);
     ISTHMUS_MPI(MPI_Allreduce(&unheld, &unused, 1, MPI_INT64_T, MPI_SUM, comm));
     return got;
@@ -309,8 +318,9 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   // Rows (each in link-number order) and the distinct global indices of the other side.
   struct Triplet {
     int64_t row, number, col;
-    double w;
+    size_t w;  // where its nw_ weights start in tw
   };
+  std::vector<double> tw;
   auto distinct = [](std::vector<int64_t> v) {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
@@ -322,8 +332,10 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   if (!by_dst.empty() || opt_.side != Side::Src) {
     if (dst) {
       Positions where(*dst);
-      for (size_t k = 0; k < by_dst.size(); k += 4)
-        dst_rows.push_back({where(by_dst[k]), by_dst[k + 1], by_dst[k + 2], double_of(by_dst[k + 3])});
+      for (size_t k = 0; k < by_dst.size(); k += width) {
+        dst_rows.push_back({where(by_dst[k]), by_dst[k + 1], by_dst[k + 2], tw.size()});
+        for (int j = 0; j < nw_; ++j) tw.push_back(double_of(by_dst[k + 3 + j]));
+      }
     }
     std::vector<int64_t> cols;
     for (const Triplet& t : dst_rows) cols.push_back(t.col);
@@ -336,10 +348,11 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   if (opt_.side != Side::Dst) {
     if (src) {
       Positions where(*src);
-      for (size_t k = 0; k < by_src.size(); k += 4) {
+      for (size_t k = 0; k < by_src.size(); k += width) {
         const int64_t pos = where(by_src[k]);
         if (masked && !opt_.src_mask[pos]) continue;  // a masked source contributes nothing
-        src_rows.push_back({by_src[k + 2], by_src[k + 1], pos, double_of(by_src[k + 3])});
+        src_rows.push_back({by_src[k + 2], by_src[k + 1], pos, tw.size()});
+        for (int j = 0; j < nw_; ++j) tw.push_back(double_of(by_src[k + 3 + j]));
       }
     }
     std::vector<int64_t> rows;
@@ -370,14 +383,14 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   const int64_t nrows = src_side_ ? static_cast<int64_t>(partial.size()) : dst_size_;
   row_start_.assign(nrows + 1, 0);
   col_.resize(rows.size());
-  w_.resize(rows.size());
+  w_.resize(rows.size() * nw_);
   for (size_t k = 0; k < rows.size(); ++k) {
     const int64_t r = src_side_ ? std::lower_bound(partial.begin(), partial.end(), rows[k].row) - partial.begin()
                                 : rows[k].row;
     ++row_start_[r + 1];
     col_[k] = src_side_ ? rows[k].col
                         : std::lower_bound(needed.begin(), needed.end(), rows[k].col) - needed.begin();
-    w_[k] = rows[k].w;
+    for (int j = 0; j < nw_; ++j) w_[k * nw_ + j] = tw[rows[k].w + j];
   }
   std::partial_sum(row_start_.begin(), row_start_.end(), row_start_.begin());
   info_.local_links = static_cast<int64_t>(rows.size());
@@ -386,8 +399,11 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   // destination rank needs. Source side: the partial sums -> the destination parts, summed in
   // source-rank order on arrival (the transfer layer's reduction mode); destination points no
   // link reaches are filled or, with keep_unmapped, left alone.
+  // Destination side: every field's nw_ source arrays (the field and its companions, e.g. the
+  // gradients of second-order weights) travel; source side: the partial sums of every field.
   std::vector<FieldSpec> specs;
-  for (int f = 0; f < nfields; ++f) specs.push_back({DataType::Double, opt_.nlevels[f]});
+  for (int f = 0; f < nfields; ++f)
+    for (int j = 0; j < (src_side_ ? 1 : nw_); ++j) specs.push_back({DataType::Double, opt_.nlevels[f]});
   const std::vector<int64_t>& staged = src_side_ ? partial : needed;
   IndexList part = IndexList::from_indices(src_side_ ? dst_grid_size : src_grid_size, staged.data(),
                                            static_cast<int64_t>(staged.size()));
@@ -412,10 +428,10 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   } else {
     for (int64_t p = 0; p < dst_size_; ++p) info_.unmapped_points += row_start_[p] == row_start_[p + 1];
   }
-  needed_.resize(nfields);
-  for (int f = 0; f < nfields; ++f) {
-    needed_[f].assign(staged.size() * opt_.nlevels[f], 0.0);
-    needed_ptrs_.push_back(needed_[f].data());
+  needed_.resize(specs.size());
+  for (size_t a = 0; a < specs.size(); ++a) {
+    needed_[a].assign(staged.size() * specs[a].nlevels, 0.0);
+    needed_ptrs_.push_back(needed_[a].data());
   }
   if (masked && !src_side_) drop_masked_sources(comm);
 }
@@ -436,14 +452,14 @@ void Mapping::drop_masked_sources(MPI_Comm comm) {
     for (int64_t k = row_start_[p]; k < row_start_[p + 1]; ++k)
       if (need[col_[k]] != 0.0) {
         col_[kept] = col_[k];
-        w_[kept] = w_[k];
+        for (int j = 0; j < nw_; ++j) w_[kept * nw_ + j] = w_[k * nw_ + j];
         ++kept;
       }
     start[p + 1] = static_cast<int64_t>(kept);
   }
   row_start_ = std::move(start);
   col_.resize(kept);
-  w_.resize(kept);
+  w_.resize(kept * nw_);
   info_.local_links = static_cast<int64_t>(kept);
   info_.unmapped_points = 0;
   for (int64_t p = 0; p < dst_size_; ++p) info_.unmapped_points += row_start_[p] == row_start_[p + 1];
@@ -509,19 +525,26 @@ void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
                     reinterpret_cast<void* const*>(needed_ptrs_.data()));
   if (missing) throw *missing;
   const int64_t nneed = info_.needed_points;
+  const double* x[8];
   for (int f = 0; f < nfields; ++f)
     for (int l = 0; l < opt_.nlevels[f]; ++l) {
-      const double* x = needed_[f].data() + l * nneed;
+      for (int j = 0; j < nw_; ++j) x[j] = needed_[f * nw_ + j].data() + l * nneed;
       double* y = dst_size_ > 0 ? dst_fields[f] + l * dst_size_ : nullptr;
+      // a link's term: w1 x1 + w2 x2 + ... in that order (one weight: w1 x1)
+      auto term = [&](int64_t k) {
+        double t = w_[k * nw_] * x[0][col_[k]];
+        for (int j = 1; j < nw_; ++j) t += w_[k * nw_ + j] * x[j][col_[k]];
+        return t;
+      };
       for (int64_t p = 0; p < dst_size_; ++p) {
         const int64_t b = row_start_[p], e = row_start_[p + 1];
         if (b == e) {
           if (!opt_.keep_unmapped) y[p] = opt_.fill_value;
           continue;
         }
-        // in link-number order, from the first product: the same bits for any decomposition
-        double s = w_[b] * x[col_[b]];
-        for (int64_t k = b + 1; k < e; ++k) s += w_[k] * x[col_[k]];
+        // in link-number order, from the first term: the same bits for any decomposition
+        double s = term(b);
+        for (int64_t k = b + 1; k < e; ++k) s += term(k);
         y[p] = s;
       }
     }
@@ -593,7 +616,7 @@ void Mapping::conserve(const double* const* src_fields, double* const* dst_field
       double* ts = cons_terms_[k].data();
       double* td = cons_terms_[k + 1].data();
       for (int64_t i = 0; i < src_size_; ++i)
-        ts[i] = active_src(i) ? src_fields[f][l * src_size_ + i] * cons_.src_area[i] : 0.0;
+        ts[i] = active_src(i) ? src_fields[f * nw_][l * src_size_ + i] * cons_.src_area[i] : 0.0;
       for (int64_t i = 0; i < dst_size_; ++i)
         td[src_size_ + i] = active_dst(i) ? dst_fields[f][l * dst_size_ + i] * cons_.dst_area[i] : 0.0;
     }

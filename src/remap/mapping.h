@@ -31,7 +31,7 @@ struct Links {
   std::vector<int64_t> number;   // global link number (the summation order), distinct over ranks
   std::vector<int64_t> src;      // 0-based source index
   std::vector<int64_t> dst;      // 0-based destination index
-  std::vector<double> weights;   // num_wgts per link, link-major (1 supported so far)
+  std::vector<double> weights;   // num_wgts per link, link-major
   size_t size() const { return number.size(); }
 };
 
@@ -100,7 +100,9 @@ class Mapping {
   Mapping& operator=(const Mapping&) = delete;
 
   // dst_fields[f][l * local_dst + p] = sum over the links of p of w * src value (level l).
-  // Ranks without a part pass NULL arrays. Collective over the mapping's ranks.
+  // With W weights per link (second-order conservative: W = 3), each field has W source arrays,
+  // src_fields[f * W + j]: the field, then its companions (the gradients), and a link adds
+  // w1 x1 + w2 x2 + w3 x3. Ranks without a part pass NULL arrays. Collective over the ranks.
   void apply(const double* const* src_fields, double* const* dst_fields);
 
   // Collective: from now on every apply ends with this correction. Computes the active areas'
@@ -131,6 +133,7 @@ class Mapping {
   std::vector<const double*> cons_ptrs_;
   std::vector<double> cons_sums_;
   bool src_side_ = false;                // partial sums on the source ranks (OASIS sum)
+  int nw_ = 1;                           // weights per link
   int64_t dst_size_ = 0;                 // local destination points
   std::vector<int64_t> row_start_;       // CSR: dst side over local destination points, src
   std::vector<int64_t> col_;             // side over partial sums; columns: position in the
