@@ -81,100 +81,117 @@ class Positions {
   std::vector<Run> runs_;
 };
 
+// Records routed per round: bounds the buffers of the routing, so that building a mapping keeps
+// a rank near its share of the links whatever the file's size.
+constexpr int64_t kRouteChunk = int64_t{1} << 17;
+
 // Sends every record (width int64 values, the first a key in [0, n)) to every rank whose part
-// holds the key, through the homes of a block-distributed directory: two sparse exchanges,
-// O(records * log P) per rank. Returns the records received (in an order that depends only on
-// the data) and counts the records whose key no rank holds.
-std::vector<int64_t> route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders,
-                                      int width, const std::vector<int64_t>& records,
-                                      bool lowest_only, int64_t& unheld) {
+// holds the key (with lowest_only: to the lowest of them), through the homes of a
+// block-distributed directory. make(k, out) appends record k < nrecords to out. The records
+// travel in rounds of at most kRouteChunk per rank (as many rounds as the busiest rank needs),
+// two sparse exchanges a round, O(records * log P) per rank. consume(record) takes each record
+// received (in an order that depends only on the data) as it arrives, so that no rank ever holds
+// all its routed records twice; counts the records whose key no rank holds.
+template <typename Make, typename Consume>
+void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, int width,
+                      int64_t nrecords, Make&& make, Consume&& consume, bool lowest_only,
+                      int64_t& unheld) {
   int size = 1;
   ISTHMUS_MPI(MPI_Comm_size(comm, &size));
   const int64_t block = std::max<int64_t>(1, (n + size - 1) / size);
   auto home = [block](int64_t g) { return static_cast<int>(g / block); };
+  int64_t rounds = std::max<int64_t>(1, (nrecords + kRouteChunk - 1) / kRouteChunk);
+  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm));
 
-  // Round 1: holders' runs and records to the homes. Message: [nruns, (start, len)..., records].
-  std::vector<std::vector<int64_t>> runs_to(size), recs_to(size);
-  if (holders)
-    for (const Segment& s : holders->segments()) {
-      int64_t g = s.start, left = s.length;
-      while (left > 0) {
-        const int h = home(g);
-        const int64_t len = std::min(left, (static_cast<int64_t>(h) + 1) * block - g);
-        runs_to[h].insert(runs_to[h].end(), {g, len});
-        g += len;
-        left -= len;
-      }
-    }
-  for (size_t k = 0; k < records.size(); k += width) {
-    auto& v = recs_to[home(records[k])];
-    v.insert(v.end(), records.begin() + k, records.begin() + k + width);
-  }
-  std::vector<Message> out;
-  for (int h = 0; h < size; ++h) {
-    if (runs_to[h].empty() && recs_to[h].empty()) continue;
-    Message m{h, {}};
-    m.data.reserve(1 + runs_to[h].size() + recs_to[h].size());
-    m.data.push_back(static_cast<int64_t>(runs_to[h].size() / 2));
-    m.data.insert(m.data.end(), runs_to[h].begin(), runs_to[h].end());
-    m.data.insert(m.data.end(), recs_to[h].begin(), recs_to[h].end());
-    out.push_back(std::move(m));
-  }
-  runs_to.clear();
-  recs_to.clear();
-  std::vector<Message> in = sparse_exchange(comm, kTagRoute, out);
-  out.clear();
-
-  // At the home: each record to every holder of its key.
   struct HeldRun {
     int64_t start, end;
     int rank;
   };
-  std::vector<HeldRun> held;
-  std::vector<int64_t> recs;
-  for (const Message& m : in) {
-    const int64_t nr = m.data[0];
-    for (int64_t i = 0; i < nr; ++i) held.push_back({m.data[1 + 2 * i], m.data[1 + 2 * i] + m.data[2 + 2 * i], m.rank});
-    recs.insert(recs.end(), m.data.begin() + 1 + 2 * nr, m.data.end());
-  }
-  in.clear();
-  std::sort(held.begin(), held.end(), [](const HeldRun& a, const HeldRun& b) {
-    return a.start != b.start ? a.start < b.start : a.rank < b.rank;
-  });
-  std::vector<int64_t> reach(held.size());  // the largest end among held[0..i]
-  for (size_t i = 0; i < held.size(); ++i) reach[i] = std::max(held[i].end, i ? reach[i - 1] : INT64_MIN);
-  std::vector<std::vector<int64_t>> fwd(size);
-  for (size_t k = 0; k < recs.size(); k += width) {
-    const int64_t key = recs[k];
-    // every run with start <= key and end > key; overlapping runs (a point held by several
-    // ranks) are rare, so walk back while some earlier run may still reach the key
-    auto it = std::upper_bound(held.begin(), held.end(), key,
-                               [](int64_t x, const HeldRun& r) { return x < r.start; });
-    int lowest = -1;
-    for (size_t i = static_cast<size_t>(it - held.begin()); i-- > 0 && reach[i] > key;) {
-      if (held[i].end <= key) continue;
-      if (lowest_only) {
-        if (lowest < 0 || held[i].rank < lowest) lowest = held[i].rank;
-        continue;
+  std::vector<HeldRun> held;       // at the home: the holders' runs, sorted by start
+  std::vector<int64_t> reach;      // the largest end among held[0..i]
+  std::vector<int64_t> one;
+  for (int64_t round = 0; round < rounds; ++round) {
+    // To the homes: [nruns, (start, len)..., records]; the holders' runs in the first round only.
+    std::vector<std::vector<int64_t>> to(size);
+    if (round == 0 && holders)
+      for (const Segment& sg : holders->segments()) {
+        int64_t g = sg.start, left = sg.length;
+        while (left > 0) {
+          const int h = home(g);
+          const int64_t len = std::min(left, (static_cast<int64_t>(h) + 1) * block - g);
+          if (to[h].empty()) to[h].push_back(0);
+          to[h].insert(to[h].end(), {g, len});
+          ++to[h][0];
+          g += len;
+          left -= len;
+        }
       }
-      auto& v = fwd[held[i].rank];
-      v.insert(v.end(), recs.begin() + k, recs.begin() + k + width);
-      lowest = held[i].rank;
+    const int64_t first = round * kRouteChunk, last = std::min(nrecords, first + kRouteChunk);
+    for (int64_t k = first; k < last; ++k) {
+      one.clear();
+      make(k, one);
+      auto& v = to[home(one[0])];
+      if (v.empty()) v.push_back(0);
+      v.insert(v.end(), one.begin(), one.end());
     }
-    if (lowest < 0) {
-      ++unheld;
-    } else if (lowest_only) {
-      auto& v = fwd[lowest];
-      v.insert(v.end(), recs.begin() + k, recs.begin() + k + width);
+    std::vector<Message> out;
+    for (int h = 0; h < size; ++h)
+      if (!to[h].empty()) out.push_back({h, std::move(to[h])});
+    to.clear();
+    std::vector<Message> in = sparse_exchange(comm, kTagRoute, out);
+    out.clear();
+
+    if (round == 0) {
+      for (const Message& m : in)
+        for (int64_t i = 0; i < m.data[0]; ++i)
+          held.push_back({m.data[1 + 2 * i], m.data[1 + 2 * i] + m.data[2 + 2 * i], m.rank});
+      std::sort(held.begin(), held.end(), [](const HeldRun& a, const HeldRun& b) {
+        return a.start != b.start ? a.start < b.start : a.rank < b.rank;
+      });
+      reach.resize(held.size());
+      for (size_t i = 0; i < held.size(); ++i) reach[i] = std::max(held[i].end, i ? reach[i - 1] : INT64_MIN);
+    }
+    // At the home: each record to every holder of its key (or the lowest).
+    std::vector<std::vector<int64_t>> fwd(size);
+    for (Message& m : in) {
+      const std::vector<int64_t>& d = m.data;
+      for (size_t k = 1 + 2 * static_cast<size_t>(d[0]); k < d.size(); k += width) {
+        const int64_t key = d[k];
+        // every run with start <= key and end > key; overlapping runs (a point held by several
+        // ranks) are rare, so walk back while some earlier run may still reach the key
+        auto it = std::upper_bound(held.begin(), held.end(), key,
+                                   [](int64_t x, const HeldRun& r) { return x < r.start; });
+        int lowest = -1;
+        for (size_t i = static_cast<size_t>(it - held.begin()); i-- > 0 && reach[i] > key;) {
+          if (held[i].end <= key) continue;
+          if (lowest_only) {
+            if (lowest < 0 || held[i].rank < lowest) lowest = held[i].rank;
+            continue;
+          }
+          auto& v = fwd[held[i].rank];
+          v.insert(v.end(), d.begin() + k, d.begin() + k + width);
+          lowest = held[i].rank;
+        }
+        if (lowest < 0) {
+          ++unheld;
+        } else if (lowest_only) {
+          auto& v = fwd[lowest];
+          v.insert(v.end(), d.begin() + k, d.begin() + k + width);
+        }
+      }
+      std::vector<int64_t>().swap(m.data);  // free as we go
+    }
+    in.clear();
+    for (int r = 0; r < size; ++r)
+      if (!fwd[r].empty()) out.push_back({r, std::move(fwd[r])});
+    fwd.clear();
+    in = sparse_exchange(comm, kTagRoute + 1, out);
+    out.clear();
+    for (Message& m : in) {
+      for (size_t k = 0; k < m.data.size(); k += width) consume(m.data.data() + k);
+      std::vector<int64_t>().swap(m.data);
     }
   }
-  recs.clear();
-  for (int r = 0; r < size; ++r)
-    if (!fwd[r].empty()) out.push_back({r, std::move(fwd[r])});
-  in = sparse_exchange(comm, kTagRoute + 1, out);
-  std::vector<int64_t> got;
-  for (const Message& m : in) got.insert(got.end(), m.data.begin(), m.data.end());
-  return got;
 }
 
 uint64_t levels_hash(const std::vector<int>& levels) {
@@ -288,56 +305,46 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   }
 
   // Each link as a record [key, number, other index, weight bits...], keyed by the side it
-  // goes to.
+  // goes to, made as the routing needs it.
   const int width = 3 + nw_;
-  auto records_keyed_by = [&](bool by_dst) {
-    std::vector<int64_t> r;
-    r.reserve(links.size() * width);
-    for (size_t k = 0; k < links.size(); ++k) {
-      r.insert(r.end(), {by_dst ? links.dst[k] : links.src[k], links.number[k],
-                         by_dst ? links.src[k] : links.dst[k]});
-      for (int j = 0; j < nw_; ++j) r.push_back(bits_of(links.weights[k * nw_ + j]));
-    }
-    return r;
-  };
   // Destination side: every holder of the destination point gets the link. Source side: the
-  // lowest holder of the source point (the rank whose value the directory would send).
-  auto route = [&](bool by_dst, int64_t& unused) {
-    int64_t unheld = 0;
-    std::vector<int64_t> got = route_to_holders(comm, by_dst ? dst_grid_size : src_grid_size,
-                                                by_dst ? dst : src, width, records_keyed_by(by_dst),
-                                                !by_dst, unheld);
-    ISTHMUS_MPI(MPI_Allreduce(&unheld, &unused, 1, MPI_INT64_T, MPI_SUM, comm));
-    return got;
-  };
-  std::vector<int64_t> by_dst, by_src;
-  int64_t unused_dst = 0, unused_src = 0;
-  if (opt_.side != Side::Src) by_dst = route(true, unused_dst);
-  if (opt_.side != Side::Dst) by_src = route(false, unused_src);
-
-  // Rows (each in link-number order) and the distinct global indices of the other side.
+  // lowest holder of the source point (the rank whose value the directory would send). Each
+  // routed link becomes a row entry as it arrives. Returns the links no rank took.
   struct Triplet {
     int64_t row, number, col;
     size_t w;  // where its nw_ weights start in tw
   };
   std::vector<double> tw;
+  auto route = [&](bool by_dst, auto&& consume) {
+    int64_t unheld = 0, unused = 0;
+    auto make = [&](int64_t k, std::vector<int64_t>& out) {
+      out.insert(out.end(), {by_dst ? links.dst[k] : links.src[k], links.number[k],
+                             by_dst ? links.src[k] : links.dst[k]});
+      for (int j = 0; j < nw_; ++j) out.push_back(bits_of(links.weights[k * nw_ + j]));
+    };
+    route_to_holders(comm, by_dst ? dst_grid_size : src_grid_size, by_dst ? dst : src, width,
+                     static_cast<int64_t>(links.size()), make, consume, !by_dst, unheld);
+    ISTHMUS_MPI(MPI_Allreduce(&unheld, &unused, 1, MPI_INT64_T, MPI_SUM, comm));
+    return unused;
+  };
   auto distinct = [](std::vector<int64_t> v) {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());
     return v;
   };
+  int64_t unused_dst = 0, unused_src = 0;
   // Destination side: rows are local destination points, columns the source points needed.
   std::vector<Triplet> dst_rows;
   std::vector<int64_t> needed;
-  if (!by_dst.empty() || opt_.side != Side::Src) {
-    if (dst) {
-      Positions where(*dst);
-      for (size_t k = 0; k < by_dst.size(); k += width) {
-        dst_rows.push_back({where(by_dst[k]), by_dst[k + 1], by_dst[k + 2], tw.size()});
-        for (int j = 0; j < nw_; ++j) tw.push_back(double_of(by_dst[k + 3 + j]));
-      }
-    }
+  if (opt_.side != Side::Src) {
+    std::optional<Positions> where;
+    if (dst) where.emplace(*dst);
+    unused_dst = route(true, [&](const int64_t* r) {
+      dst_rows.push_back({where ? (*where)(r[0]) : -1, r[1], r[2], tw.size()});
+      for (int j = 0; j < nw_; ++j) tw.push_back(double_of(r[3 + j]));
+    });
     std::vector<int64_t> cols;
+    cols.reserve(dst_rows.size());
     for (const Triplet& t : dst_rows) cols.push_back(t.col);
     needed = distinct(std::move(cols));
   }
@@ -346,21 +353,19 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   std::vector<Triplet> src_rows;
   std::vector<int64_t> partial;
   if (opt_.side != Side::Dst) {
-    if (src) {
-      Positions where(*src);
-      for (size_t k = 0; k < by_src.size(); k += width) {
-        const int64_t pos = where(by_src[k]);
-        if (masked && !opt_.src_mask[pos]) continue;  // a masked source contributes nothing
-        src_rows.push_back({by_src[k + 2], by_src[k + 1], pos, tw.size()});
-        for (int j = 0; j < nw_; ++j) tw.push_back(double_of(by_src[k + 3 + j]));
-      }
-    }
+    std::optional<Positions> where;
+    if (src) where.emplace(*src);
+    unused_src = route(false, [&](const int64_t* r) {
+      const int64_t pos = where ? (*where)(r[0]) : -1;
+      if (masked && pos >= 0 && !opt_.src_mask[pos]) return;  // a masked source contributes nothing
+      src_rows.push_back({r[2], r[1], pos, tw.size()});
+      for (int j = 0; j < nw_; ++j) tw.push_back(double_of(r[3 + j]));
+    });
     std::vector<int64_t> rows;
+    rows.reserve(src_rows.size());
     for (const Triplet& t : src_rows) rows.push_back(t.row);
     partial = distinct(std::move(rows));
   }
-  by_dst.clear();
-  by_src.clear();
 
   // auto (OASIS opt): the side that moves fewer values per level, over all ranks; a tie keeps
   // the bit-for-bit destination side.
