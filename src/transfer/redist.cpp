@@ -29,15 +29,6 @@ const char* type_name(DataType t) {
   return "unknown";
 }
 
-bool summable(DataType t) {
-  switch (t) {
-    case DataType::Double: return true;
-    case DataType::Float: return true;
-    case DataType::Int32: return true;  // in two's complement, wrapping modulo 2^32
-  }
-  return false;
-}
-
 // The reduction mode (Combine::Sum). Contribution c of the forward exchange is one value per
 // (field, level) that one source rank sends for one destination point: the points of receive
 // message i are contributions [msg_base[i], msg_base[i + 1]) in message order, then the points
@@ -194,20 +185,6 @@ void fill_runs(char* base, const std::vector<Segment>& runs, double value) {
     for (int64_t i = 0; i < r.length; ++i) a[r.start + i] = v;
 }
 
-// Message i of schedule s: field by field, level by level, run by run.
-inline void pack_message(const std::vector<FieldSpec>& fields, const Schedule& s,
-                         const void* const* in, size_t i, char* msg) {
-  const auto& runs = s.sends[i].runs;
-  for (size_t f = 0; f < fields.size(); ++f) {
-    const char* base = static_cast<const char*>(in[f]);
-    size_t es = type_size(fields[f].type);
-    for (int l = 0; l < fields[f].nlevels; ++l) {
-      const char* lvl = base + static_cast<size_t>(l) * s.src_size * es;
-      msg = es == 8 ? gather<8>(msg, lvl, runs) : gather<4>(msg, lvl, runs);
-    }
-  }
-}
-
 void fill_field(DataType t, char* dst, const std::vector<Segment>& fills, double value) {
   switch (t) {
     case DataType::Double: fill_runs<double>(dst, fills, value); break;
@@ -216,14 +193,40 @@ void fill_field(DataType t, char* dst, const std::vector<Segment>& fills, double
   }
 }
 
+// What both packers of an exchange direction hold, and how they pack: field by field, level by
+// level, run by run.
+class PackerOfFields : public Packer {
+ public:
+  PackerOfFields(const std::vector<FieldSpec>& fields, const Schedule& s, const void* const* in,
+               void* const* out, const XmapOptions& opt)
+      : fields_(fields), s_(s), in_(in), out_(out), opt_(opt) {}
+  void pack(size_t i, char* msg) override {
+    const auto& runs = s_.sends[i].runs;
+    for (size_t f = 0; f < fields_.size(); ++f) {
+      const char* base = static_cast<const char*>(in_[f]);
+      size_t es = type_size(fields_[f].type);
+      for (int l = 0; l < fields_[f].nlevels; ++l) {
+        const char* lvl = base + static_cast<size_t>(l) * s_.src_size * es;
+        msg = es == 8 ? gather<8>(msg, lvl, runs) : gather<4>(msg, lvl, runs);
+      }
+    }
+  }
+
+ protected:
+  const std::vector<FieldSpec>& fields_;
+  const Schedule& s_;
+  const void* const* in_;
+  void* const* out_;
+  const XmapOptions& opt_;
+};
+
 // Packs and unpacks the fields of one exchange direction.
-class FieldPacker final : public Packer {
+class FieldPacker final : public PackerOfFields {
  public:
   FieldPacker(const std::vector<FieldSpec>& fields, const Schedule& s, const void* const* in,
               void* const* out, const XmapOptions& opt, bool fills)
-      : fields_(fields), s_(s), in_(in), out_(out), opt_(opt), fills_(fills) {}
+      : PackerOfFields(fields, s, in, out, opt), fills_(fills) {}
 
-  void pack(size_t i, char* msg) override { pack_message(fields_, s_, in_, i, msg); }
   void unpack(size_t i, const char* msg) override {
     const auto& runs = s_.recvs[i].runs;
     for (size_t f = 0; f < fields_.size(); ++f) {
@@ -253,23 +256,17 @@ class FieldPacker final : public Packer {
   void complete() {}  // after the last message: nothing to do
 
  private:
-  const std::vector<FieldSpec>& fields_;
-  const Schedule& s_;
-  const void* const* in_;
-  void* const* out_;
-  const XmapOptions& opt_;
   bool fills_;
 };
 
 // The forward direction of a Combine::Sum map: packs like FieldPacker; unpack and local() stage
 // the contributions, complete() sums them (SumStage). Fills as FieldPacker.
-class SumPacker final : public Packer {
+class SumPacker final : public PackerOfFields {
  public:
   SumPacker(const std::vector<FieldSpec>& fields, const Schedule& s, const void* const* in,
             void* const* out, const XmapOptions& opt, SumStage& st)
-      : fields_(fields), s_(s), in_(in), out_(out), opt_(opt), st_(st) {}
+      : PackerOfFields(fields, s, in, out, opt), st_(st) {}
 
-  void pack(size_t i, char* msg) override { pack_message(fields_, s_, in_, i, msg); }
   void unpack(size_t i, const char* msg) override {
     st_.arrived[i] = 1;
     ++st_.arrived_count;
@@ -326,11 +323,6 @@ class SumPacker final : public Packer {
   }
 
  private:
-  const std::vector<FieldSpec>& fields_;
-  const Schedule& s_;
-  const void* const* in_;
-  void* const* out_;
-  const XmapOptions& opt_;
   SumStage& st_;
 };
 
@@ -372,11 +364,7 @@ Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, 
     if (mi < 1 || mi > 5) fail(ISTHMUS_ERR_ARG, "unknown transfer method ", mi);
     lay_out(forward_, xmap_->forward());
     lay_out(reverse_, xmap_->reverse());
-    if (xmap_->options().combine == Combine::Sum) {
-      for (size_t f = 0; f < fields_.size(); ++f)
-        if (!summable(fields_[f].type))
-          fail(ISTHMUS_ERR_ARG, "field ", f, " has type ", type_name(fields_[f].type),
-               ", which a map that sums contributions (combine = sum) cannot add");
+    if (xmap_->options().combine == Combine::Sum) {  // every type adds (int32 wrapping)
       int me = 0;
       ISTHMUS_MPI(MPI_Comm_rank(xmap_->comm(), &me));
       forward_.sum = make_sum_stage(xmap_->forward(), fields_, me);
@@ -481,24 +469,28 @@ void Redist::run_failed(Direction& d, const Error& e, bool split) {
   throw e;
 }
 
+template <typename F>
+void Redist::with_packer(Direction& d, const void* const* in, void* const* out, bool begin, F&& f) {
+  if (d.sum) {
+    if (begin) d.sum->begin();
+    SumPacker packer(fields_, *d.schedule, in, out, xmap_->options(), *d.sum);
+    f(packer);
+  } else {
+    FieldPacker packer(fields_, *d.schedule, in, out, xmap_->options(), &d == &forward_);
+    f(packer);
+  }
+}
+
 void Redist::run(Direction& d, const void* const* in, void* const* out, const char* what) {
   if (auto e = misuse(d, in, out, what)) run_failed(d, *e, false);
   double t0 = trace_.now();
-  auto go = [&](auto& packer) {
+  with_packer(d, in, out, true, [&](auto& packer) {
     StatusPacker status(&packer, 0, d.layout.recv_peers);
     d.executor->run(status, trace_);
     packer.complete();
     count_exchange(t0);
     status.throw_if_peer_failed(what);
-  };
-  if (d.sum) {
-    d.sum->begin();
-    SumPacker packer(fields_, *d.schedule, in, out, xmap_->options(), *d.sum);
-    go(packer);
-  } else {
-    FieldPacker packer(fields_, *d.schedule, in, out, xmap_->options(), &d == &forward_);
-    go(packer);
-  }
+  });
 }
 
 void Redist::start(int direction, const void* const* in, void* const* out) {
@@ -517,20 +509,11 @@ void Redist::start(int direction, const void* const* in, void* const* out) {
   pending_out_.assign(fields_.size(), nullptr);  // capacity kept: no allocation after the first
   if (out)
     for (size_t f = 0; f < fields_.size(); ++f) pending_out_[f] = out[f];
-  auto go = [&](auto& packer) {
+  with_packer(d, in, pending_out_.data(), true, [&](auto& packer) {
     StatusPacker status(&packer, 0, d.layout.recv_peers);
     d.executor->start(status, trace_);
     pending_failure_ = status.peer_failure();  // an executor that cannot split unpacks in start
-  };
-  if (d.sum) {
-    d.sum->begin();
-    SumPacker packer(fields_, *d.schedule, in, pending_out_.data(), xmap_->options(), *d.sum);
-    go(packer);
-  } else {
-    FieldPacker packer(fields_, *d.schedule, in, pending_out_.data(), xmap_->options(),
-                       &d == &forward_);
-    go(packer);
-  }
+  });
   pending_ = &d;
 }
 
@@ -538,7 +521,7 @@ void Redist::wait() {
   if (!pending_) fail(ISTHMUS_ERR_ARG, "wait: no exchange was started");
   Direction& d = *pending_;
   pending_ = nullptr;
-  auto go = [&](auto& packer) {
+  with_packer(d, nullptr, pending_out_.data(), false, [&](auto& packer) {
     StatusPacker status(&packer, 0, d.layout.recv_peers);
     status.inherit(pending_failure_);
     d.executor->finish(status, trace_);
@@ -546,15 +529,7 @@ void Redist::wait() {
     count_exchange(pending_t0_);
     status.throw_if_peer_failed(&d == &forward_ ? "wait of a forward exchange"
                                                 : "wait of a reverse exchange");
-  };
-  if (d.sum) {
-    SumPacker packer(fields_, *d.schedule, nullptr, pending_out_.data(), xmap_->options(), *d.sum);
-    go(packer);
-  } else {
-    FieldPacker packer(fields_, *d.schedule, nullptr, pending_out_.data(), xmap_->options(),
-                       &d == &forward_);
-    go(packer);
-  }
+  });
 }
 
 void Redist::count_exchange(double t0) {

@@ -20,9 +20,6 @@ namespace isthmus {
 enum class DataType { Double = 0, Float = 1, Int32 = 2 };
 size_t type_size(DataType t);
 const char* type_name(DataType t);
-// Whether a redistribution over a Combine::Sum map can sum fields of this type.
-bool summable(DataType t);
-
 // The reduction of a Combine::Sum map's forward direction (defined in redist.cpp).
 struct SumStage;
 
@@ -77,6 +74,10 @@ class Redist {
     std::shared_ptr<SumStage> sum;
   };
   void lay_out(Direction& d, const Schedule& s);
+  // Calls f(packer) with the packer of direction d: the summing one over a Combine::Sum map's
+  // forward direction (whose staging is reset when `begin`, at the start of an exchange).
+  template <typename F>
+  void with_packer(Direction& d, const void* const* in, void* const* out, bool begin, F&& f);
   void check_arrays(const Direction& d, const void* const* in, void* const* out,
                     const char* what) const;
   // Validates the call; on misuse returns the error this rank takes part with (after finishing

@@ -494,9 +494,8 @@ void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size
   int me = 0, size = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm_, &me));
   ISTHMUS_MPI(MPI_Comm_size(comm_, &size));
-  const int64_t gmax = global_size;
   Directory dir;
-  dir.n = std::max<int64_t>(gmax, 0);
+  dir.n = std::max<int64_t>(global_size, 0);
   dir.size = size;
   dir.block = std::max<int64_t>(1, (dir.n + size - 1) / size);
 

@@ -51,6 +51,22 @@ Problem make_problem(int64_t nsrc, int64_t ndst, unsigned seed) {
   return q;
 }
 
+// The code and message a collective call throws (ISTHMUS_OK and "" when it does not).
+struct Outcome {
+  int code = ISTHMUS_OK;
+  std::string msg;
+};
+template <typename F>
+Outcome outcome_of(F&& call) {
+  Outcome o;
+  try {
+    call();
+  } catch (const Error& e) {
+    o = {e.code(), e.what()};
+  }
+  return o;
+}
+
 // The links of a problem dealt round-robin over the ranks, as file slabs would be.
 Links share_of(const Problem& p, int me, int size) {
   Links links;
@@ -248,31 +264,22 @@ TEST(Mapping, BadLinkOnOneRankFailsEverywhere) {
   links.dst = {me % 20};
   links.weights = {1.0};
   MappingOptions opt;
-  int code = ISTHMUS_OK;
-  std::string msg;
-  try {
+  Outcome o = outcome_of([&] {
     Agreement a;
     Mapping m(MPI_COMM_WORLD, &L, &L, 20, 20, links, opt, a);
-  } catch (const Error& e) {
-    code = e.code();
-    msg = e.what();
-  }
-  EXPECT_TRUE(same_code_everywhere(code, ISTHMUS_ERR_ARG));
+  });
+  EXPECT_TRUE(same_code_everywhere(o.code, ISTHMUS_ERR_ARG));
   const std::string why = "link " + std::to_string(size - 1) + " has source index 20, outside [0, 20)";
-  EXPECT_EQ(msg, me == size - 1 ? why : "failed on rank " + std::to_string(size - 1) + ": " + why);
+  EXPECT_EQ(o.msg, me == size - 1 ? why : "failed on rank " + std::to_string(size - 1) + ": " + why);
   // an unknown side fails alike
   opt.side = static_cast<Side>(7);
   links.src = {me % 20};
-  code = ISTHMUS_OK;
-  try {
+  o = outcome_of([&] {
     Agreement a;
     Mapping m(MPI_COMM_WORLD, &L, &L, 20, 20, links, opt, a);
-  } catch (const Error& e) {
-    code = e.code();
-    msg = e.what();
-  }
-  EXPECT_TRUE(same_code_everywhere(code, ISTHMUS_ERR_ARG));
-  EXPECT_EQ(msg, "mapping side 7 (0 dst, 1 src, 2 auto)");
+  });
+  EXPECT_TRUE(same_code_everywhere(o.code, ISTHMUS_ERR_ARG));
+  EXPECT_EQ(o.msg, "mapping side 7 (0 dst, 1 src, 2 auto)");
 }
 
 // CONSERV: after the correction the active destination integral equals the source one (GLOBAL,
@@ -353,14 +360,11 @@ TEST(Mapping, ConservRestoresTheIntegral) {
   Mapping m(MPI_COMM_WORLD, &S, &D, p.nsrc, p.ndst, links, opt, a);
   Conservation c = base;
   c.type = me == size - 1 ? Conserv::Glbpos : Conserv::Global;
-  int code = ISTHMUS_OK;
-  try {
+  const Outcome o = outcome_of([&] {
     Agreement ac;
     m.set_conservation(c, ac);
-  } catch (const Error& e) {
-    code = e.code();
-  }
-  EXPECT_TRUE(same_code_everywhere(code, size > 1 ? ISTHMUS_ERR_ARG : ISTHMUS_OK));
+  });
+  EXPECT_TRUE(same_code_everywhere(o.code, size > 1 ? ISTHMUS_ERR_ARG : ISTHMUS_OK));
 }
 
 // Masked source points contribute nothing, on both sides: the serial reference skips their
@@ -459,16 +463,11 @@ TEST(Mapping, SecondOrderWeightsUseTheGradients) {
   }
   MappingOptions opt;
   opt.side = Side::Src;
-  int code = ISTHMUS_OK;
-  std::string msg;
-  try {
+  Outcome o = outcome_of([&] {
     Agreement a;
     Mapping m(MPI_COMM_WORLD, &S, &D, p.nsrc, p.ndst, links, opt, a);
-  } catch (const Error& e) {
-    code = e.code();
-    msg = e.what();
-  }
-  EXPECT_TRUE(same_code_everywhere(code, ISTHMUS_ERR_ARG));
-  EXPECT_EQ(msg, "links with 3 weights (second-order conservative) are applied on the destination "
+  });
+  EXPECT_TRUE(same_code_everywhere(o.code, ISTHMUS_ERR_ARG));
+  EXPECT_EQ(o.msg, "links with 3 weights (second-order conservative) are applied on the destination "
                  "side only so far; side 'src'");
 }
