@@ -54,6 +54,7 @@
 
 #include "base/agreement.h"
 #include "base/error.h"
+#include "base/hash.h"
 #include "common/bench_util.h"
 #include "common/grid_decompositions.h"
 #include "index/index_list.h"
@@ -79,12 +80,7 @@ constexpr bool kSimulated = true;
 constexpr bool kSimulated = false;
 #endif
 
-uint64_t mix(uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+using isthmus::mix64;
 
 // ---- ranks and decompositions ------------------------------------------------------------
 
@@ -444,7 +440,7 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
             const double y = out[f][l * nd + p];
             uint64_t bits;
             std::memcpy(&bits, &y, 8);
-            h += mix(mix(static_cast<uint64_t>(dst_idx[p]) * 4096 + f * 64 + l) ^ bits);
+            h += mix64(mix64(static_cast<uint64_t>(dst_idx[p]) * 4096 + f * 64 + l) ^ bits);
             if (s.synthetic && std::fabs(y - (s.synthetic->expected(dst_idx[p], f) + 0.5 * l)) > 1e-7) ++bad;
           }
     uint64_t gh = 0;

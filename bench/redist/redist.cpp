@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "base/hash.h"
 #include "common/bench_util.h"
 #include "common/grid_decompositions.h"
 #include "isthmus.h"
@@ -46,12 +47,7 @@ std::vector<int64_t> random_part(int64_t n, int parts, int part, unsigned seed) 
 
 double ref_value(int64_t g, int f, int l) { return g * 1024.0 + f * 32.0 + l + 0.125; }
 
-uint64_t mix(uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+using isthmus::mix64;
 
 const char* method_name(int m) {
   switch (m) {
@@ -159,7 +155,7 @@ int main(int argc, char** argv) {
             if (v != ref_value(lay.dst[p], f, l)) ++bad;
             uint64_t bits;
             std::memcpy(&bits, &v, 8);
-            h += mix(mix(static_cast<uint64_t>(lay.dst[p]) * 4096 + f * 64 + l) ^ bits);
+            h += mix64(mix64(static_cast<uint64_t>(lay.dst[p]) * 4096 + f * 64 + l) ^ bits);
           }
     uint64_t gh = 0;
     MPI_Allreduce(&h, &gh, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);

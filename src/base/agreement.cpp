@@ -4,6 +4,8 @@
 #include <climits>
 #include <cstring>
 
+#include "base/hash.h"
+
 namespace isthmus {
 
 namespace {
@@ -14,12 +16,8 @@ struct FailureNote {
   char message[1016];
 };
 
-int64_t mix62(uint64_t x) {  // splitmix64 finaliser, kept to 62 bits (never INT64_MIN/MAX)
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return static_cast<int64_t>((x ^ (x >> 31)) >> 2);
-}
+// mix64 kept to 62 bits: never INT64_MIN (the failure mark) nor INT64_MAX (no say).
+int64_t mix62(uint64_t x) { return static_cast<int64_t>(mix64(x) >> 2); }
 
 // The most words of the reduction: the combined hash (2), two per carried slot, the checksum.
 constexpr int kMaxWords = 2 + 2 * Agreement::kMaxMatches + 1;

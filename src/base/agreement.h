@@ -73,9 +73,7 @@ class Agreement {
   // it had), or std::nullopt if no rank knew it.
   std::optional<int64_t> agreed(int i) const;
 
-  // ---- Additions for the collectives (alltoallv, global sums) ---------------------------
-  // The number of slots registered so far: the index the next match/maximum gets.
-  int slots() const { return nslots_; }
+  // ---- For the collectives (alltoallv) ---------------------------------------------------
   // A value that need not be equal: every rank learns its largest over all ranks (e.g. the
   // largest message size an auto rule looks at), read with agreed(i) after conclude
   // (std::nullopt if no rank knew one). value > INT64_MIN. Carried like value().

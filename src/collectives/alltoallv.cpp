@@ -8,6 +8,7 @@
 #include <string>
 
 #include "base/agreement.h"
+#include "base/hash.h"
 #include "base/error.h"
 
 namespace isthmus {
@@ -52,13 +53,6 @@ int to_int_bytes(int64_t bytes, const char* what, int peer) {
     fail(ISTHMUS_ERR_ARG, "alltoallv: ", what, " of ", bytes, " bytes for rank ", peer,
          " exceeds the 2 GiB limit of one MPI message");
   return static_cast<int>(bytes);
-}
-
-uint64_t mix64(uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
 }
 
 // The checksum term of "rank i sends c > 0 elements to rank j" (0 for c = 0, on both sides).
