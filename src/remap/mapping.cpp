@@ -491,44 +491,58 @@ void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
                           reinterpret_cast<void* const*>(dst_fields));
     return;
   }
-  const int nfields = static_cast<int>(opt_.nlevels.size());
   if (src_side_) {
-    // Partial sums of this rank's links, in link-number order per destination point, then one
-    // exchange that adds them up in source-rank order.
-    std::optional<Error> missing;
-    for (int f = 0; f < nfields && src_size_ > 0 && !missing; ++f)
-      if (!src_fields || !src_fields[f])
-        missing = Error(ISTHMUS_ERR_ARG, "mapping: source array of field " + std::to_string(f) +
-                                             " is NULL but this rank holds " +
-                                             std::to_string(src_size_) + " points");
-    const int64_t np = info_.partial_points;
-    for (int f = 0; f < nfields && !missing && np > 0; ++f)
-      for (int l = 0; l < opt_.nlevels[f]; ++l) {
-        const double* x = src_fields[f] + l * src_size_;
-        double* y = needed_[f].data() + l * np;
-        for (int64_t q = 0; q < np; ++q) {
-          const int64_t b = row_start_[q], e = row_start_[q + 1];
-          double sum = w_[b] * x[col_[b]];
-          for (int64_t k = b + 1; k < e; ++k) sum += w_[k] * x[col_[k]];
-          y[q] = sum;
-        }
-      }
-    // a rank without its inputs still takes part, flagged (its partial arrays withheld)
+    // Partial sums of this rank's links, then one exchange that adds them up in source-rank
+    // order; a rank without its inputs still takes part, flagged (its partial arrays withheld).
+    const std::optional<Error> missing = partial_sums(src_fields);
     redist_->exchange(missing ? nullptr : reinterpret_cast<const void* const*>(needed_ptrs_.data()),
                       reinterpret_cast<void* const*>(dst_fields));
     if (missing) throw *missing;
     return;
   }
-  std::optional<Error> missing;
-  for (int f = 0; f < nfields && dst_size_ > 0 && !missing; ++f)
-    if (!dst_fields || !dst_fields[f])
-      missing = Error(ISTHMUS_ERR_ARG, "mapping: destination array of field " + std::to_string(f) +
-                                           " is NULL but this rank holds " +
-                                           std::to_string(dst_size_) + " points");
   // A missing output is this rank's own business: its inputs still go to its peers.
+  const std::optional<Error> missing = missing_output(dst_fields);
   redist_->exchange(reinterpret_cast<const void* const*>(src_fields),
                     reinterpret_cast<void* const*>(needed_ptrs_.data()));
   if (missing) throw *missing;
+  multiply(dst_fields);
+}
+
+std::optional<Error> Mapping::partial_sums(const double* const* src_fields) {
+  const int nfields = static_cast<int>(opt_.nlevels.size());
+  for (int f = 0; f < nfields && src_size_ > 0; ++f)
+    if (!src_fields || !src_fields[f])
+      return Error(ISTHMUS_ERR_ARG, "mapping: source array of field " + std::to_string(f) +
+                                        " is NULL but this rank holds " + std::to_string(src_size_) +
+                                        " points");
+  // per destination point in link-number order, from the first product
+  const int64_t np = info_.partial_points;
+  for (int f = 0; f < nfields && np > 0; ++f)
+    for (int l = 0; l < opt_.nlevels[f]; ++l) {
+      const double* x = src_fields[f] + l * src_size_;
+      double* y = needed_[f].data() + l * np;
+      for (int64_t q = 0; q < np; ++q) {
+        const int64_t b = row_start_[q], e = row_start_[q + 1];
+        double sum = w_[b] * x[col_[b]];
+        for (int64_t k = b + 1; k < e; ++k) sum += w_[k] * x[col_[k]];
+        y[q] = sum;
+      }
+    }
+  return std::nullopt;
+}
+
+std::optional<Error> Mapping::missing_output(double* const* dst_fields) const {
+  const int nfields = static_cast<int>(opt_.nlevels.size());
+  for (int f = 0; f < nfields && dst_size_ > 0; ++f)
+    if (!dst_fields || !dst_fields[f])
+      return Error(ISTHMUS_ERR_ARG, "mapping: destination array of field " + std::to_string(f) +
+                                        " is NULL but this rank holds " + std::to_string(dst_size_) +
+                                        " points");
+  return std::nullopt;
+}
+
+void Mapping::multiply(double* const* dst_fields) {
+  const int nfields = static_cast<int>(opt_.nlevels.size());
   const int64_t nneed = info_.needed_points;
   const double* x[8];
   for (int f = 0; f < nfields; ++f)
@@ -553,6 +567,53 @@ void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
         y[p] = s;
       }
     }
+}
+
+void Mapping::check_split() const {
+  if (cons_.type != Conserv::None)
+    fail(ISTHMUS_ERR_ARG, "mapping: start/finish cannot apply a conservation step (CONSERV ",
+         conserv_name(cons_.type), "); use apply");
+  if (src_side_ && opt_.keep_unmapped)
+    fail(ISTHMUS_ERR_ARG, "mapping: start/finish on the source side cannot keep unmapped values "
+                          "(keep_unmapped); use apply or the destination side");
+}
+
+void Mapping::start(const double* const* src_fields) {
+  check_split();
+  if (split_pending_) fail(ISTHMUS_ERR_ARG, "mapping: start called twice without finish");
+  const int nfields = static_cast<int>(opt_.nlevels.size());
+  if ((inner_ || src_side_) && received_.empty())
+    for (int f = 0; f < nfields; ++f) {
+      received_.emplace_back(static_cast<size_t>(dst_size_ * opt_.nlevels[f]), opt_.fill_value);
+      received_ptrs_.push_back(received_.back().data());
+    }
+  auto out = reinterpret_cast<void* const*>(received_ptrs_.data());
+  split_pending_ = true;
+  if (inner_) {
+    inner_->map(src_fields, mapped_ptrs_.data());
+    out_redist_->start(0, reinterpret_cast<const void* const*>(mapped_ptrs_.data()), out);
+  } else if (src_side_) {
+    const std::optional<Error> missing = partial_sums(src_fields);
+    redist_->start(0, missing ? nullptr : reinterpret_cast<const void* const*>(needed_ptrs_.data()),
+                   out);
+    if (missing) throw *missing;
+  } else {
+    redist_->start(0, reinterpret_cast<const void* const*>(src_fields),
+                   reinterpret_cast<void* const*>(needed_ptrs_.data()));
+  }
+}
+
+void Mapping::finish(double* const* dst_fields) {
+  if (!split_pending_) fail(ISTHMUS_ERR_ARG, "mapping: finish called without start");
+  split_pending_ = false;
+  (inner_ ? *out_redist_ : *redist_).wait();
+  if (auto missing = missing_output(dst_fields)) throw *missing;
+  if (!inner_ && !src_side_) {
+    multiply(dst_fields);
+    return;
+  }
+  for (size_t f = 0; f < received_.size(); ++f)
+    std::copy(received_[f].begin(), received_[f].end(), dst_fields[f]);
 }
 
 void Mapping::set_conservation(Conservation c, Agreement& agreement) {

@@ -105,6 +105,18 @@ class Mapping {
   // w1 x1 + w2 x2 + w3 x3. Ranks without a part pass NULL arrays. Collective over the ranks.
   void apply(const double* const* src_fields, double* const* dst_fields);
 
+  // The same in two halves, for ranks that reach them at different times (the coupler: source
+  // ranks at put, destination ranks at get). start: the source ranks form their partial sums
+  // (src side) and post the messages; the inputs may be reused as soon as it returns. finish:
+  // completes the messages; the destination ranks multiply (dst side) or add the partial sums,
+  // and write dst_fields. Every rank calls start, then finish, in that order, once per apply;
+  // with the p2p method neither waits for a rank that has no message for it. The results are
+  // the bits apply gives. Not with a conservation step or with keep_unmapped on the source
+  // side (ISTHMUS_ERR_ARG, on every rank alike: both are agreed at creation).
+  void start(const double* const* src_fields);
+  void finish(double* const* dst_fields);
+  bool pending() const { return split_pending_; }
+
   // Collective: from now on every apply ends with this correction. Computes the active areas'
   // global sums once (one global sum); each apply then costs one more global sum for all
   // fields and levels.
@@ -119,6 +131,12 @@ class Mapping {
 
  private:
   void map(const double* const* src_fields, double* const* dst_fields);
+  // src side: this rank's partial sums into needed_; the error of a missing input, if any
+  std::optional<Error> partial_sums(const double* const* src_fields);
+  // dst side: the destination values from the received source values in needed_
+  void multiply(double* const* dst_fields);
+  std::optional<Error> missing_output(double* const* dst_fields) const;
+  void check_split() const;
   void drop_masked_sources(MPI_Comm comm);
   void conserve(const double* const* src_fields, double* const* dst_fields,
                 const std::optional<Error>& failure);
@@ -151,6 +169,10 @@ class Mapping {
   std::unique_ptr<Redist> out_redist_;
   std::vector<std::vector<double>> mapped_;
   std::vector<double*> mapped_ptrs_;
+  // split apply (src side and unfused): the results, copied out by finish
+  std::vector<std::vector<double>> received_;
+  std::vector<double*> received_ptrs_;
+  bool split_pending_ = false;
 };
 
 }  // namespace isthmus::remap

@@ -108,7 +108,8 @@ std::vector<int64_t> random_part(int64_t n, int parts, int part, unsigned seed) 
 
 // Runs the mapping with the source on [s0, s1) and the destination on [d0, d1) of the world.
 void check(const Problem& p, int s0, int s1, int d0, int d1, unsigned seed, Method method,
-           const std::vector<int>& levels, bool fused = true, Side side = Side::Dst) {
+           const std::vector<int>& levels, bool fused = true, Side side = Side::Dst,
+           bool split = false) {
   const int me = world_rank(), size = world_size();
   std::vector<int64_t> sidx, didx;
   const bool has_src = me >= s0 && me < s1, has_dst = me >= d0 && me < d1;
@@ -139,7 +140,15 @@ void check(const Problem& p, int s0, int s1, int d0, int d1, unsigned seed, Meth
     xp.push_back(x[f].data());
     yp.push_back(y[f].data());
   }
-  m.apply(has_src ? xp.data() : nullptr, has_dst ? yp.data() : nullptr);
+  if (split) {
+    // twice: the second start/finish reuses the first one's buffers
+    for (int rep = 0; rep < 2; ++rep) {
+      m.start(has_src ? xp.data() : nullptr);
+      m.finish(has_dst ? yp.data() : nullptr);
+    }
+  } else {
+    m.apply(has_src ? xp.data() : nullptr, has_dst ? yp.data() : nullptr);
+  }
   int64_t wrong = 0;
   // the destination side gives the reference's bits; the source side adds partial sums in
   // another order: equal to 1e-14 relative
@@ -213,6 +222,46 @@ TEST(Mapping, UnfusedPathGivesTheSameBits) {
   Problem p = make_problem(977, 613, 6);
   check(p, 0, size, 0, size, 31, Method::P2P, {1, 2}, false);
   if (size > 1) check(p, 0, size / 2, size / 2, size, 32, Method::Auto, {1}, false);
+}
+
+// start/finish (the coupler's put and get) give the bits apply gives, on both sides and on the
+// unfused path, with the two sides on the same, disjoint or overlapping ranks.
+TEST(Mapping, SplitApplyGivesTheSameBits) {
+  Watchdog w("mapping start/finish");
+  const int size = world_size();
+  Problem p = make_problem(977, 613, 8);
+  check(p, 0, size, 0, size, 51, Method::P2P, {1, 2}, true, Side::Dst, true);
+  check(p, 0, size, 0, size, 52, Method::P2P, {2}, true, Side::Src, true);
+  check(p, 0, size, 0, size, 53, Method::P2P, {1}, false, Side::Dst, true);
+  if (size > 1) {
+    check(p, 0, size / 2, size / 2, size, 54, Method::P2P, {1}, true, Side::Dst, true);
+    check(p, 0, size - 1, 1, size, 55, Method::P2P, {3}, true, Side::Src, true);
+  }
+}
+
+// A split apply cannot run a conservation step (its global sum would join source and
+// destination ranks at get): refused on every rank before any message.
+TEST(Mapping, SplitApplyRefusesAConservationStep) {
+  Watchdog w("mapping start with CONSERV");
+  const int me = world_rank(), size = world_size();
+  Problem p = make_problem(97, 61, 9);
+  std::vector<int64_t> sidx = random_part(p.nsrc, size, me, 56), didx = random_part(p.ndst, size, me, 57);
+  IndexList S = IndexList::from_indices(p.nsrc, sidx.data(), static_cast<int64_t>(sidx.size()));
+  IndexList D = IndexList::from_indices(p.ndst, didx.data(), static_cast<int64_t>(didx.size()));
+  Agreement a;
+  Mapping m(MPI_COMM_WORLD, &S, &D, p.nsrc, p.ndst, share_of(p, me, size), MappingOptions{}, a);
+  Conservation c;
+  c.type = Conserv::Global;
+  c.src_area.assign(sidx.size(), 1.0);
+  c.dst_area.assign(didx.size(), 1.0);
+  Agreement b;
+  m.set_conservation(c, b);
+  std::vector<double> x(sidx.size(), 1.0);
+  const double* xp = x.data();
+  Outcome o = outcome_of([&] { m.start(&xp); });
+  EXPECT_EQ(o.code, ISTHMUS_ERR_ARG);
+  EXPECT_EQ(o.msg, "mapping: start/finish cannot apply a conservation step (CONSERV GLOBAL); use apply");
+  EXPECT_FALSE(m.pending());
 }
 
 TEST(Mapping, UnmappedPointsKeepTheirValueOnRequest) {
