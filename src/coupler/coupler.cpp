@@ -1,0 +1,386 @@
+#include "coupler/coupler.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "base/agreement.h"
+#include "base/error.h"
+#include "base/hash.h"
+
+namespace isthmus::coupler {
+
+namespace {
+
+constexpr int kTagDeclarations = 17;
+constexpr int kTagGroupLocal = 18;
+constexpr int kTagGroupPair = 100;  // + the pair's number
+
+uint64_t hash_of(const std::string& s, uint64_t seed) {
+  uint64_t h = mix64(seed);
+  for (unsigned char c : s) h = mix64(h ^ c);
+  return h ? h : 1;  // 0 means "no component"
+}
+
+const char* direction_name(VarDirection d) { return d == VarDirection::In ? "in" : "out"; }
+
+std::string names_of(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t k = 0; k < v.size(); ++k) s += (k ? ":" : "") + v[k];
+  return s;
+}
+
+// Broadcasts a string from rank 0 of comm.
+void broadcast(MPI_Comm comm, std::string& s) {
+  long long n = static_cast<long long>(s.size());
+  ISTHMUS_MPI(MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm));
+  s.resize(static_cast<size_t>(n));
+  if (n > 0) ISTHMUS_MPI(MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, 0, comm));
+}
+
+Config parse_config(const std::string& text, const std::string& path) {
+  return parse_namcouple(text, path);
+}
+
+}  // namespace
+
+Coupler::Coupler(MPI_Comm world, const std::string& component, Config config, CouplerOptions opt)
+    : name_(component), opt_(std::move(opt)) {
+  init(world, std::move(config));
+}
+
+Coupler::Coupler(MPI_Comm world, const std::string& component, const std::string& config_path,
+                 CouplerOptions opt)
+    : name_(component), opt_(std::move(opt)) {
+  init(world, Config{});
+  if (me_ < 0) return;
+  // the component's first rank reads the file; every rank parses the same text, so every
+  // rank fails alike on a bad configuration
+  std::string text;
+  int readable = 1;
+  int rank = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(local_, &rank));
+  if (rank == 0) {
+    std::ifstream in(config_path, std::ios::binary);
+    if (in) {
+      std::ostringstream os;
+      os << in.rdbuf();
+      text = os.str();
+    } else {
+      readable = 0;
+    }
+  }
+  ISTHMUS_MPI(MPI_Bcast(&readable, 1, MPI_INT, 0, local_));
+  if (!readable)
+    fail(ISTHMUS_ERR_CONFIG, "the configuration file ", config_path, " cannot be read (component ",
+         name_, ")");
+  broadcast(local_, text);
+  config_ = parse_config(text, config_path);
+}
+
+void Coupler::init(MPI_Comm world, Config config) {
+  config_ = std::move(config);
+  ISTHMUS_MPI(MPI_Comm_dup(world, &world_));
+  int size = 0, rank = 0;
+  ISTHMUS_MPI(MPI_Comm_size(world_, &size));
+  ISTHMUS_MPI(MPI_Comm_rank(world_, &rank));
+  // The one collective over the whole world: who runs which component (8 bytes per rank).
+  const uint64_t mine = name_.empty() ? 0 : hash_of(name_, 1);
+  std::vector<uint64_t> all(size);
+  ISTHMUS_MPI(MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, world_));
+  for (int r = 0; r < size; ++r) {
+    if (all[r] == 0) continue;
+    auto it = std::find_if(comps_.begin(), comps_.end(), [&](const Component& c) { return c.hash == all[r]; });
+    if (it == comps_.end()) {
+      comps_.push_back({all[r], "", {}, {}});
+      it = comps_.end() - 1;
+    }
+    it->world_ranks.push_back(r);
+    if (r == rank) me_ = static_cast<int>(it - comps_.begin());
+  }
+  if (me_ < 0) return;
+  comps_[me_].name = name_;
+  MPI_Group world_group, group;
+  ISTHMUS_MPI(MPI_Comm_group(world_, &world_group));
+  const auto& members = comps_[me_].world_ranks;
+  ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(members.size()), members.data(), &group));
+  ISTHMUS_MPI(MPI_Comm_create_group(world_, group, kTagGroupLocal, &local_));
+  MPI_Group_free(&group);
+  MPI_Group_free(&world_group);
+  // two names with one hash would make one component of two: a second hash tells them apart
+  Agreement a;
+  a.match("the component name's hash (two component names collide)",
+          static_cast<int64_t>(hash_of(name_, 2) >> 1));
+  a.conclude(local_);
+}
+
+Coupler::~Coupler() {
+  couplings_.clear();  // their redistributions free their own communicators first
+  for (auto& [pair, comm] : pair_comms_) MPI_Comm_free(&comm);
+  if (local_ != MPI_COMM_NULL) MPI_Comm_free(&local_);
+  if (world_ != MPI_COMM_NULL) MPI_Comm_free(&world_);
+}
+
+void Coupler::require_defining(const char* what) const {
+  if (me_ < 0) fail(ISTHMUS_ERR_ARG, what, ": this rank runs no component");
+  if (defined_) fail(ISTHMUS_ERR_ARG, what, " after enddef (component ", name_, ")");
+}
+
+int Coupler::def_partition(IndexList points, const std::string& name) {
+  if (me_ < 0) fail(ISTHMUS_ERR_ARG, "def_partition: this rank runs no component");
+  Agreement a;
+  a.check([&] { require_defining("def_partition"); });
+  a.match("the partition's global size", points.global_size());
+  a.match_hash("the partition's name", hash_of(name, 3));
+  a.conclude(local_);
+  partitions_.push_back(std::move(points));
+  return static_cast<int>(partitions_.size()) - 1;
+}
+
+int Coupler::def_var(const std::string& name, int partition, VarDirection dir, DataType type,
+                     int bundle) {
+  if (me_ < 0) fail(ISTHMUS_ERR_ARG, "def_var: this rank runs no component");
+  Agreement a;
+  a.check([&] {
+    require_defining("def_var");
+    if (name.empty()) fail(ISTHMUS_ERR_ARG, "def_var: empty field name (component ", name_, ")");
+    if (partition < 0 || partition >= static_cast<int>(partitions_.size()))
+      fail(ISTHMUS_ERR_ARG, "def_var ", name, ": partition ", partition, " is not defined (",
+           partitions_.size(), " partitions in component ", name_, ")");
+    if (bundle < 1) fail(ISTHMUS_ERR_ARG, "def_var ", name, ": bundle size ", bundle, " < 1");
+    if (type != DataType::Double && type != DataType::Float)
+      fail(ISTHMUS_ERR_ARG, "def_var ", name, ": fields are double or float");
+    for (const Var& v : vars_)
+      if (v.name == name) fail(ISTHMUS_ERR_ARG, "def_var ", name, ": defined twice in component ", name_);
+  });
+  a.match_hash("the field's name", hash_of(name, 4));
+  a.match("the field's partition", partition);
+  a.match("the field's direction", static_cast<int64_t>(dir));
+  a.match("the field's type", static_cast<int64_t>(type));
+  a.match("the field's bundle size", bundle);
+  a.conclude(local_);
+  vars_.push_back({name, partition, dir, type, bundle, {}});
+  return static_cast<int>(vars_.size()) - 1;
+}
+
+// Each component's first rank sends its declarations to the other components' first ranks
+// (point to point: a few messages, never a collective over the world), then broadcasts what
+// it received within its component.
+void Coupler::exchange_declarations() {
+  std::ostringstream os;
+  os << name_ << '\n';
+  for (const Var& v : vars_)
+    os << v.name << ' ' << static_cast<int>(v.dir) << ' ' << partitions_[v.partition].global_size()
+       << ' ' << v.bundle << '\n';
+  const std::string own = os.str();
+  int rank = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(local_, &rank));
+  std::vector<std::string> texts(comps_.size());
+  texts[me_] = own;
+  if (rank == 0) {
+    std::vector<MPI_Request> reqs;
+    for (size_t c = 0; c < comps_.size(); ++c) {
+      if (static_cast<int>(c) == me_) continue;
+      reqs.emplace_back();
+      ISTHMUS_MPI(MPI_Isend(own.data(), static_cast<int>(own.size()), MPI_CHAR,
+                            comps_[c].world_ranks[0], kTagDeclarations, world_, &reqs.back()));
+    }
+    for (size_t c = 0; c < comps_.size(); ++c) {
+      if (static_cast<int>(c) == me_) continue;
+      MPI_Status st;
+      ISTHMUS_MPI(MPI_Probe(comps_[c].world_ranks[0], kTagDeclarations, world_, &st));
+      int n = 0;
+      ISTHMUS_MPI(MPI_Get_count(&st, MPI_CHAR, &n));
+      texts[c].resize(n);
+      ISTHMUS_MPI(MPI_Recv(texts[c].data(), n, MPI_CHAR, comps_[c].world_ranks[0],
+                           kTagDeclarations, world_, MPI_STATUS_IGNORE));
+    }
+    ISTHMUS_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
+  }
+  for (auto& t : texts) broadcast(local_, t);
+  for (size_t c = 0; c < comps_.size(); ++c) {
+    std::istringstream in(texts[c]);
+    std::getline(in, comps_[c].name);
+    comps_[c].fields.clear();
+    Declared d;
+    int dir = 0;
+    while (in >> d.name >> dir >> d.global_size >> d.bundle) {
+      d.dir = static_cast<VarDirection>(dir);
+      comps_[c].fields.push_back(d);
+    }
+  }
+}
+
+MPI_Comm Coupler::pair_comm(int a, int b) {
+  if (a > b) std::swap(a, b);
+  auto it = pair_comms_.find({a, b});
+  if (it != pair_comms_.end()) return it->second;
+  MPI_Comm comm = MPI_COMM_NULL;
+  if (a == b) {
+    ISTHMUS_MPI(MPI_Comm_dup(local_, &comm));
+  } else {
+    // only the two components' ranks take part (every rank creates its pairs in the
+    // configuration's order, so no two ranks wait for each other in opposite orders)
+    std::vector<int> members = comps_[a].world_ranks;
+    members.insert(members.end(), comps_[b].world_ranks.begin(), comps_[b].world_ranks.end());
+    std::sort(members.begin(), members.end());
+    MPI_Group world_group, group;
+    ISTHMUS_MPI(MPI_Comm_group(world_, &world_group));
+    ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(members.size()), members.data(), &group));
+    const int tag = kTagGroupPair + (a * static_cast<int>(comps_.size()) + b) % 30000;
+    ISTHMUS_MPI(MPI_Comm_create_group(world_, group, tag, &comm));
+    MPI_Group_free(&group);
+    MPI_Group_free(&world_group);
+  }
+  pair_comms_[{a, b}] = comm;
+  return comm;
+}
+
+void Coupler::enddef() {
+  if (me_ < 0) return;  // a rank without component has nothing to couple
+  {
+    Agreement a;
+    a.check([&] { require_defining("enddef"); });
+    a.conclude(local_);
+  }
+  exchange_declarations();
+  // Every rank of every component resolves the configuration from the same declarations, so
+  // an error here is raised on every rank alike.
+  std::string components;
+  for (const Component& c : comps_) components += (components.empty() ? "" : ", ") + c.name;
+  auto find = [&](const Entry& e, const std::string& field, VarDirection dir, const char* role) {
+    int found = -1;
+    for (size_t c = 0; c < comps_.size(); ++c)
+      for (const Declared& d : comps_[c].fields)
+        if (d.name == field && d.dir == dir) {
+          if (found >= 0)
+            fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": field ", field, " (", role,
+                 " of entry ", names_of(e.src_names), ") is declared ", direction_name(dir),
+                 " by two components, ", comps_[found].name, " and ", comps_[c].name);
+          found = static_cast<int>(c);
+        }
+    if (found < 0)
+      fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": field ", field, " (", role,
+           " of entry ", names_of(e.src_names), ") is declared ", direction_name(dir),
+           " by no component (components: ", components, ")");
+    return found;
+  };
+  auto declared = [&](int c, const std::string& field) -> const Declared& {
+    for (const Declared& d : comps_[c].fields)
+      if (d.name == field) return d;
+    fail(ISTHMUS_ERR_INTERNAL, "field ", field, " vanished from component ", comps_[c].name);
+  };
+  auto local_var = [&](const std::string& field) {
+    for (size_t v = 0; v < vars_.size(); ++v)
+      if (vars_[v].name == field) return static_cast<int>(v);
+    fail(ISTHMUS_ERR_INTERNAL, "field ", field, " is not this rank's");
+  };
+  for (const Entry& e : config_.entries) {
+    if (e.status == FieldStatus::Input || e.status == FieldStatus::Output)
+      fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": entry ", names_of(e.src_names), ": ",
+           field_status_name(e.status), " fields are not supported by isthmus yet");
+    int sc = -1, dc = -1;
+    for (const std::string& f : e.src_names) {
+      const int c = find(e, f, VarDirection::Out, "source");
+      if (sc >= 0 && c != sc)
+        fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": the source fields of entry ",
+             names_of(e.src_names), " belong to different components (", comps_[sc].name, ", ",
+             comps_[c].name, ")");
+      sc = c;
+    }
+    for (const std::string& f : e.dst_names) {
+      const int c = find(e, f, VarDirection::In, "destination");
+      if (dc >= 0 && c != dc)
+        fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": the destination fields of entry ",
+             names_of(e.src_names), " belong to different components (", comps_[dc].name, ", ",
+             comps_[c].name, ")");
+      dc = c;
+    }
+    CouplingEnds ends;
+    ends.entry = &e;
+    ends.src_component = comps_[sc].name;
+    ends.dst_component = comps_[dc].name;
+    for (size_t k = 0; k < e.src_names.size(); ++k) {
+      const Declared& s = declared(sc, e.src_names[k]);
+      const Declared& d = declared(dc, e.dst_names[k]);
+      if (k > 0 && (s.global_size != ends.src_grid_size || d.global_size != ends.dst_grid_size))
+        fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": the fields of entry ",
+             names_of(e.src_names), " are not all on grids of the same size");
+      if (s.bundle != d.bundle)
+        fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": field ", s.name, " of ",
+             comps_[sc].name, " has bundle size ", s.bundle, " but ", d.name, " of ",
+             comps_[dc].name, " has ", d.bundle);
+      ends.src_grid_size = s.global_size;
+      ends.dst_grid_size = d.global_size;
+      ends.levels.push_back(s.bundle);
+    }
+    if (e.src_nx > 0 && e.src_ny > 0 && e.src_nx * e.src_ny != ends.src_grid_size)
+      fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": entry ", names_of(e.src_names),
+           " gives the source grid ", e.src_grid, " as ", e.src_nx, " x ", e.src_ny, " = ",
+           e.src_nx * e.src_ny, " points, but ", comps_[sc].name, " defines ", e.src_names[0],
+           " on a partition of ", ends.src_grid_size, " points");
+    if (e.dst_nx > 0 && e.dst_ny > 0 && e.dst_nx * e.dst_ny != ends.dst_grid_size)
+      fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": entry ", names_of(e.src_names),
+           " gives the destination grid ", e.dst_grid, " as ", e.dst_nx, " x ", e.dst_ny, " = ",
+           e.dst_nx * e.dst_ny, " points, but ", comps_[dc].name, " defines ", e.dst_names[0],
+           " on a partition of ", ends.dst_grid_size, " points");
+    if (me_ != sc && me_ != dc) continue;
+    // the group's fields share one partition on each side (one exchange moves them all)
+    auto partition_of = [&](const std::vector<std::string>& names) {
+      const int p = vars_[local_var(names[0])].partition;
+      for (const std::string& n : names)
+        if (vars_[local_var(n)].partition != p)
+          fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": the fields of entry ",
+               names_of(e.src_names), " are defined on different partitions in ", name_);
+      return p;
+    };
+    ends.src = me_ == sc;
+    ends.dst = me_ == dc;
+    if (ends.src) ends.src_points = partitions_[partition_of(e.src_names)];
+    if (ends.dst) ends.dst_points = partitions_[partition_of(e.dst_names)];
+    auto c = std::make_unique<Coupling>(pair_comm(sc, dc), ends, config_.runtime, opt_.run_dir,
+                                        opt_.method);
+    for (size_t k = 0; k < e.src_names.size(); ++k) {
+      if (ends.src) vars_[local_var(e.src_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
+      if (ends.dst) vars_[local_var(e.dst_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
+    }
+    couplings_.push_back(std::move(c));
+  }
+  defined_ = true;
+}
+
+Coupler::Var& Coupler::var_of(int var, const char* what) {
+  if (me_ < 0) fail(ISTHMUS_ERR_ARG, what, ": this rank runs no component");
+  if (!defined_) fail(ISTHMUS_ERR_ARG, what, " before enddef (component ", name_, ")");
+  if (terminated_) fail(ISTHMUS_ERR_ARG, what, " after terminate (component ", name_, ")");
+  if (var < 0 || var >= static_cast<int>(vars_.size()))
+    fail(ISTHMUS_ERR_ARG, what, ": field id ", var, " is not defined (", vars_.size(),
+         " fields in component ", name_, ")");
+  return vars_[var];
+}
+
+int Coupler::put(int var, int date, const void* data) {
+  Var& v = var_of(var, "put");
+  if (v.dir != VarDirection::Out)
+    fail(ISTHMUS_ERR_ARG, "put of ", v.name, ": the field is declared in (OASIS_In) by ", name_);
+  int info = kOk;
+  for (auto& [c, k] : v.uses) info = c->put(k, date, data, v.type);
+  return info;
+}
+
+int Coupler::get(int var, int date, void* data) {
+  Var& v = var_of(var, "get");
+  if (v.dir != VarDirection::In)
+    fail(ISTHMUS_ERR_ARG, "get of ", v.name, ": the field is declared out (OASIS_Out) by ", name_);
+  int info = kOk;
+  for (auto& [c, k] : v.uses) info = c->get(k, date, data, v.type);
+  return info;
+}
+
+void Coupler::terminate() {
+  if (me_ < 0 || terminated_) return;
+  for (auto& c : couplings_) c->complete();
+  terminated_ = true;
+}
+
+}  // namespace isthmus::coupler

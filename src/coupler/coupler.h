@@ -1,0 +1,105 @@
+// The coupler of one process: the component it runs, its partitions and fields, and the
+// couplings of the configuration that involve it. OASIS3-MCT's model (seed 000 sect. 2.5):
+// init (collective over the world, once), definitions (collective over the component), enddef
+// (collective over the component: the couplings are built with the partner components'
+// ranks only), then put and get, which are local calls, and terminate.
+#pragma once
+#include <mpi.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "coupler/config.h"
+#include "coupler/coupling.h"
+#include "index/index_list.h"
+#include "transfer/redist.h"
+
+namespace isthmus::coupler {
+
+enum class VarDirection { In = 0, Out = 1 };  // OASIS_In, OASIS_Out
+
+struct CouplerOptions {
+  std::string run_dir = ".";       // where weights files (and restart files) are looked up
+  Method method = Method::P2P;     // the only executor whose sends never wait for a receiver
+};
+
+class Coupler {
+ public:
+  // Collective over `world`: every rank names the component it runs, or "" for a rank that
+  // takes no part in coupling (it returns at once from everything but this constructor). The
+  // configuration is the same on every rank (each component's first rank reads it).
+  Coupler(MPI_Comm world, const std::string& component, Config config, CouplerOptions opt = {});
+  // The same, reading the configuration file (a namcouple; YAML by its extension).
+  Coupler(MPI_Comm world, const std::string& component, const std::string& config_path,
+          CouplerOptions opt = {});
+  ~Coupler();
+  Coupler(const Coupler&) = delete;
+  Coupler& operator=(const Coupler&) = delete;
+
+  const std::string& component() const { return name_; }
+  MPI_Comm local_comm() const { return local_; }  // MPI_COMM_NULL for a rank without component
+  const Config& config() const { return config_; }
+  int component_count() const { return static_cast<int>(comps_.size()); }
+
+  // Collective over the component's ranks; ids count from 0 in order of definition.
+  int def_partition(IndexList points, const std::string& name = "");
+  int def_var(const std::string& name, int partition, VarDirection dir, DataType type,
+              int bundle = 1);
+  void enddef();
+
+  // Local calls; the return value is OASIS's info code (coupling.h). A field the configuration
+  // does not couple returns kOk and moves nothing.
+  int put(int var, int date, const void* data);
+  int get(int var, int date, void* data);
+  void terminate();  // completes the sends in flight; collective over the component
+
+  // The couplings this rank takes part in, in configuration order (for reports and tests).
+  const std::vector<std::unique_ptr<Coupling>>& couplings() const { return couplings_; }
+
+ private:
+  struct Var {
+    std::string name;
+    int partition;
+    VarDirection dir;
+    DataType type;
+    int bundle;
+    // the coupling and the position in its group, per role (a source field may feed several
+    // entries; a destination field comes from one)
+    std::vector<std::pair<Coupling*, int>> uses;
+  };
+  struct Declared {  // a field of some component, as the definition phase exchanged it
+    std::string name;
+    VarDirection dir;
+    int64_t global_size;
+    int bundle;
+  };
+  struct Component {
+    uint64_t hash = 0;
+    std::string name;             // known after enddef's exchange (this rank's from the start)
+    std::vector<int> world_ranks;
+    std::vector<Declared> fields;
+  };
+  void init(MPI_Comm world, Config config);
+  void exchange_declarations();
+  MPI_Comm pair_comm(int a, int b);
+  void require_defining(const char* what) const;
+  Var& var_of(int var, const char* what);
+
+  std::string name_;
+  CouplerOptions opt_;
+  Config config_;
+  MPI_Comm world_ = MPI_COMM_NULL;
+  MPI_Comm local_ = MPI_COMM_NULL;
+  std::vector<Component> comps_;   // every component of the world, by first world rank
+  int me_ = -1;                    // this rank's component (-1: none)
+  bool defined_ = false;
+  bool terminated_ = false;
+  std::vector<IndexList> partitions_;
+  std::vector<Var> vars_;
+  std::map<std::pair<int, int>, MPI_Comm> pair_comms_;
+  std::vector<std::unique_ptr<Coupling>> couplings_;
+};
+
+}  // namespace isthmus::coupler

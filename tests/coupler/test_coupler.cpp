@@ -1,0 +1,342 @@
+// The coupler through its C++ core: two components in one executable (the world cut in two),
+// coupling within one component, dates and periods, LOCTRANS, colon groups, bundles, float
+// fields, mappings with the real ORCA2 -> LMDZ weights, and definition errors.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+
+#include "base/error.h"
+#include "coupler/coupler.h"
+#include "mpi_test_util.h"
+#include "remap/mapping.h"
+#include "remap/scrip_weights.h"
+
+using namespace isthmus;
+using namespace isthmus::coupler;
+
+namespace {
+
+// Part `part` of a random permutation of [0, n) cut into `parts` pieces of random sizes.
+std::vector<int64_t> random_part(int64_t n, int parts, int part, unsigned seed) {
+  std::vector<int64_t> perm(n);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::mt19937_64 rng(seed);
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<int64_t> cut = {0, n};
+  for (int k = 1; k < parts; ++k) cut.push_back(static_cast<int64_t>(rng() % (n + 1)));
+  std::sort(cut.begin(), cut.end());
+  return std::vector<int64_t>(perm.begin() + cut[part], perm.begin() + cut[part + 1]);
+}
+
+IndexList list_of(int64_t n, const std::vector<int64_t>& idx) {
+  return IndexList::from_indices(n, idx.data(), static_cast<int64_t>(idx.size()));
+}
+
+// The world cut in two components: "ocean" on the first ranks, "atmos" on the others (at one
+// rank both cannot exist: tests that need two components then run one within the component).
+struct Layout {
+  int me = world_rank(), size = world_size();
+  int nocean = std::max(1, size / 2);
+  bool ocean() const { return me < nocean; }
+  bool two() const { return size > 1; }
+  std::string component() const { return ocean() ? "ocean" : "atmos"; }
+  int local_rank() const { return ocean() ? me : me - nocean; }
+  int local_size() const { return ocean() ? nocean : size - nocean; }
+};
+
+Entry entry(const std::string& src, const std::string& dst, int period, int64_t nx, int64_t ny) {
+  Entry e;
+  auto split = [](const std::string& s) {
+    std::vector<std::string> v;
+    size_t a = 0;
+    for (size_t b; (b = s.find(':', a)) != std::string::npos; a = b + 1) v.push_back(s.substr(a, b - a));
+    v.push_back(s.substr(a));
+    return v;
+  };
+  e.src_names = split(src);
+  e.dst_names = split(dst);
+  e.period = period;
+  e.src_nx = e.dst_nx = nx;
+  e.src_ny = e.dst_ny = ny;
+  e.src_grid = "gsrc";
+  e.dst_grid = "gdst";
+  e.line = 10;
+  return e;
+}
+
+double value(int64_t g, int date, int f = 0, int l = 0) {
+  return std::sin(0.01 * g + f) * 100 + date * 0.25 + l * 1000;
+}
+
+struct Outcome {
+  int code = ISTHMUS_OK;
+  std::string msg;
+};
+template <typename F>
+Outcome outcome_of(F&& call) {
+  Outcome o;
+  try {
+    call();
+  } catch (const Error& e) {
+    o = {e.code(), e.what()};
+  }
+  return o;
+}
+
+}  // namespace
+
+// Ocean sends a field to the atmosphere every 3 s, the models step by 1 s: puts at other dates
+// return kOk and move nothing; each get at a coupling date receives the put of that date at the
+// right global index, for random partitions on both sides.
+TEST(Coupler, TwoComponentsExchangeAtCouplingDatesOnly) {
+  Watchdog w("coupler two components");
+  Layout L;
+  if (!L.two()) GTEST_SKIP() << "needs two components";
+  const int64_t nx = 37, ny = 11, n = nx * ny;
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.runtime = 12;
+  cfg.entries.push_back(entry("SST", "SSTA", 3, nx, ny));
+  Coupler c(MPI_COMM_WORLD, L.component(), cfg);
+  std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), L.ocean() ? 1 : 2);
+  const int part = c.def_partition(list_of(n, idx));
+  const int var = L.ocean() ? c.def_var("SST", part, VarDirection::Out, DataType::Double)
+                            : c.def_var("SSTA", part, VarDirection::In, DataType::Double);
+  c.enddef();
+  int64_t wrong = 0, codes = 0;
+  std::vector<double> x(idx.size());
+  for (int date = 0; date < 12; ++date) {
+    const bool coupling = date % 3 == 0;
+    if (L.ocean()) {
+      for (size_t i = 0; i < idx.size(); ++i) x[i] = value(idx[i], date);
+      codes += c.put(var, date, x.data()) != (coupling ? kSent : kOk);
+    } else {
+      std::fill(x.begin(), x.end(), -1.0);
+      const int info = c.get(var, date, x.data());
+      codes += info != (coupling ? kRecvd : kOk);
+      for (size_t i = 0; i < idx.size() && coupling; ++i) wrong += x[i] != value(idx[i], date);
+    }
+  }
+  c.terminate();
+  EXPECT_TRUE(all_ranks(codes == 0)) << codes << " wrong return codes";
+  EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values";
+}
+
+// LOCTRANS AVERAGE and T_MAX with OASIS's rule: the value sent at a coupling date is made of
+// the puts since the previous one (excluded) up to this one (included); a colon group of two
+// fields travels once both are put (the first put returns kWaitgroup); a bundle of 3 levels;
+// float fields on the receiving side.
+TEST(Coupler, TimeOperationsColonGroupsBundlesAndFloats) {
+  Watchdog w("coupler loctrans");
+  Layout L;
+  if (!L.two()) GTEST_SKIP() << "needs two components";
+  const int64_t nx = 20, ny = 9, n = nx * ny;
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.runtime = 16;
+  Entry avg = entry("U:V", "UA:VA", 4, nx, ny);
+  avg.loctrans = TimeOp::Average;
+  Entry mx = entry("T", "TA", 4, nx, ny);
+  mx.loctrans = TimeOp::TMax;
+  cfg.entries = {avg, mx};
+  Coupler c(MPI_COMM_WORLD, L.component(), cfg);
+  std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), L.ocean() ? 3 : 4);
+  const int part = c.def_partition(list_of(n, idx));
+  const DataType t = L.ocean() ? DataType::Double : DataType::Float;
+  const VarDirection d = L.ocean() ? VarDirection::Out : VarDirection::In;
+  const int u = c.def_var(L.ocean() ? "U" : "UA", part, d, t, 3);
+  const int v = c.def_var(L.ocean() ? "V" : "VA", part, d, t, 3);
+  const int tt = c.def_var(L.ocean() ? "T" : "TA", part, d, t, 3);
+  c.enddef();
+  const size_t m = idx.size();
+  int64_t wrong = 0, codes = 0;
+  for (int date = 0; date < 16; ++date) {
+    const bool coupling = date % 4 == 0;
+    if (L.ocean()) {
+      std::vector<double> a(3 * m), b(3 * m), z(3 * m);
+      for (int l = 0; l < 3; ++l)
+        for (size_t i = 0; i < m; ++i) {
+          a[l * m + i] = value(idx[i], date, 0, l);
+          b[l * m + i] = value(idx[i], date, 1, l);
+          z[l * m + i] = std::cos(idx[i] + 0.7 * date) + l;
+        }
+      codes += c.put(u, date, a.data()) != (coupling ? kWaitgroup : kLocTrans);
+      codes += c.put(v, date, b.data()) != (coupling ? kSent : kLocTrans);
+      codes += c.put(tt, date, z.data()) != (coupling ? kSent : kLocTrans);
+    } else {
+      std::vector<float> a(3 * m), b(3 * m), z(3 * m);
+      const int ia = c.get(u, date, a.data()), ib = c.get(v, date, b.data()),
+                iz = c.get(tt, date, z.data());
+      codes += ia != (coupling ? kRecvd : kOk) || ib != ia || iz != ia;
+      if (!coupling) continue;
+      const int first = date == 0 ? 0 : date - 3;  // the puts after the previous coupling date
+      for (int l = 0; l < 3; ++l)
+        for (size_t i = 0; i < m; ++i) {
+          double sa = 0, sb = 0, zmax = -1e300;
+          for (int s = first; s <= date; ++s) {
+            sa += value(idx[i], s, 0, l);
+            sb += value(idx[i], s, 1, l);
+            zmax = std::max(zmax, std::cos(idx[i] + 0.7 * s) + l);
+          }
+          const double k = average_factor(date - first + 1);
+          wrong += a[l * m + i] != static_cast<float>(date == 0 ? sa : sa * k);
+          wrong += b[l * m + i] != static_cast<float>(date == 0 ? sb : sb * k);
+          wrong += z[l * m + i] != static_cast<float>(zmax);
+        }
+    }
+  }
+  c.terminate();
+  EXPECT_TRUE(all_ranks(codes == 0)) << codes << " wrong return codes";
+  EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values";
+}
+
+// One component, two decompositions of one grid on the same ranks (physics -> dynamics), and
+// ranks that run no component at all (an I/O server) between them.
+TEST(Coupler, CouplingWithinOneComponentOnOverlappingRanks) {
+  Watchdog w("coupler within one component");
+  const int me = world_rank(), size = world_size();
+  const bool idle = size > 2 && me == 1;  // takes part in init only
+  const int64_t n = 503;
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.runtime = 4;
+  cfg.entries.push_back(entry("PHYS", "DYN", 1, 0, 0));
+  Coupler c(MPI_COMM_WORLD, idle ? "" : "model", cfg);
+  if (idle) {
+    EXPECT_EQ(c.local_comm(), MPI_COMM_NULL);
+    c.enddef();
+    return;
+  }
+  int lr = 0, ls = 0;
+  MPI_Comm_rank(c.local_comm(), &lr);
+  MPI_Comm_size(c.local_comm(), &ls);
+  std::vector<int64_t> phys = random_part(n, ls, lr, 5);
+  std::vector<int64_t> dyn = random_part(n, ls, (lr + 1) % ls, 6);
+  const int pp = c.def_partition(list_of(n, phys), "physics");
+  const int pd = c.def_partition(list_of(n, dyn), "dynamics");
+  const int out = c.def_var("PHYS", pp, VarDirection::Out, DataType::Double);
+  const int in = c.def_var("DYN", pd, VarDirection::In, DataType::Double);
+  c.enddef();
+  int64_t wrong = 0;
+  for (int date = 0; date < 4; ++date) {
+    std::vector<double> x(phys.size()), y(dyn.size(), -1.0);
+    for (size_t i = 0; i < phys.size(); ++i) x[i] = value(phys[i], date);
+    EXPECT_EQ(c.put(out, date, x.data()), kSent);
+    EXPECT_EQ(c.get(in, date, y.data()), kRecvd);
+    for (size_t i = 0; i < dyn.size(); ++i) wrong += y[i] != value(dyn[i], date);
+  }
+  c.terminate();
+  EXPECT_EQ(wrong, 0);
+}
+
+// The real ORCA2 -> LMDZ bilinear weights: the destination side (bfb) gives the bits of a
+// serial sum in file order at every rank count; the source side (sum) and auto agree to 1e-14.
+TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
+  Watchdog w("coupler mapping");
+  Layout L;
+  const int64_t ns = 182 * 149, nd = 96 * 72;
+  const std::string file = "rmp_torc_to_lmdz_BILINEAR.nc";
+  // serial reference on every rank
+  remap::WeightsInfo info;
+  remap::LinkSlab slab = remap::read_scrip_weights(MPI_COMM_SELF, std::string(ISTHMUS_TEST_DATA) +
+                                                   "/orca2-lmdz/" + file, {}, &info);
+  auto src_value = [](int64_t g) { return 273.0 + 20 * std::sin(g * 0.001) + g * 1e-6; };
+  std::vector<double> ref(nd, 0.0);
+  std::vector<bool> seen(nd, false);
+  for (int64_t k = 0; k < slab.size(); ++k) {
+    const double t = slab.weights[k] * src_value(slab.src[k]);
+    ref[slab.dst[k]] = seen[slab.dst[k]] ? ref[slab.dst[k]] + t : t;
+    seen[slab.dst[k]] = true;
+  }
+  for (MapSide side : {MapSide::Dst, MapSide::Src, MapSide::Auto}) {
+    Config cfg;
+    cfg.file = "namcouple";
+    cfg.runtime = 2;
+    Entry e = entry("SO", "SA", 1, 182, 149);
+    e.dst_nx = 96;
+    e.dst_ny = 72;
+    e.src_grid = "torc";
+    e.dst_grid = "lmdz";
+    e.mapping = MappingSpec{};
+    e.mapping->file = file;
+    e.mapping->side = side;
+    e.mapping->side_given = true;
+    cfg.entries.push_back(e);
+    CouplerOptions opt;
+    opt.run_dir = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
+    // two components, or one component holding both grids at one rank
+    const std::string comp = L.two() ? L.component() : "both";
+    Coupler c(MPI_COMM_WORLD, comp, cfg, opt);
+    const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
+    const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
+    std::vector<int64_t> sidx = random_part(ns, ls, lr, 7), didx = random_part(nd, ls, lr, 8);
+    int so = -1, sa = -1;
+    if (src) so = c.def_var("SO", c.def_partition(list_of(ns, sidx)), VarDirection::Out, DataType::Double);
+    if (dst) sa = c.def_var("SA", c.def_partition(list_of(nd, didx)), VarDirection::In, DataType::Double);
+    c.enddef();
+    std::vector<double> x(sidx.size()), y(didx.size(), -1.0);
+    for (size_t i = 0; i < sidx.size(); ++i) x[i] = src_value(sidx[i]);
+    int64_t wrong = 0;
+    for (int date = 0; date < 2; ++date) {
+      if (src) {
+        EXPECT_EQ(c.put(so, date, x.data()), kSent);
+      }
+      if (dst) {
+        EXPECT_EQ(c.get(sa, date, y.data()), kRecvd);
+        const bool exact = c.couplings()[0]->side() == remap::Side::Dst;
+        for (size_t i = 0; i < didx.size(); ++i) {
+          const double r = seen[didx[i]] ? ref[didx[i]] : 0.0;
+          wrong += exact ? std::memcmp(&y[i], &r, sizeof r) != 0
+                         : std::fabs(y[i] - r) > 1e-14 * std::fabs(r);
+        }
+      }
+    }
+    c.terminate();
+    EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values, side " << static_cast<int>(side);
+  }
+}
+
+// Definition errors are raised at enddef on every rank of every component alike, naming the
+// configuration line, the field and the components.
+TEST(Coupler, DefinitionErrorsNameFieldLineAndComponents) {
+  Watchdog w("coupler definition errors");
+  Layout L;
+  if (!L.two()) GTEST_SKIP() << "needs two components";
+  const int64_t nx = 10, ny = 10, n = nx * ny;
+  struct Case {
+    Entry e;
+    int bundle_atmos;
+    std::string expected;
+  };
+  std::vector<Case> cases;
+  cases.push_back({entry("SST", "MISSING", 2, nx, ny), 1,
+                   "namcouple:10: field MISSING (destination of entry SST) is declared in by no "
+                   "component (components: ocean, atmos)"});
+  cases.push_back({entry("SST", "SSTA", 2, nx, ny), 2,
+                   "namcouple:10: field SST of ocean has bundle size 1 but SSTA of atmos has 2"});
+  Entry wrong_size = entry("SST", "SSTA", 2, 11, ny);
+  cases.push_back({wrong_size, 1,
+                   "namcouple:10: entry SST gives the source grid gsrc as 11 x 10 = 110 points, but "
+                   "ocean defines SST on a partition of 100 points"});
+  for (const Case& k : cases) {
+    Config cfg;
+    cfg.file = "namcouple";
+    cfg.entries.push_back(k.e);
+    Coupler c(MPI_COMM_WORLD, L.component(), cfg);
+    std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), 9);
+    const int part = c.def_partition(list_of(n, idx));
+    if (L.ocean()) {
+      c.def_var("SST", part, VarDirection::Out, DataType::Double);
+    } else {
+      c.def_var("SSTA", part, VarDirection::In, DataType::Double, k.bundle_atmos);
+    }
+    Outcome o = outcome_of([&] { c.enddef(); });
+    EXPECT_EQ(o.code, ISTHMUS_ERR_CONFIG);
+    EXPECT_EQ(o.msg, k.expected);
+  }
+}
