@@ -377,9 +377,10 @@ void write_restart(MPI_Comm comm, const std::string& path, const IndexList& poin
       for (const FieldData& d : fields)
         for (int l = 0; l < d.nlevels; ++l) {
           const std::string v = prefix + level_name(d.name, l, d.nlevels);
-          // Fortran (nx, ny) is C (ny, nx): global index i + nx * j at [j][i].
-          const int ny = dimension(f, v + "_ny", shape.ny, v);
+          // Defined nx first as OASIS does; Fortran (nx, ny) is C (ny, nx): global index
+          // i + nx * j at [j][i].
           const int nx = dimension(f, v + "_nx", shape.nx, v);
+          const int ny = dimension(f, v + "_ny", shape.ny, v);
           vars.push_back(variable(f, v, NC_DOUBLE, {ny, nx}));
         }
       for (const RestartCounter& c : counters)
