@@ -614,6 +614,66 @@ int isthmus_mapping_get_info(const isthmus_mapping* mapping, isthmus_mapping_inf
 int isthmus_mapping_set_tracing(isthmus_mapping* mapping, int on);
 int isthmus_mapping_get_counters(const isthmus_mapping* mapping, isthmus_trace_counters* counters);
 
+/* ---- Coupler (docs/coupler.md) ------------------------------------------------------------
+ * OASIS3-MCT's model: every process creates one coupler (collective over the world, once),
+ * naming the component it runs; the component's ranks define partitions and fields (collective
+ * over the component) and end the definition phase; the couplings of the configuration (a
+ * namcouple, or YAML) are then built with the partner components' ranks only. put and get are
+ * local calls returning OASIS's info codes: a put never waits for the receiver (only for the
+ * previous coupling of the same entry if that is still in flight); a get waits for its data.
+ * Errors: the return code, and isthmus_coupler_last_error for what, where and why. */
+typedef struct isthmus_coupler isthmus_coupler;
+
+/* OASIS3-MCT's info codes (mod_oasis_parameters), with OASIS's values. */
+enum isthmus_coupling_info {
+  ISTHMUS_COUPLING_OK = 0,          /* not a coupling date: nothing moved                     */
+  ISTHMUS_COUPLING_RECVD = 3,       /* get: received                                          */
+  ISTHMUS_COUPLING_SENT = 4,        /* put: sent                                              */
+  ISTHMUS_COUPLING_LOCTRANS = 5,    /* put: accumulated by the time operation only            */
+  ISTHMUS_COUPLING_TOREST = 6,
+  ISTHMUS_COUPLING_OUTPUT = 7,
+  ISTHMUS_COUPLING_SENTOUT = 8,     /* put: sent, and written (EXPOUT)                        */
+  ISTHMUS_COUPLING_TORESTOUT = 9,
+  ISTHMUS_COUPLING_FROMREST = 10,
+  ISTHMUS_COUPLING_INPUT = 11,
+  ISTHMUS_COUPLING_RECVOUT = 12,    /* get: received, and written (EXPOUT)                    */
+  ISTHMUS_COUPLING_FROMRESTOUT = 13,
+  ISTHMUS_COUPLING_WAITGROUP = 14   /* put: its colon group travels when every field is put   */
+};
+enum isthmus_var_direction { ISTHMUS_VAR_IN = 0, ISTHMUS_VAR_OUT = 1 };
+
+typedef struct isthmus_coupler_options {
+  const char* run_dir;  /* where weights files named by the configuration are looked up
+                           (NULL: the current directory)                                     */
+} isthmus_coupler_options;
+
+/* Collective over world (every rank of every component; once). component: the name of the
+ * component this rank runs, or "" (or NULL) for a rank that takes no part in coupling.
+ * config_path: a namcouple (OASIS3-MCT 2.0-5.0) or a YAML file (.yaml, .yml). opt may be NULL.
+ * On failure *cpl still holds the message (isthmus_coupler_last_error); destroy it. */
+int isthmus_coupler_create(MPI_Comm world, const char* component, const char* config_path,
+                           const isthmus_coupler_options* opt, isthmus_coupler** cpl);
+int isthmus_coupler_destroy(isthmus_coupler** cpl);
+const char* isthmus_coupler_last_error(const isthmus_coupler* cpl);
+/* The component's ranks (MPI_COMM_NULL on a rank without component); owned by the coupler. */
+int isthmus_coupler_get_local_comm(const isthmus_coupler* cpl, MPI_Comm* comm);
+/* A context on the component's ranks, e.g. to create decompositions for partitions; destroy it
+ * with isthmus_context_destroy (the coupler keeps working). */
+int isthmus_coupler_get_context(const isthmus_coupler* cpl, isthmus_context** ctx);
+/* Collective over the component. Ids count from 0 in the order of definition. */
+int isthmus_coupler_def_partition(isthmus_coupler* cpl, const isthmus_decomp* points,
+                                  const char* name, int* partition);
+/* type: ISTHMUS_DOUBLE or ISTHMUS_FLOAT; bundle: levels per point (OASIS var_nodims(2), >= 1);
+ * a field's array holds bundle * local points values, level-major. */
+int isthmus_coupler_def_var(isthmus_coupler* cpl, const char* name, int partition, int direction,
+                            int type, int bundle, int* var);
+int isthmus_coupler_enddef(isthmus_coupler* cpl);
+/* date: seconds since the start of the run. *info: enum isthmus_coupling_info. */
+int isthmus_coupler_put(isthmus_coupler* cpl, int var, int date, const void* data, int* info);
+int isthmus_coupler_get(isthmus_coupler* cpl, int var, int date, void* data, int* info);
+/* Completes the sends still in flight. */
+int isthmus_coupler_terminate(isthmus_coupler* cpl);
+
 #ifdef __cplusplus
 }
 #endif

@@ -81,6 +81,8 @@ Coupler::Coupler(MPI_Comm world, const std::string& component, const std::string
 void Coupler::init(MPI_Comm world, Config config) {
   config_ = std::move(config);
   ISTHMUS_MPI(MPI_Comm_dup(world, &world_));
+  // every communicator made from this one inherits it: MPI errors are returned, never abort
+  ISTHMUS_MPI(MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN));
   int size = 0, rank = 0;
   ISTHMUS_MPI(MPI_Comm_size(world_, &size));
   ISTHMUS_MPI(MPI_Comm_rank(world_, &rank));
@@ -126,14 +128,17 @@ void Coupler::require_defining(const char* what) const {
   if (defined_) fail(ISTHMUS_ERR_ARG, what, " after enddef (component ", name_, ")");
 }
 
-int Coupler::def_partition(IndexList points, const std::string& name) {
+int Coupler::def_partition(const IndexList* points, const std::string& name) {
   if (me_ < 0) fail(ISTHMUS_ERR_ARG, "def_partition: this rank runs no component");
   Agreement a;
-  a.check([&] { require_defining("def_partition"); });
-  a.match("the partition's global size", points.global_size());
+  a.check([&] {
+    require_defining("def_partition");
+    if (!points) fail(ISTHMUS_ERR_ARG, "def_partition ", name, ": the points are NULL");
+  });
+  a.match("the partition's global size", points ? std::optional<int64_t>(points->global_size()) : std::nullopt);
   a.match_hash("the partition's name", hash_of(name, 3));
   a.conclude(local_);
-  partitions_.push_back(std::move(points));
+  partitions_.push_back(*points);
   return static_cast<int>(partitions_.size()) - 1;
 }
 

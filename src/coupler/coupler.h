@@ -44,7 +44,8 @@ class Coupler {
   int component_count() const { return static_cast<int>(comps_.size()); }
 
   // Collective over the component's ranks; ids count from 0 in order of definition.
-  int def_partition(IndexList points, const std::string& name = "");
+  // points NULL: misuse, agreed like any other (every rank of the component fails alike)
+  int def_partition(const IndexList* points, const std::string& name = "");
   int def_var(const std::string& name, int partition, VarDirection dir, DataType type,
               int bundle = 1);
   void enddef();

@@ -36,6 +36,8 @@ std::vector<int64_t> random_part(int64_t n, int parts, int part, unsigned seed) 
 IndexList list_of(int64_t n, const std::vector<int64_t>& idx) {
   return IndexList::from_indices(n, idx.data(), static_cast<int64_t>(idx.size()));
 }
+// def_partition copies the list: a temporary's address is all it needs
+const IndexList* ptr(const IndexList& l) { return &l; }
 
 // The world cut in two components: "ocean" on the first ranks, "atmos" on the others (at one
 // rank both cannot exist: tests that need two components then run one within the component).
@@ -104,7 +106,7 @@ TEST(Coupler, TwoComponentsExchangeAtCouplingDatesOnly) {
   cfg.entries.push_back(entry("SST", "SSTA", 3, nx, ny));
   Coupler c(MPI_COMM_WORLD, L.component(), cfg);
   std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), L.ocean() ? 1 : 2);
-  const int part = c.def_partition(list_of(n, idx));
+  const int part = c.def_partition(ptr(list_of(n, idx)));
   const int var = L.ocean() ? c.def_var("SST", part, VarDirection::Out, DataType::Double)
                             : c.def_var("SSTA", part, VarDirection::In, DataType::Double);
   c.enddef();
@@ -146,7 +148,7 @@ TEST(Coupler, TimeOperationsColonGroupsBundlesAndFloats) {
   cfg.entries = {avg, mx};
   Coupler c(MPI_COMM_WORLD, L.component(), cfg);
   std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), L.ocean() ? 3 : 4);
-  const int part = c.def_partition(list_of(n, idx));
+  const int part = c.def_partition(ptr(list_of(n, idx)));
   const DataType t = L.ocean() ? DataType::Double : DataType::Float;
   const VarDirection d = L.ocean() ? VarDirection::Out : VarDirection::In;
   const int u = c.def_var(L.ocean() ? "U" : "UA", part, d, t, 3);
@@ -217,8 +219,8 @@ TEST(Coupler, CouplingWithinOneComponentOnOverlappingRanks) {
   MPI_Comm_size(c.local_comm(), &ls);
   std::vector<int64_t> phys = random_part(n, ls, lr, 5);
   std::vector<int64_t> dyn = random_part(n, ls, (lr + 1) % ls, 6);
-  const int pp = c.def_partition(list_of(n, phys), "physics");
-  const int pd = c.def_partition(list_of(n, dyn), "dynamics");
+  const int pp = c.def_partition(ptr(list_of(n, phys)), "physics");
+  const int pd = c.def_partition(ptr(list_of(n, dyn)), "dynamics");
   const int out = c.def_var("PHYS", pp, VarDirection::Out, DataType::Double);
   const int in = c.def_var("DYN", pd, VarDirection::In, DataType::Double);
   c.enddef();
@@ -276,8 +278,8 @@ TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
     const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
     std::vector<int64_t> sidx = random_part(ns, ls, lr, 7), didx = random_part(nd, ls, lr, 8);
     int so = -1, sa = -1;
-    if (src) so = c.def_var("SO", c.def_partition(list_of(ns, sidx)), VarDirection::Out, DataType::Double);
-    if (dst) sa = c.def_var("SA", c.def_partition(list_of(nd, didx)), VarDirection::In, DataType::Double);
+    if (src) so = c.def_var("SO", c.def_partition(ptr(list_of(ns, sidx))), VarDirection::Out, DataType::Double);
+    if (dst) sa = c.def_var("SA", c.def_partition(ptr(list_of(nd, didx))), VarDirection::In, DataType::Double);
     c.enddef();
     std::vector<double> x(sidx.size()), y(didx.size(), -1.0);
     for (size_t i = 0; i < sidx.size(); ++i) x[i] = src_value(sidx[i]);
@@ -329,7 +331,7 @@ TEST(Coupler, DefinitionErrorsNameFieldLineAndComponents) {
     cfg.entries.push_back(k.e);
     Coupler c(MPI_COMM_WORLD, L.component(), cfg);
     std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), 9);
-    const int part = c.def_partition(list_of(n, idx));
+    const int part = c.def_partition(ptr(list_of(n, idx)));
     if (L.ocean()) {
       c.def_var("SST", part, VarDirection::Out, DataType::Double);
     } else {

@@ -1,0 +1,136 @@
+// The coupler's C API: a thin translation onto coupler::Coupler; messages land in the coupler's
+// own context state (isthmus_coupler_last_error).
+#include <memory>
+
+#include "capi/handles.h"
+#include "coupler/coupler.h"
+
+using namespace isthmus;
+
+struct isthmus_coupler {
+  std::shared_ptr<ContextState> state;
+  std::unique_ptr<coupler::Coupler> c;
+};
+
+namespace {
+
+coupler::Coupler& usable(isthmus_coupler* cpl) {
+  if (!cpl->c)
+    fail(ISTHMUS_ERR_ARG, "the coupler is not usable: its creation failed (",
+         cpl->state->creation_error, ")");
+  return *cpl->c;
+}
+
+}  // namespace
+
+extern "C" {
+
+int isthmus_coupler_create(MPI_Comm world, const char* component, const char* config_path,
+                           const isthmus_coupler_options* opt, isthmus_coupler** cpl) {
+  auto st = std::make_shared<ContextState>();
+  MPI_Comm_rank(MPI_COMM_WORLD, &st->rank);
+  std::unique_ptr<coupler::Coupler> c;
+  const int rc = guarded(st.get(), __func__, [&] {
+    if (cpl) *cpl = nullptr;
+    if (world == MPI_COMM_NULL) fail(ISTHMUS_ERR_ARG, "world is MPI_COMM_NULL");
+    require(cpl, "cpl (the output pointer)");
+    require(config_path, "config_path");
+    coupler::CouplerOptions o;
+    if (opt && opt->run_dir) o.run_dir = opt->run_dir;
+    c = std::make_unique<coupler::Coupler>(world, component ? component : "", std::string(config_path), o);
+    if (c->local_comm() != MPI_COMM_NULL) {
+      ISTHMUS_MPI(MPI_Comm_dup(c->local_comm(), &st->comm));
+      ISTHMUS_MPI(MPI_Comm_set_errhandler(st->comm, MPI_ERRORS_RETURN));
+      ISTHMUS_MPI(MPI_Comm_rank(st->comm, &st->rank));
+      ISTHMUS_MPI(MPI_Comm_size(st->comm, &st->size));
+    }
+  });
+  if (rc != ISTHMUS_OK) {
+    c.reset();
+    if (st->comm != MPI_COMM_NULL) MPI_Comm_free(&st->comm);
+    st->creation_error = st->last_error;
+  }
+  if (cpl) *cpl = new isthmus_coupler{st, std::move(c)};
+  return rc;
+}
+
+int isthmus_coupler_destroy(isthmus_coupler** cpl) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  delete *cpl;
+  *cpl = nullptr;
+  return ISTHMUS_OK;
+}
+
+const char* isthmus_coupler_last_error(const isthmus_coupler* cpl) {
+  if (!cpl) return "isthmus: the coupler is NULL";
+  return cpl->state->last_error.c_str();
+}
+
+int isthmus_coupler_get_local_comm(const isthmus_coupler* cpl, MPI_Comm* comm) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    require(comm, "comm (the output pointer)");
+    *comm = cpl->c ? cpl->c->local_comm() : MPI_COMM_NULL;
+  });
+}
+
+int isthmus_coupler_get_context(const isthmus_coupler* cpl, isthmus_context** ctx) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    require(ctx, "ctx (the output pointer)");
+    *ctx = new isthmus_context{cpl->state};
+  });
+}
+
+int isthmus_coupler_def_partition(isthmus_coupler* cpl, const isthmus_decomp* points,
+                                  const char* name, int* partition) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    coupler::Coupler& c = usable(cpl);
+    if (!partition) fail(ISTHMUS_ERR_ARG, "partition (the output pointer) is NULL");
+    *partition = c.def_partition(points ? &points->list : nullptr, name ? name : "");
+  });
+}
+
+int isthmus_coupler_def_var(isthmus_coupler* cpl, const char* name, int partition, int direction,
+                            int type, int bundle, int* var) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    coupler::Coupler& c = usable(cpl);
+    if (!var) fail(ISTHMUS_ERR_ARG, "var (the output pointer) is NULL");
+    if (direction != ISTHMUS_VAR_IN && direction != ISTHMUS_VAR_OUT)
+      fail(ISTHMUS_ERR_ARG, "direction ", direction, " (0 ISTHMUS_VAR_IN, 1 ISTHMUS_VAR_OUT)");
+    if (type != ISTHMUS_DOUBLE && type != ISTHMUS_FLOAT)
+      fail(ISTHMUS_ERR_ARG, "type ", type, " (0 ISTHMUS_DOUBLE, 1 ISTHMUS_FLOAT)");
+    *var = c.def_var(name ? name : "", partition, static_cast<coupler::VarDirection>(direction),
+                     static_cast<DataType>(type), bundle);
+  });
+}
+
+int isthmus_coupler_enddef(isthmus_coupler* cpl) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] { usable(cpl).enddef(); });
+}
+
+int isthmus_coupler_put(isthmus_coupler* cpl, int var, int date, const void* data, int* info) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    const int i = usable(cpl).put(var, date, data);
+    if (info) *info = i;
+  });
+}
+
+int isthmus_coupler_get(isthmus_coupler* cpl, int var, int date, void* data, int* info) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    const int i = usable(cpl).get(var, date, data);
+    if (info) *info = i;
+  });
+}
+
+int isthmus_coupler_terminate(isthmus_coupler* cpl) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] { usable(cpl).terminate(); });
+}
+
+}  // extern "C"
