@@ -203,7 +203,7 @@ uint64_t levels_hash(const std::vector<int>& levels) {
 Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int64_t src_grid_size,
                  int64_t dst_grid_size, const Links& links, const MappingOptions& opt,
                  Agreement& agreement)
-    : comm_(comm), opt_(opt) {
+    : comm_(comm), opt_(opt), has_src_(src != nullptr), has_dst_(dst != nullptr) {
   const int nfields = static_cast<int>(opt_.nlevels.size());
   agreement.check([&] {
     if (src_grid_size < 0 || dst_grid_size < 0)
@@ -570,9 +570,6 @@ void Mapping::multiply(double* const* dst_fields) {
 }
 
 void Mapping::check_split() const {
-  if (cons_.type != Conserv::None)
-    fail(ISTHMUS_ERR_ARG, "mapping: start/finish cannot apply a conservation step (CONSERV ",
-         conserv_name(cons_.type), "); use apply");
   if (src_side_ && opt_.keep_unmapped)
     fail(ISTHMUS_ERR_ARG, "mapping: start/finish on the source side cannot keep unmapped values "
                           "(keep_unmapped); use apply or the destination side");
@@ -589,6 +586,19 @@ void Mapping::start(const double* const* src_fields) {
     }
   auto out = reinterpret_cast<void* const*>(received_ptrs_.data());
   split_pending_ = true;
+  if (cons_.type != Conserv::None && src_comm_ != MPI_COMM_NULL) {
+    // the source integrals, among the source ranks only; the previous ones have left by now
+    // unless the destination is behind by a whole coupling (then this waits for it)
+    ISTHMUS_MPI(MPI_Wait(&ss_request_, MPI_STATUS_IGNORE));
+    integrand(src_fields, true, side_terms_, side_ptrs_);
+    global_sum(src_comm_, static_cast<int>(side_ptrs_.size()), side_ptrs_.data(), src_size_,
+               nullptr, cons_.method, ss_sent_.data());
+    int r = 0;
+    ISTHMUS_MPI(MPI_Comm_rank(comm_, &r));
+    if (r == src_leader_)
+      ISTHMUS_MPI(MPI_Isend(ss_sent_.data(), static_cast<int>(ss_sent_.size()), MPI_DOUBLE,
+                            dst_leader_, 0, cons_comm_, &ss_request_));
+  }
   if (inner_) {
     inner_->map(src_fields, mapped_ptrs_.data());
     out_redist_->start(0, reinterpret_cast<const void* const*>(mapped_ptrs_.data()), out);
@@ -610,10 +620,74 @@ void Mapping::finish(double* const* dst_fields) {
   if (auto missing = missing_output(dst_fields)) throw *missing;
   if (!inner_ && !src_side_) {
     multiply(dst_fields);
-    return;
+  } else {
+    for (size_t f = 0; f < received_.size(); ++f)
+      std::copy(received_[f].begin(), received_[f].end(), dst_fields[f]);
   }
-  for (size_t f = 0; f < received_.size(); ++f)
-    std::copy(received_[f].begin(), received_[f].end(), dst_fields[f]);
+  if (cons_.type == Conserv::None || dst_comm_ == MPI_COMM_NULL) return;
+  int r = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(comm_, &r));
+  if (r == dst_leader_)
+    ISTHMUS_MPI(MPI_Recv(ss_got_.data(), static_cast<int>(ss_got_.size()), MPI_DOUBLE, src_leader_,
+                         0, cons_comm_, MPI_STATUS_IGNORE));
+  ISTHMUS_MPI(MPI_Bcast(ss_got_.data(), static_cast<int>(ss_got_.size()), MPI_DOUBLE, 0, dst_comm_));
+  integrand(dst_fields, false, side_terms_, side_ptrs_);
+  global_sum(dst_comm_, static_cast<int>(side_ptrs_.size()), side_ptrs_.data(), dst_size_, nullptr,
+             cons_.method, sd_.data());
+  correct(dst_fields, ss_got_.data(), sd_.data());
+}
+
+Mapping::~Mapping() {
+  if (ss_request_ != MPI_REQUEST_NULL) MPI_Wait(&ss_request_, MPI_STATUS_IGNORE);
+  for (MPI_Comm* c : {&cons_comm_, &src_comm_, &dst_comm_})
+    if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+}
+
+void Mapping::integrand(const double* const* fields, bool source,
+                        std::vector<std::vector<double>>& terms,
+                        std::vector<const double*>& ptrs) const {
+  const int64_t n = source ? src_size_ : dst_size_;
+  const std::vector<double>& area = source ? cons_.src_area : cons_.dst_area;
+  const std::vector<int>& mask = source ? cons_.src_mask : cons_.dst_mask;
+  const int stride = source ? nw_ : 1;  // a second-order field's companions carry no integral
+  size_t k = 0;
+  for (size_t f = 0; f < opt_.nlevels.size(); ++f)
+    for (int l = 0; l < opt_.nlevels[f]; ++l, ++k) {
+      if (terms.size() <= k) terms.emplace_back();
+      terms[k].assign(static_cast<size_t>(n), 0.0);
+      for (int64_t i = 0; i < n; ++i)
+        if (mask.empty() || mask[i]) terms[k][i] = fields[f * stride][l * n + i] * area[i];
+    }
+  terms.resize(k);
+  ptrs.clear();
+  for (auto& t : terms) ptrs.push_back(t.data());
+}
+
+void Mapping::split_conservation_comms() {
+  // collective over comm_, once: the two sides' communicators and first ranks
+  for (MPI_Comm* c : {&cons_comm_, &src_comm_, &dst_comm_})
+    if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+  ISTHMUS_MPI(MPI_Comm_dup(comm_, &cons_comm_));
+  int r = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(comm_, &r));
+  ISTHMUS_MPI(MPI_Comm_split(comm_, has_src_ ? 0 : MPI_UNDEFINED, r, &src_comm_));
+  ISTHMUS_MPI(MPI_Comm_split(comm_, has_dst_ ? 0 : MPI_UNDEFINED, r, &dst_comm_));
+  int mine[2] = {-1, -1}, lead[2];
+  auto first_of = [&](MPI_Comm c) {
+    int cr = -1;
+    if (c != MPI_COMM_NULL) ISTHMUS_MPI(MPI_Comm_rank(c, &cr));
+    return cr == 0 ? r : -1;
+  };
+  mine[0] = first_of(src_comm_);
+  mine[1] = first_of(dst_comm_);
+  ISTHMUS_MPI(MPI_Allreduce(mine, lead, 2, MPI_INT, MPI_MAX, comm_));
+  src_leader_ = lead[0];
+  dst_leader_ = lead[1];
+  int nfl = 0;
+  for (int l : opt_.nlevels) nfl += l;
+  ss_sent_.assign(nfl, 0.0);
+  ss_got_.assign(nfl, 0.0);
+  sd_.assign(nfl, 0.0);
 }
 
 void Mapping::set_conservation(Conservation c, Agreement& agreement) {
@@ -667,6 +741,7 @@ void Mapping::set_conservation(Conservation c, Agreement& agreement) {
   global_sum(comm_, 2, ab, n, nullptr, cons_.method, w);
   area_src_ = w[0];
   area_dst_ = w[1];
+  split_conservation_comms();
 }
 
 void Mapping::conserve(const double* const* src_fields, double* const* dst_fields,
@@ -689,11 +764,22 @@ void Mapping::conserve(const double* const* src_fields, double* const* dst_field
   global_sum(comm_, static_cast<int>(cons_terms_.size()), cons_ptrs_.data(), src_size_ + dst_size_,
              nullptr, cons_.method, cons_sums_.data(), &agreement);
   // Every rank holds the same sums: the checks below fail on every rank alike.
+  std::vector<double> ss, sd;
+  for (size_t j = 0; j < cons_sums_.size(); j += 2) {
+    ss.push_back(cons_sums_[j]);
+    sd.push_back(cons_sums_[j + 1]);
+  }
+  correct(dst_fields, ss.data(), sd.data());
+}
+
+void Mapping::correct(double* const* dst_fields, const double* ss_all, const double* sd_all) const {
+  const int nfields = static_cast<int>(opt_.nlevels.size());
+  auto active_dst = [&](int64_t i) { return cons_.dst_mask.empty() || cons_.dst_mask[i]; };
   const double ws = area_src_, wd = area_dst_;
-  k = 0;
+  int k = 0;
   for (int f = 0; f < nfields; ++f)
     for (int l = 0; l < opt_.nlevels[f]; ++l, k += 2) {
-      const double ss = cons_sums_[k], sd = cons_sums_[k + 1];
+      const double ss = ss_all[k / 2], sd = sd_all[k / 2];
       const bool additive = cons_.type == Conserv::Global || cons_.type == Conserv::Basbal;
       double c = 0;
       if (additive) {

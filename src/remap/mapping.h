@@ -96,6 +96,7 @@ class Mapping {
   Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int64_t src_grid_size,
           int64_t dst_grid_size, const Links& links, const MappingOptions& opt,
           Agreement& agreement);
+  ~Mapping();
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
 
@@ -111,8 +112,11 @@ class Mapping {
   // completes the messages; the destination ranks multiply (dst side) or add the partial sums,
   // and write dst_fields. Every rank calls start, then finish, in that order, once per apply;
   // with the p2p method neither waits for a rank that has no message for it. The results are
-  // the bits apply gives. Not with a conservation step or with keep_unmapped on the source
-  // side (ISTHMUS_ERR_ARG, on every rank alike: both are agreed at creation).
+  // the bits apply gives. With a conservation step the source ranks sum their integrals among
+  // themselves in start and their first rank sends them to the destination ranks' first rank;
+  // finish sums the destination integrals among the destination ranks (so neither side joins
+  // the other's global sum: with the reproducible sums the bits are apply's). Not with
+  // keep_unmapped on the source side (ISTHMUS_ERR_ARG, on every rank alike: agreed at creation).
   void start(const double* const* src_fields);
   void finish(double* const* dst_fields);
   bool pending() const { return split_pending_; }
@@ -137,6 +141,12 @@ class Mapping {
   void multiply(double* const* dst_fields);
   std::optional<Error> missing_output(double* const* dst_fields) const;
   void check_split() const;
+  // CONSERV's terms (value * area on active points) of one side, per field and level
+  void integrand(const double* const* fields, bool source, std::vector<std::vector<double>>& terms,
+                 std::vector<const double*>& ptrs) const;
+  // the correction of dst_fields from the integrals ss (source) and sd (destination)
+  void correct(double* const* dst_fields, const double* ss, const double* sd) const;
+  void split_conservation_comms();
   void drop_masked_sources(MPI_Comm comm);
   void conserve(const double* const* src_fields, double* const* dst_fields,
                 const std::optional<Error>& failure);
@@ -173,6 +183,14 @@ class Mapping {
   std::vector<std::vector<double>> received_;
   std::vector<double*> received_ptrs_;
   bool split_pending_ = false;
+  bool has_src_ = false, has_dst_ = false;  // this rank was given a part (maybe empty)
+  // split conservation: each side's ranks, and the first ranks' link (comm_ ranks)
+  MPI_Comm cons_comm_ = MPI_COMM_NULL, src_comm_ = MPI_COMM_NULL, dst_comm_ = MPI_COMM_NULL;
+  int src_leader_ = -1, dst_leader_ = -1;
+  std::vector<std::vector<double>> side_terms_;
+  std::vector<const double*> side_ptrs_;
+  std::vector<double> ss_sent_, ss_got_, sd_;
+  MPI_Request ss_request_ = MPI_REQUEST_NULL;
 };
 
 }  // namespace isthmus::remap

@@ -239,29 +239,59 @@ TEST(Mapping, SplitApplyGivesTheSameBits) {
   }
 }
 
-// A split apply cannot run a conservation step (its global sum would join source and
-// destination ranks at get): refused on every rank before any message.
-TEST(Mapping, SplitApplyRefusesAConservationStep) {
-  Watchdog w("mapping start with CONSERV");
+// A split apply with a conservation step: the source ranks sum their integral among
+// themselves at start, the destination ranks theirs at finish; with the reproducible sum the
+// result has apply's bits, for the four corrections, the two sides on the same, disjoint or
+// overlapping ranks, and the source side too.
+TEST(Mapping, SplitApplyConservesWithApplysBits) {
+  Watchdog w("mapping start/finish with CONSERV");
   const int me = world_rank(), size = world_size();
-  Problem p = make_problem(97, 61, 9);
-  std::vector<int64_t> sidx = random_part(p.nsrc, size, me, 56), didx = random_part(p.ndst, size, me, 57);
-  IndexList S = IndexList::from_indices(p.nsrc, sidx.data(), static_cast<int64_t>(sidx.size()));
-  IndexList D = IndexList::from_indices(p.ndst, didx.data(), static_cast<int64_t>(didx.size()));
-  Agreement a;
-  Mapping m(MPI_COMM_WORLD, &S, &D, p.nsrc, p.ndst, share_of(p, me, size), MappingOptions{}, a);
-  Conservation c;
-  c.type = Conserv::Global;
-  c.src_area.assign(sidx.size(), 1.0);
-  c.dst_area.assign(didx.size(), 1.0);
-  Agreement b;
-  m.set_conservation(c, b);
-  std::vector<double> x(sidx.size(), 1.0);
-  const double* xp = x.data();
-  Outcome o = outcome_of([&] { m.start(&xp); });
-  EXPECT_EQ(o.code, ISTHMUS_ERR_ARG);
-  EXPECT_EQ(o.msg, "mapping: start/finish cannot apply a conservation step (CONSERV GLOBAL); use apply");
-  EXPECT_FALSE(m.pending());
+  Problem p = make_problem(300, 200, 10);
+  for (double& x : p.w) x = std::fabs(x) + 0.01;
+  struct Ranks { int s0, s1, d0, d1; };
+  std::vector<Ranks> layouts = {{0, size, 0, size}};
+  if (size > 1) layouts.push_back({0, size / 2, size / 2, size});
+  if (size > 2) layouts.push_back({0, size - 1, 1, size});
+  for (const Ranks& r : layouts)
+    for (Side side : {Side::Dst, Side::Src})
+      for (Conserv type : {Conserv::Global, Conserv::Glbpos, Conserv::Basbal, Conserv::Baspos}) {
+        SCOPED_TRACE(std::string(conserv_name(type)) + " side " + side_name(side) + " ranks " +
+                     std::to_string(r.s0) + "-" + std::to_string(r.s1) + " / " +
+                     std::to_string(r.d0) + "-" + std::to_string(r.d1));
+        const bool hs = me >= r.s0 && me < r.s1, hd = me >= r.d0 && me < r.d1;
+        std::vector<int64_t> sidx, didx;
+        if (hs) sidx = random_part(p.nsrc, r.s1 - r.s0, me - r.s0, 61);
+        if (hd) didx = random_part(p.ndst, r.d1 - r.d0, me - r.d0, 62);
+        IndexList S = IndexList::from_indices(p.nsrc, sidx.data(), static_cast<int64_t>(sidx.size()));
+        IndexList D = IndexList::from_indices(p.ndst, didx.data(), static_cast<int64_t>(didx.size()));
+        Conservation c;
+        c.type = type;
+        for (int64_t g : sidx) c.src_area.push_back(1.0 + 0.3 * std::sin(0.2 * g));
+        for (int64_t g : didx) c.dst_area.push_back(1.0 + 0.4 * std::cos(0.1 * g));
+        for (int64_t g : didx) c.dst_mask.push_back(g % 7 != 2);
+        MappingOptions opt;
+        opt.side = side;
+        opt.method = Method::P2P;
+        std::vector<double> x;
+        for (int64_t g : sidx) x.push_back(2.0 + std::sin(0.3 * g));
+        const double* xp = x.data();
+        std::vector<double> y1(didx.size()), y2(didx.size());
+        double* y1p = y1.data();
+        double* y2p = y2.data();
+        Agreement a1, a2, c1, c2;
+        Mapping m1(MPI_COMM_WORLD, hs ? &S : nullptr, hd ? &D : nullptr, p.nsrc, p.ndst,
+                   share_of(p, me, size), opt, a1);
+        Mapping m2(MPI_COMM_WORLD, hs ? &S : nullptr, hd ? &D : nullptr, p.nsrc, p.ndst,
+                   share_of(p, me, size), opt, a2);
+        m1.set_conservation(c, c1);
+        m2.set_conservation(c, c2);
+        m1.apply(hs ? &xp : nullptr, hd ? &y1p : nullptr);
+        for (int rep = 0; rep < 2; ++rep) {
+          m2.start(hs ? &xp : nullptr);
+          m2.finish(hd ? &y2p : nullptr);
+        }
+        EXPECT_TRUE(all_ranks(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(double)) == 0));
+      }
 }
 
 TEST(Mapping, UnmappedPointsKeepTheirValueOnRequest) {

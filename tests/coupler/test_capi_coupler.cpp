@@ -1,0 +1,186 @@
+// The coupler through the C API, as a model uses it: a namcouple in the run directory, OASIS
+// partitions, the real ORCA2 <-> LMDZ bilinear weights both ways (destination side one way,
+// partial sums on the source side the other), put/get with OASIS's info codes, and errors.
+#include <gtest/gtest.h>
+#include <isthmus.h>
+#include <mpi.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "mpi_test_util.h"
+
+namespace {
+
+const std::string kData = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
+
+// A run directory of this test binary's own (several rank counts may run at once).
+std::string run_dir() {
+  char host[64] = {0};
+  gethostname(host, sizeof host - 1);
+  int pid = world_rank() == 0 ? static_cast<int>(getpid()) : 0;
+  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return "/tmp/isthmus-test-capi-coupler-" + std::to_string(pid);
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  if (world_rank() == 0) {
+    std::ofstream(path) << text;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+double sst(int64_t g) { return 271.0 + 30 * std::sin(g * 0.0007) + g * 1e-7; }
+double flux(int64_t g) { return -120.0 + 80 * std::cos(g * 0.003); }
+
+// The serial sum of a weights file in file order (the destination side's bits, which
+// tests/remap/test_mapping_file.cpp proves equal to a hand-written serial sum): the mapping
+// applied on this rank alone.
+std::vector<double> reference(const std::string& file, int64_t ns, int64_t nd, double (*f)(int64_t)) {
+  isthmus_context* ctx = nullptr;
+  EXPECT_EQ(isthmus_context_create(MPI_COMM_SELF, &ctx), ISTHMUS_OK);
+  const int64_t zero = 0;
+  isthmus_decomp *s = nullptr, *d = nullptr;
+  EXPECT_EQ(isthmus_decomp_create_segments(ctx, ns, 1, &zero, &ns, &s), ISTHMUS_OK);
+  EXPECT_EQ(isthmus_decomp_create_segments(ctx, nd, 1, &zero, &nd, &d), ISTHMUS_OK);
+  isthmus_mapping* m = nullptr;
+  const int one = 1;
+  EXPECT_EQ(isthmus_mapping_create_file(ctx, (kData + "/" + file).c_str(), s, d, 1, &one, nullptr, &m),
+            ISTHMUS_OK) << isthmus_last_error(ctx);
+  std::vector<double> x(ns), y(nd, 0.0);
+  for (int64_t g = 0; g < ns; ++g) x[g] = f(g);
+  const double* xp = x.data();
+  double* yp = y.data();
+  EXPECT_EQ(isthmus_mapping_apply(m, &xp, &yp), ISTHMUS_OK);
+  isthmus_mapping_destroy(&m);
+  isthmus_decomp_destroy(&s);
+  isthmus_decomp_destroy(&d);
+  isthmus_context_destroy(&ctx);
+  return y;
+}
+
+// OASIS apple partition of [0, n) over `size` ranks: {1, offset, length}.
+std::vector<int> apple(int64_t n, int size, int rank) {
+  const int64_t a = n * rank / size, b = n * (rank + 1) / size;
+  return {1, static_cast<int>(a), static_cast<int>(b - a)};
+}
+
+}  // namespace
+
+TEST(CapiCoupler, Orca2LmdzBothWaysThroughANamcouple) {
+  Watchdog w("capi coupler orca2-lmdz");
+  const int me = world_rank(), size = world_size();
+  if (size < 2) GTEST_SKIP() << "needs two components";
+  const std::string dir = run_dir();
+  if (me == 0) mkdir(dir.c_str(), 0755);
+  const std::string nam = dir + "/namcouple";
+  write_file(nam,
+             "$NFIELDS\n  2\n$END\n$RUNTIME\n  8\n$END\n$NLOGPRT\n  0 0\n$END\n$STRINGS\n"
+             "O_SST A_SST 1 2 1 rst_o.nc EXPORTED\n182 149 96 72 torc lmdz\nP 2 P 0\nMAPPING\n"
+             "rmp_torc_to_lmdz_BILINEAR.nc dst bfb\n"
+             "A_FLX O_FLX 1 4 1 rst_a.nc EXPORTED\n96 72 182 149 lmdz torc\nP 0 P 2\nMAPPING\n"
+             "rmp_lmdz_to_torc_BILINEAR.nc src sum\n$END\n");
+  const bool ocean = me < size / 2 + (size % 2);
+  const int nocean = size / 2 + (size % 2);
+  isthmus_coupler_options opt{kData.c_str()};
+  isthmus_coupler* cpl = nullptr;
+  ASSERT_EQ(isthmus_coupler_create(MPI_COMM_WORLD, ocean ? "ocean" : "atmos", nam.c_str(), &opt, &cpl),
+            ISTHMUS_OK)
+      << isthmus_coupler_last_error(cpl);
+  MPI_Comm local;
+  ASSERT_EQ(isthmus_coupler_get_local_comm(cpl, &local), ISTHMUS_OK);
+  int lr, ls;
+  MPI_Comm_rank(local, &lr);
+  MPI_Comm_size(local, &ls);
+  EXPECT_EQ(ls, ocean ? nocean : size - nocean);
+  isthmus_context* ctx = nullptr;
+  ASSERT_EQ(isthmus_coupler_get_context(cpl, &ctx), ISTHMUS_OK);
+  const int64_t no = 182 * 149, na = 96 * 72, n = ocean ? no : na;
+  std::vector<int> ig = apple(n, ls, lr);
+  isthmus_decomp* d = nullptr;
+  ASSERT_EQ(isthmus_decomp_create_oasis(ctx, n, ig.data(), 3, &d), ISTHMUS_OK);
+  int part = -1, out = -1, in = -1;
+  ASSERT_EQ(isthmus_coupler_def_partition(cpl, d, "grid", &part), ISTHMUS_OK);
+  ASSERT_EQ(isthmus_coupler_def_var(cpl, ocean ? "O_SST" : "A_FLX", part, ISTHMUS_VAR_OUT,
+                                    ISTHMUS_DOUBLE, 1, &out), ISTHMUS_OK);
+  ASSERT_EQ(isthmus_coupler_def_var(cpl, ocean ? "O_FLX" : "A_SST", part, ISTHMUS_VAR_IN,
+                                    ISTHMUS_DOUBLE, 1, &in), ISTHMUS_OK);
+  ASSERT_EQ(isthmus_coupler_enddef(cpl), ISTHMUS_OK) << isthmus_coupler_last_error(cpl);
+  const std::vector<double> to_atmos = reference("rmp_torc_to_lmdz_BILINEAR.nc", no, na, sst);
+  const std::vector<double> to_ocean = reference("rmp_lmdz_to_torc_BILINEAR.nc", na, no, flux);
+  const int64_t first = ig[1], len = ig[2];
+  std::vector<double> x(len), y(len);
+  for (int64_t i = 0; i < len; ++i) x[i] = ocean ? sst(first + i) : flux(first + i);
+  int64_t wrong = 0, codes = 0;
+  for (int date = 0; date < 8; ++date) {
+    int info = -1;
+    // both components put first, then get: no wait on each other's put
+    ASSERT_EQ(isthmus_coupler_put(cpl, out, date, x.data(), &info), ISTHMUS_OK)
+        << isthmus_coupler_last_error(cpl);
+    codes += info != (date % (ocean ? 2 : 4) == 0 ? ISTHMUS_COUPLING_SENT : ISTHMUS_COUPLING_OK);
+    std::fill(y.begin(), y.end(), -1.0);
+    ASSERT_EQ(isthmus_coupler_get(cpl, in, date, y.data(), &info), ISTHMUS_OK)
+        << isthmus_coupler_last_error(cpl);
+    const bool coupled = date % (ocean ? 4 : 2) == 0;
+    codes += info != (coupled ? ISTHMUS_COUPLING_RECVD : ISTHMUS_COUPLING_OK);
+    if (!coupled) continue;
+    for (int64_t i = 0; i < len; ++i) {
+      // to the atmosphere: destination side, the serial sum's bits; to the ocean: partial
+      // sums added on arrival, to 1e-14 relative (unmapped ocean points get 0)
+      const double r = ocean ? to_ocean[first + i] : to_atmos[first + i];
+      wrong += ocean ? std::fabs(y[i] - r) > 1e-14 * std::fabs(r) : std::memcmp(&y[i], &r, sizeof r) != 0;
+    }
+  }
+  EXPECT_EQ(isthmus_coupler_terminate(cpl), ISTHMUS_OK);
+  EXPECT_TRUE(all_ranks(codes == 0)) << codes << " wrong info codes";
+  EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values";
+  isthmus_decomp_destroy(&d);
+  isthmus_context_destroy(&ctx);
+  isthmus_coupler_destroy(&cpl);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == 0) {
+    unlink(nam.c_str());
+    rmdir(dir.c_str());
+  }
+}
+
+// Errors through the C API: a missing configuration file fails on every rank with
+// ISTHMUS_ERR_CONFIG and a message naming it; the handle then refuses every call; a get
+// before enddef names the component.
+TEST(CapiCoupler, ErrorsNameWhatAndWhere) {
+  Watchdog w("capi coupler errors");
+  isthmus_coupler* cpl = nullptr;
+  int rc = isthmus_coupler_create(MPI_COMM_WORLD, "ocean", "/nonexistent/namcouple", nullptr, &cpl);
+  EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_CONFIG));
+  EXPECT_EQ(std::string(isthmus_coupler_last_error(cpl)),
+            "isthmus: rank " + std::to_string(world_rank()) +
+                ": isthmus_coupler_create: the configuration file /nonexistent/namcouple cannot be "
+                "read (component ocean)");
+  EXPECT_EQ(isthmus_coupler_enddef(cpl), ISTHMUS_ERR_ARG);
+  isthmus_coupler_destroy(&cpl);
+  EXPECT_EQ(cpl, nullptr);
+
+  const std::string dir = run_dir();
+  if (world_rank() == 0) mkdir(dir.c_str(), 0755);
+  const std::string nam = dir + "/namcouple.empty";
+  write_file(nam, "$NFIELDS\n  0\n$END\n$RUNTIME\n  10\n$END\n$STRINGS\n$END\n");
+  ASSERT_EQ(isthmus_coupler_create(MPI_COMM_WORLD, "ocean", nam.c_str(), nullptr, &cpl), ISTHMUS_OK)
+      << isthmus_coupler_last_error(cpl);
+  double v = 0;
+  int info = -1;
+  EXPECT_EQ(isthmus_coupler_get(cpl, 0, 0, &v, &info), ISTHMUS_ERR_ARG);
+  EXPECT_EQ(std::string(isthmus_coupler_last_error(cpl)),
+            "isthmus: rank " + std::to_string(world_rank()) +
+                ": isthmus_coupler_get: get before enddef (component ocean)");
+  isthmus_coupler_destroy(&cpl);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    unlink(nam.c_str());
+    rmdir(dir.c_str());
+  }
+}
