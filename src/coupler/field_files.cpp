@@ -259,15 +259,16 @@ std::vector<int> var_dims(const NcFile& f, int var) {
 }
 
 // A variable read as a whole field: 1-D or 2-D with nx * ny values, double or float (OASIS's
-// oasis_io_read_avfile accepts both shapes).
+// oasis_io_read_avfile accepts both shapes), or integer (the masks of OASIS's masks.nc).
 int field_variable(const NcFile& f, const std::string& name, int64_t n, GridShape shape) {
   int var = -1;
   if (nc_inq_varid(f.id, name.c_str(), &var) != NC_NOERR)
     fail(ISTHMUS_ERR_FILE, f.what, ": no variable \"", name, "\"");
   nc_type type = NC_NAT;
   f.check(nc_inq_vartype(f.id, var, &type), "type of variable " + name);
-  if (type != NC_DOUBLE && type != NC_FLOAT)
-    fail(ISTHMUS_ERR_FILE, f.what, ": variable \"", name, "\" is not double or float");
+  if (type != NC_DOUBLE && type != NC_FLOAT && type != NC_INT && type != NC_SHORT &&
+      type != NC_BYTE && type != NC_INT64)
+    fail(ISTHMUS_ERR_FILE, f.what, ": variable \"", name, "\" is not a number");
   const std::vector<int> dims = var_dims(f, var);
   int64_t size = 1;
   for (int d : dims) size *= dim_length(f, d);
@@ -416,9 +417,12 @@ void write_restart(MPI_Comm comm, const std::string& path, const IndexList& poin
   out.share(comm);
 }
 
-void read_restart(MPI_Comm comm, const std::string& path, const IndexList& points,
-                  GridShape shape, const std::string& prefix, const std::vector<FieldData>& fields,
-                  std::vector<RestartCounter>* counters) {
+namespace {
+
+// kind: what the file is, for messages ("restart", "grid")
+void read_fields(const char* kind, MPI_Comm comm, const std::string& path, const IndexList& points,
+                 GridShape shape, const std::string& prefix, const std::vector<FieldData>& fields,
+                 std::vector<RestartCounter>* counters) {
   Agreement a;
   check_fields(a, points, shape, fields);
   uint64_t h = 0;
@@ -431,7 +435,7 @@ void read_restart(MPI_Comm comm, const std::string& path, const IndexList& point
   // The header first: a missing variable fails before any data moves.
   Outcome header;
   NcFile f;
-  f.what = described("restart", path);
+  f.what = described(kind, path);
   std::vector<int> vars;
   if (g.root())
     header.run([&] {
@@ -475,6 +479,19 @@ void read_restart(MPI_Comm comm, const std::string& path, const IndexList& point
   if (counters)
     for (RestartCounter& c : *counters)
       ISTHMUS_MPI(MPI_Bcast(c.values.data(), static_cast<int>(c.values.size()), MPI_INT, 0, comm));
+}
+
+}  // namespace
+
+void read_restart(MPI_Comm comm, const std::string& path, const IndexList& points,
+                  GridShape shape, const std::string& prefix, const std::vector<FieldData>& fields,
+                  std::vector<RestartCounter>* counters) {
+  read_fields("restart", comm, path, points, shape, prefix, fields, counters);
+}
+
+void read_grid_fields(MPI_Comm comm, const std::string& path, const IndexList& points,
+                      GridShape shape, const std::vector<FieldData>& fields) {
+  read_fields("grid", comm, path, points, shape, "", fields, nullptr);
 }
 
 bool restart_has_variable(MPI_Comm comm, const std::string& path, const std::string& name) {

@@ -84,6 +84,10 @@ void write_restart(MPI_Comm comm, const std::string& path, const IndexList& poin
 void read_restart(MPI_Comm comm, const std::string& path, const IndexList& points,
                   GridShape shape, const std::string& prefix, const std::vector<FieldData>& fields,
                   std::vector<RestartCounter>* counters = nullptr);
+// The same for a grid file (OASIS's grids.nc, masks.nc, areas.nc): fields as variables named
+// by `fields`, any numeric type (read as double), messages naming a "grid file".
+void read_grid_fields(MPI_Comm comm, const std::string& path, const IndexList& points,
+                      GridShape shape, const std::vector<FieldData>& fields);
 // Whether the file exists and holds variable `name` (to choose between OASIS's namings).
 bool restart_has_variable(MPI_Comm comm, const std::string& path, const std::string& name);
 
