@@ -663,6 +663,12 @@ int isthmus_coupler_get_context(const isthmus_coupler* cpl, isthmus_context** ct
 /* Collective over the component. Ids count from 0 in the order of definition. */
 int isthmus_coupler_def_partition(isthmus_coupler* cpl, const isthmus_decomp* points,
                                   const char* name, int* partition);
+/* The same from an OASIS partition (ig_paral of n ints: serial, apple, box, orange, points).
+ * global_size <= 0: as OASIS without isize, the grid is as large as the largest index any rank
+ * of the component names, plus one (one more reduction over the component). */
+int isthmus_coupler_def_partition_oasis(isthmus_coupler* cpl, int64_t global_size,
+                                        const int* ig_paral, int n, const char* name,
+                                        int* partition);
 /* type: ISTHMUS_DOUBLE or ISTHMUS_FLOAT; bundle: levels per point (OASIS var_nodims(2), >= 1);
  * a field's array holds bundle * local points values, level-major. */
 int isthmus_coupler_def_var(isthmus_coupler* cpl, const char* name, int partition, int direction,

@@ -1,6 +1,9 @@
 // The coupler's C API: a thin translation onto coupler::Coupler; messages land in the coupler's
 // own context state (isthmus_coupler_last_error).
+#include <algorithm>
+#include <climits>
 #include <memory>
+#include <optional>
 
 #include "capi/handles.h"
 #include "coupler/coupler.h"
@@ -89,6 +92,42 @@ int isthmus_coupler_def_partition(isthmus_coupler* cpl, const isthmus_decomp* po
     coupler::Coupler& c = usable(cpl);
     if (!partition) fail(ISTHMUS_ERR_ARG, "partition (the output pointer) is NULL");
     *partition = c.def_partition(points ? &points->list : nullptr, name ? name : "");
+  });
+}
+
+int isthmus_coupler_def_partition_oasis(isthmus_coupler* cpl, int64_t global_size,
+                                        const int* ig_paral, int n, const char* name,
+                                        int* partition) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    coupler::Coupler& c = usable(cpl);
+    if (!partition) fail(ISTHMUS_ERR_ARG, "partition (the output pointer) is NULL");
+    // A bad ig_paral on one rank must not leave the others in the size reduction or in
+    // def_partition's agreement: it takes part with no points and fails there.
+    std::optional<IndexList> points;
+    std::optional<Error> bad;
+    try {
+      if (!ig_paral) fail(ISTHMUS_ERR_ARG, "ig_paral is NULL");
+      points = IndexList::from_oasis(global_size > 0 ? global_size : INT64_MAX / 4, ig_paral, n);
+    } catch (const Error& e) {
+      bad = e;
+    }
+    if (global_size <= 0) {
+      long long top = 0;
+      if (points)
+        for (const Segment& s : points->segments()) top = std::max<long long>(top, s.start + s.length);
+      long long all = 0;
+      ISTHMUS_MPI(MPI_Allreduce(&top, &all, 1, MPI_LONG_LONG, MPI_MAX, c.local_comm()));
+      if (points && !bad) {
+        try {
+          points = IndexList::from_oasis(all, ig_paral, n);
+        } catch (const Error& e) {
+          bad = e;
+        }
+      }
+    }
+    // a rank's bad partition fails inside def_partition's agreement: every rank alike
+    *partition = c.def_partition(points ? &*points : nullptr, name ? name : "", bad);
   });
 }
 

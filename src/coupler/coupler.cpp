@@ -128,9 +128,11 @@ void Coupler::require_defining(const char* what) const {
   if (defined_) fail(ISTHMUS_ERR_ARG, what, " after enddef (component ", name_, ")");
 }
 
-int Coupler::def_partition(const IndexList* points, const std::string& name) {
+int Coupler::def_partition(const IndexList* points, const std::string& name,
+                           const std::optional<Error>& failure) {
   if (me_ < 0) fail(ISTHMUS_ERR_ARG, "def_partition: this rank runs no component");
   Agreement a;
+  if (failure) a.record(failure->code(), failure->what());
   a.check([&] {
     require_defining("def_partition");
     if (!points) fail(ISTHMUS_ERR_ARG, "def_partition ", name, ": the points are NULL");

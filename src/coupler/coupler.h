@@ -8,11 +8,13 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "coupler/config.h"
 #include "coupler/coupling.h"
+#include "base/error.h"
 #include "index/index_list.h"
 #include "transfer/redist.h"
 
@@ -44,8 +46,10 @@ class Coupler {
   int component_count() const { return static_cast<int>(comps_.size()); }
 
   // Collective over the component's ranks; ids count from 0 in order of definition.
-  // points NULL: misuse, agreed like any other (every rank of the component fails alike)
-  int def_partition(const IndexList* points, const std::string& name = "");
+  // points NULL: misuse, agreed like any other (every rank of the component fails alike);
+  // `failure`: this rank's own reason to fail (e.g. a bad OASIS partition), agreed the same way
+  int def_partition(const IndexList* points, const std::string& name = "",
+                    const std::optional<Error>& failure = std::nullopt);
   int def_var(const std::string& name, int partition, VarDirection dir, DataType type,
               int bundle = 1);
   void enddef();

@@ -105,7 +105,14 @@ TEST(CapiCoupler, Orca2LmdzBothWaysThroughANamcouple) {
   isthmus_decomp* d = nullptr;
   ASSERT_EQ(isthmus_decomp_create_oasis(ctx, n, ig.data(), 3, &d), ISTHMUS_OK);
   int part = -1, out = -1, in = -1;
-  ASSERT_EQ(isthmus_coupler_def_partition(cpl, d, "grid", &part), ISTHMUS_OK);
+  // the atmosphere through a decomposition, the ocean straight from its ig_paral with the
+  // grid size left to OASIS's rule (the largest index named, plus one)
+  if (ocean) {
+    ASSERT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, ig.data(), 3, "grid", &part), ISTHMUS_OK)
+        << isthmus_coupler_last_error(cpl);
+  } else {
+    ASSERT_EQ(isthmus_coupler_def_partition(cpl, d, "grid", &part), ISTHMUS_OK);
+  }
   ASSERT_EQ(isthmus_coupler_def_var(cpl, ocean ? "O_SST" : "A_FLX", part, ISTHMUS_VAR_OUT,
                                     ISTHMUS_DOUBLE, 1, &out), ISTHMUS_OK);
   ASSERT_EQ(isthmus_coupler_def_var(cpl, ocean ? "O_FLX" : "A_SST", part, ISTHMUS_VAR_IN,
@@ -177,6 +184,18 @@ TEST(CapiCoupler, ErrorsNameWhatAndWhere) {
   EXPECT_EQ(std::string(isthmus_coupler_last_error(cpl)),
             "isthmus: rank " + std::to_string(world_rank()) +
                 ": isthmus_coupler_get: get before enddef (component ocean)");
+  // an OASIS partition of an unknown kind on the last rank: every rank fails alike
+  int part = -1;
+  const int good[3] = {1, world_rank() * 10, 10}, bad[3] = {9, 0, 10};
+  rc = isthmus_coupler_def_partition_oasis(cpl, 0, world_rank() == world_size() - 1 ? bad : good,
+                                           3, "p", &part);
+  const std::vector<int> codes = codes_of_all_ranks(rc);
+  EXPECT_NE(codes[0], ISTHMUS_OK);
+  EXPECT_TRUE(same_code_everywhere(rc, codes[0])) << isthmus_coupler_last_error(cpl);
+  // and the component goes on: a good partition after it
+  EXPECT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, good, 3, "p", &part), ISTHMUS_OK)
+      << isthmus_coupler_last_error(cpl);
+  EXPECT_EQ(part, 0);
   isthmus_coupler_destroy(&cpl);
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank() == 0) {
