@@ -283,11 +283,13 @@ void Coupler::enddef() {
     fail(ISTHMUS_ERR_INTERNAL, "field ", field, " is not this rank's");
   };
   for (const Entry& e : config_.entries) {
-    if (e.status == FieldStatus::Input || e.status == FieldStatus::Output)
-      fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": entry ", names_of(e.src_names), ": ",
-           field_status_name(e.status), " fields are not supported by isthmus yet");
+    // an OUTPUT entry has only a source (it writes what is put), an INPUT entry only a
+    // destination (its get reads a file); the one component then plays both roles below
+    const bool has_src = e.status != FieldStatus::Input;
+    const bool has_dst = e.status != FieldStatus::Output;
     int sc = -1, dc = -1;
     for (const std::string& f : e.src_names) {
+      if (!has_src) break;
       const int c = find(e, f, VarDirection::Out, "source");
       if (sc >= 0 && c != sc)
         fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": the source fields of entry ",
@@ -296,6 +298,7 @@ void Coupler::enddef() {
       sc = c;
     }
     for (const std::string& f : e.dst_names) {
+      if (!has_dst) break;
       const int c = find(e, f, VarDirection::In, "destination");
       if (dc >= 0 && c != dc)
         fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": the destination fields of entry ",
@@ -303,8 +306,13 @@ void Coupler::enddef() {
              comps_[c].name, ")");
       dc = c;
     }
+    if (!has_src) sc = dc;
+    if (!has_dst) dc = sc;
     CouplingEnds ends;
     ends.entry = &e;
+    ends.number = static_cast<int>(&e - config_.entries.data()) + 1;
+    ends.local = local_;
+    ends.allow_no_restart = config_.nnorest.value_or(false);
     ends.src_component = comps_[sc].name;
     ends.dst_component = comps_[dc].name;
     for (size_t k = 0; k < e.src_names.size(); ++k) {
@@ -341,12 +349,13 @@ void Coupler::enddef() {
                names_of(e.src_names), " are defined on different partitions in ", name_);
       return p;
     };
-    ends.src = me_ == sc;
-    ends.dst = me_ == dc;
+    ends.src = me_ == sc && has_src;
+    ends.dst = me_ == dc && has_dst;
     if (ends.src) ends.src_points = partitions_[partition_of(e.src_names)];
     if (ends.dst) ends.dst_points = partitions_[partition_of(e.dst_names)];
-    auto c = std::make_unique<Coupling>(pair_comm(sc, dc), ends, config_.runtime, opt_.run_dir,
-                                        opt_.method);
+    // a one-sided entry exchanges nothing: no pair communicator is made for it
+    auto c = std::make_unique<Coupling>(has_src && has_dst ? pair_comm(sc, dc) : local_, ends,
+                                        config_.runtime, opt_.run_dir, opt_.method);
     for (size_t k = 0; k < e.src_names.size(); ++k) {
       if (ends.src) vars_[local_var(e.src_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
       if (ends.dst) vars_[local_var(e.dst_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
@@ -366,12 +375,12 @@ Coupler::Var& Coupler::var_of(int var, const char* what) {
   return vars_[var];
 }
 
-int Coupler::put(int var, int date, const void* data) {
+int Coupler::put(int var, int date, const void* data, bool write_restart) {
   Var& v = var_of(var, "put");
   if (v.dir != VarDirection::Out)
     fail(ISTHMUS_ERR_ARG, "put of ", v.name, ": the field is declared in (OASIS_In) by ", name_);
   int info = kOk;
-  for (auto& [c, k] : v.uses) info = c->put(k, date, data, v.type);
+  for (auto& [c, k] : v.uses) info = c->put(k, date, data, v.type, write_restart);
   return info;
 }
 

@@ -55,8 +55,9 @@ class Coupler {
   void enddef();
 
   // Local calls; the return value is OASIS's info code (coupling.h). A field the configuration
-  // does not couple returns kOk and moves nothing.
-  int put(int var, int date, const void* data);
+  // does not couple returns kOk and moves nothing. write_restart: OASIS's optional argument of
+  // oasis_put (Coupling::put says which file it writes).
+  int put(int var, int date, const void* data, bool write_restart = false);
   int get(int var, int date, void* data);
   void terminate();  // completes the sends in flight; collective over the component
 

@@ -1,7 +1,9 @@
 #include "coupler/coupling.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "base/error.h"
 #include "remap/scrip_weights.h"
@@ -25,11 +27,138 @@ remap::Side side_of(MapSide s) {
   return remap::Side::Auto;
 }
 
+// OASIS writes a grid without a 2-D shape in the namcouple as nx = its size, ny = 1.
+GridShape shape_of(int64_t nx, int64_t ny, int64_t size) {
+  if (nx > 0 && ny > 0) return {nx, ny};
+  return {size, 1};
+}
+
+// OASIS's write_restart files: TC<date %09d>_<file> (what a coupling date sends) and
+// TA<date %09d>_<file> (a partial LOCTRANS state). OASIS prefixes the name as written in the
+// namcouple; a directory in it is kept in front of the prefix.
+std::string dated_file(const char* kind, int date, const std::string& file) {
+  char prefix[32];
+  std::snprintf(prefix, sizeof prefix, "%s%09d_", kind, date);
+  const size_t slash = file.rfind('/');
+  if (slash == std::string::npos) return prefix + file;
+  return file.substr(0, slash + 1) + prefix + file.substr(slash + 1);
+}
+
+// Rank 0 of comm looks, every rank learns: an agreed answer costs one broadcast.
+bool file_exists(MPI_Comm comm, const std::string& path) {
+  int rank = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  int exists = 0;
+  if (rank == 0) {
+    std::error_code ec;
+    exists = std::filesystem::is_regular_file(path, ec) ? 1 : 0;
+  }
+  ISTHMUS_MPI(MPI_Bcast(&exists, 1, MPI_INT, 0, comm));
+  return exists == 1;
+}
+
 }  // namespace
 
 Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std::string& run_dir,
                    Method method)
-    : ends_(std::move(ends)), runtime_(runtime), nfields_(static_cast<int>(ends_.levels.size())) {
+    : ends_(std::move(ends)),
+      runtime_(runtime),
+      nfields_(static_cast<int>(ends_.levels.size())),
+      run_dir_(run_dir) {
+  const Entry& e = *ends_.entry;
+  src_shape_ = shape_of(e.src_nx, e.src_ny, ends_.src_grid_size);
+  dst_shape_ = shape_of(e.dst_nx, e.dst_ny, ends_.dst_grid_size);
+  // file calls get a communicator of their own, so that their messages never meet those of
+  // the exchanges or of another entry's files
+  if (ends_.local != MPI_COMM_NULL) ISTHMUS_MPI(MPI_Comm_dup(ends_.local, &files_comm_.comm));
+  files_ = files_comm_.comm;
+
+  // OASIS's oasis_advance_init: a lagged put entry starts from its restart file. Whether the
+  // file is usable is settled before the exchange is built, so that its agreement fails every
+  // rank of both components alike and no destination waits for a date 0 that never comes.
+  Agreement agreement;
+  bool lagged_restart = ends_.src && e.lag > 0;
+  if (lagged_restart) {
+    if (e.restart_file.empty()) {
+      agreement.record(ISTHMUS_ERR_CONFIG,
+                       where(e) + ": LAG=" + std::to_string(e.lag) +
+                           " needs a restart file (the lagged fields of date 0 are read from it)");
+    } else {
+      const std::string path = in_run_dir(e.restart_file);
+      std::string missing;
+      if (!file_exists(files_, path)) {
+        missing = "the restart file \"" + path + "\" does not exist";
+      } else {
+        for (int f = 0; f < nfields_ && missing.empty(); ++f)
+          for (int l = 0; l < ends_.levels[f] && missing.empty(); ++l) {
+            const std::string v = level_name(e.src_names[f], l, ends_.levels[f]);
+            if (!restart_has_variable(files_, path, v))
+              missing = "the restart file \"" + path + "\" has no variable \"" + v + "\"";
+          }
+      }
+      if (!missing.empty()) {
+        if (ends_.allow_no_restart) {
+          lagged_restart = false;  // $NNOREST: OASIS sends zeros
+        } else {
+          std::string vars;
+          for (int f = 0; f < nfields_; ++f)
+            vars += (f ? ", " : "") + level_name(e.src_names[f], 0, ends_.levels[f]);
+          agreement.record(ISTHMUS_ERR_FILE,
+                           where(e) + ": LAG=" + std::to_string(e.lag) + ": " + missing +
+                               " (it holds the lagged value of " + vars +
+                               " for date 0; $NNOREST true starts from zeros)");
+        }
+      }
+    }
+  }
+
+  if (e.status == FieldStatus::Exported || e.status == FieldStatus::Expout) {
+    build_exchange(comm, run_dir, method, agreement);
+  } else {
+    agreement.conclude(files_);  // one component only: nothing is exchanged
+  }
+
+  for (int f = 0; f < nfields_; ++f) {
+    if (ends_.src) {
+      const size_t n = static_cast<size_t>(ends_.src_points.size()) * ends_.levels[f];
+      acc_.emplace_back(e.loctrans.value_or(TimeOp::Instant), n);
+      send_.emplace_back(n, 0.0);
+    }
+    if (ends_.dst)
+      recv_.emplace_back(static_cast<size_t>(ends_.dst_points.size()) * ends_.levels[f], 0.0);
+  }
+  put_date_.assign(nfields_, -1);
+  got_date_.assign(nfields_, -1);
+
+  // OASIS names output files <field>_<component>_<entry>.nc and writes them in the run
+  // directory; both sides of an EXPOUT entry write what they exchange.
+  const std::string dir = run_dir_ + "/";
+  if (ends_.src && (e.status == FieldStatus::Expout || e.status == FieldStatus::Output))
+    src_output_ = std::make_unique<OutputFile>(files_, ends_.src_points, src_shape_,
+                                               ends_.src_component, ends_.number, dir);
+  if (ends_.dst && e.status == FieldStatus::Expout)
+    dst_output_ = std::make_unique<OutputFile>(files_, ends_.dst_points, dst_shape_,
+                                               ends_.dst_component, ends_.number, dir);
+  if (ends_.dst && e.status == FieldStatus::Input) {
+    const bool absolute = !e.input_file.empty() && e.input_file[0] == '/';
+    input_ = std::make_unique<InputFile>(files_, ends_.dst_points, dst_shape_, e.input_file,
+                                         ends_.dst_component, absolute ? "" : dir);
+  }
+
+  if (ends_.src && e.lag > 0) {
+    if (lagged_restart) read_lagged_restart();
+    // the restart's values count for date 0 as an INSTANT put at date -LAG would (OASIS calls
+    // its put path with the model time -LAG)
+    emit(-e.lag, 0);
+  }
+  // after the lagged send, which leaves the accumulators alone: OASIS reads them second too
+  if (ends_.src && e.loctrans.value_or(TimeOp::Instant) != TimeOp::Instant &&
+      !e.restart_file.empty())
+    read_partial_restart();
+}
+
+void Coupling::build_exchange(MPI_Comm comm, const std::string& run_dir, Method method,
+                              Agreement& agreement) {
   const Entry& e = *ends_.entry;
   const IndexList* src = ends_.src ? &ends_.src_points : nullptr;
   const IndexList* dst = ends_.dst ? &ends_.dst_points : nullptr;
@@ -49,12 +178,10 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
     mo.side = e.mapping ? side_of(e.mapping->side) : remap::Side::Auto;
     mo.method = method;
     mo.nlevels = ends_.levels;
-    Agreement agreement;
     mapping_ = std::make_unique<remap::Mapping>(comm, src, dst, info.src_grid_size,
                                                 info.dst_grid_size,
                                                 remap::links_of(slab, info.num_wgts), mo, agreement);
   } else {
-    Agreement agreement;
     agreement.check([&] {
       if (ends_.src_grid_size != ends_.dst_grid_size)
         fail(ISTHMUS_ERR_CONFIG, where(e), ": the source grid has ", ends_.src_grid_size,
@@ -67,20 +194,77 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
     Agreement redist_agreement;
     redist_ = std::make_unique<Redist>(xmap_, specs, method, redist_agreement, comm);
   }
-  for (int f = 0; f < nfields_; ++f) {
-    if (ends_.src) {
-      const size_t n = static_cast<size_t>(ends_.src_points.size()) * ends_.levels[f];
-      acc_.emplace_back(e.loctrans.value_or(TimeOp::Instant), n);
-      send_.emplace_back(n, 0.0);
-    }
-    if (ends_.dst)
-      recv_.emplace_back(static_cast<size_t>(ends_.dst_points.size()) * ends_.levels[f], 0.0);
-  }
-  put_date_.assign(nfields_, -1);
-  got_date_.assign(nfields_, -1);
 }
 
 remap::Side Coupling::side() const { return mapping_ ? mapping_->info().side : remap::Side::Dst; }
+
+std::string Coupling::in_run_dir(const std::string& file) const {
+  return !file.empty() && file[0] == '/' ? file : run_dir_ + "/" + file;
+}
+
+std::vector<FieldData> Coupling::src_fields(std::vector<std::vector<double>>& values) {
+  std::vector<FieldData> fields;
+  for (int f = 0; f < nfields_; ++f)
+    fields.push_back({ends_.entry->src_names[f], ends_.levels[f], DataType::Double, values[f].data()});
+  return fields;
+}
+
+std::vector<FieldData> Coupling::dst_fields(std::vector<std::vector<double>>& values) {
+  std::vector<FieldData> fields;
+  for (int f = 0; f < nfields_; ++f)
+    fields.push_back({ends_.entry->dst_names[f], ends_.levels[f], DataType::Double, values[f].data()});
+  return fields;
+}
+
+void Coupling::read_lagged_restart() {
+  const Entry& e = *ends_.entry;
+  read_restart(files_, in_run_dir(e.restart_file), ends_.src_points, src_shape_, "",
+               src_fields(send_));
+}
+
+void Coupling::read_partial_restart() {
+  const Entry& e = *ends_.entry;
+  const std::string path = in_run_dir(e.restart_file);
+  const TimeOp op = e.loctrans.value_or(TimeOp::Instant);
+  // 4.0 and later name the state after the entry, 2.0 after the operation; a file without
+  // either starts the accumulation from nothing (OASIS reads it with abort=.false.)
+  std::string prefix, counter;
+  if (restart_has_variable(files_, path, loctrans_counter_name(ends_.number))) {
+    prefix = loctrans_prefix(ends_.number);
+    counter = loctrans_counter_name(ends_.number);
+  } else if (restart_has_variable(files_, path, loctrans_counter_name_oasis2(op))) {
+    prefix = loctrans_prefix_oasis2(op);
+    counter = loctrans_counter_name_oasis2(op);
+  } else {
+    return;
+  }
+  std::vector<std::vector<double>> states;
+  int nlevels = 0;
+  for (int f = 0; f < nfields_; ++f) {
+    states.emplace_back(acc_[f].size(), 0.0);
+    nlevels += ends_.levels[f];
+  }
+  std::vector<RestartCounter> counters = {{counter, std::vector<int>(nlevels, 0)}};
+  read_restart(files_, path, ends_.src_points, src_shape_, prefix, src_fields(states), &counters);
+  // OASIS counts per field level; all levels of a field are put together, so the first
+  // level's count is the field's
+  for (int f = 0, level = 0; f < nfields_; level += ends_.levels[f], ++f)
+    acc_[f].restore(std::move(states[f]), counters[0].values[level]);
+}
+
+void Coupling::write_partial_restart(const std::string& path) {
+  const bool instant = ends_.entry->loctrans.value_or(TimeOp::Instant) == TimeOp::Instant;
+  std::vector<std::vector<double>> states;
+  std::vector<int> counts;
+  for (int f = 0; f < nfields_; ++f) {
+    // OASIS keeps no INSTANT state between coupling dates: its vector is zeros, its count 0
+    if (instant) states.emplace_back(acc_[f].size(), 0.0);
+    else states.push_back(acc_[f].state());
+    counts.insert(counts.end(), ends_.levels[f], instant ? 0 : acc_[f].oasis_counter());
+  }
+  write_restart(files_, path, ends_.src_points, src_shape_, loctrans_prefix(ends_.number),
+                src_fields(states), {{loctrans_counter_name(ends_.number), counts}});
+}
 
 void Coupling::start(const double* const* src) {
   if (mapping_) {
@@ -111,42 +295,88 @@ void Coupling::check_date(const char* what, int date, int& last) const {
   last = date;
 }
 
-int Coupling::put(int k, int date, const void* data, DataType type) {
+int Coupling::emit(int date, int64_t lagged) {
+  const Entry& e = *ends_.entry;
+  int info = e.loctrans.value_or(TimeOp::Instant) == TimeOp::Instant ? kOk : kLocTrans;
+  // beyond the run's end nothing is sent: the lagged value of $RUNTIME is the next run's date 0
+  const bool beyond = runtime_ > 0 && lagged >= runtime_;
+  if (!e.restart_file.empty()) {
+    if (e.lag > 0 && runtime_ > 0 && lagged == runtime_) {
+      info = kToRest;
+      write_restart(files_, in_run_dir(e.restart_file), ends_.src_points, src_shape_, "",
+                    src_fields(send_));
+    } else if (write_restart_) {
+      write_restart_ = false;
+      write_restart(files_, in_run_dir(dated_file("TC", date, e.restart_file)), ends_.src_points,
+                    src_shape_, "", src_fields(send_));
+    }
+  }
+  if (exchanges() && !beyond) {
+    info = kSent;
+    // after the restart write: the file holds the value before BLASOLD, which the next run
+    // applies when it sends it
+    if (e.blasold)
+      for (auto& s : send_)
+        for (double& v : s) v = e.blasold->scale * v + e.blasold->add;
+    if (pending_) {
+      // a rank of both sides finishes at get
+      if (ends_.dst)
+        fail(ISTHMUS_ERR_ARG, "put of ", where(e), " at date ", date,
+             ": the previous coupling has not been received by its get on these ranks yet");
+      finish(nullptr);  // the previous coupling, if still in flight
+    }
+    std::vector<const double*> src;
+    for (auto& s : send_) src.push_back(s.data());
+    start(src.data());  // the send completes at the next put or at termination
+  }
+  if (src_output_) {
+    info = info == kSent ? kSentOut : info == kToRest ? kToRestOut : kOutput;
+    src_output_->write(date, src_fields(send_));
+  }
+  return info;
+}
+
+int Coupling::put(int k, int date, const void* data, DataType type, bool write_restart) {
   const Entry& e = *ends_.entry;
   check_date("put", date, last_put_);
   if (!data && ends_.src_points.size() > 0)
     fail(ISTHMUS_ERR_ARG, "put of ", e.src_names[k], " at date ", date,
          ": the array is NULL but this rank holds ", ends_.src_points.size(), " points");
+  if (write_restart) write_restart_ = true;
   if (type == DataType::Float) acc_[k].add(static_cast<const float*>(data));
   else acc_[k].add(static_cast<const double*>(data));
   const int64_t lagged = static_cast<int64_t>(date) + e.lag;
   const bool instant = e.loctrans.value_or(TimeOp::Instant) == TimeOp::Instant;
-  if (lagged % e.period != 0) return instant ? kOk : kLocTrans;
-  put_date_[k] = static_cast<int>(lagged);
-  for (int f = 0; f < nfields_; ++f)
-    if (put_date_[f] != lagged) return kWaitgroup;  // the entry travels once all its fields are put
-  for (int f = 0; f < nfields_; ++f) {
-    acc_[f].result(send_[f].data());
-    acc_[f].reset();
-    if (e.blasold)
-      for (double& v : send_[f]) v = e.blasold->scale * v + e.blasold->add;
+  int info = instant ? kOk : kLocTrans;
+  if (lagged % e.period == 0) {
+    put_date_[k] = static_cast<int>(lagged);
+    bool all = true;  // the entry travels once all its fields are put
+    for (int f = 0; f < nfields_; ++f) all = all && put_date_[f] == lagged;
+    if (!all) {
+      info = kWaitgroup;
+    } else {
+      for (int f = 0; f < nfields_; ++f) {
+        acc_[f].result(send_[f].data());
+        acc_[f].reset();
+      }
+      info = emit(date, lagged);
+    }
   }
-  // beyond the run's end nothing is sent: a lagged value belongs to the next run's restart
-  if (runtime_ > 0 && lagged >= runtime_)
-    fail(ISTHMUS_ERR_ARG, "put of ", where(e), " at date ", date, " with LAG=", e.lag,
-         ": the lagged date ", lagged, " reaches the end of the run ($RUNTIME ", runtime_,
-         "); writing it to the restart file is not supported yet");
-  if (pending_) {
-    // a rank of both sides finishes at get
-    if (ends_.dst)
-      fail(ISTHMUS_ERR_ARG, "put of ", where(e), " at date ", date,
-           ": the previous coupling has not been received by its get on these ranks yet");
-    finish(nullptr);  // the previous coupling, if still in flight
+  // OASIS (oasis_advance_run, 4.0): every put of the last coupling period saves the partial
+  // state, so the last one leaves what the next run continues; a write_restart not done at a
+  // coupling date saves it to the dated TA file (once)
+  if (!e.restart_file.empty()) {
+    const bool last_period = runtime_ > 0 && lagged + e.period >= runtime_;
+    if ((last_period && !instant) || write_restart_) {
+      std::string path = in_run_dir(e.restart_file);
+      if (!last_period) {
+        write_restart_ = false;
+        path = in_run_dir(dated_file("TA", date, e.restart_file));
+      }
+      write_partial_restart(path);
+    }
   }
-  std::vector<const double*> src;
-  for (auto& s : send_) src.push_back(s.data());
-  start(src.data());  // the send completes at the next put or at termination
-  return e.status == FieldStatus::Expout ? kSentOut : kSent;
+  return info;
 }
 
 int Coupling::get(int k, int date, void* data, DataType type) {
@@ -157,19 +387,24 @@ int Coupling::get(int k, int date, void* data, DataType type) {
          ": the array is NULL but this rank holds ", ends_.dst_points.size(), " points");
   if (date % e.period != 0) return kOk;
   if (received_date_ != date) {
-    // the first field of the entry to be got at this date receives them all
-    if (!ends_.src) start(nullptr);
-    else if (!pending_)
-      fail(ISTHMUS_ERR_ARG, "get of ", e.dst_names[k], " at date ", date, " in component ",
-           ends_.dst_component, ": its put (", e.src_names[k],
-           ") has not been called for this date on these ranks; with source and destination on "
-           "the same ranks the put must come first (or use LAG)");
-    std::vector<double*> dst;
-    for (auto& r : recv_) dst.push_back(r.data());
-    finish(dst.data());
-    for (auto& r : recv_)
-      if (e.blasnew)
-        for (double& v : r) v = e.blasnew->scale * v + e.blasnew->add;
+    // the first field of the entry to be got at this date receives (or reads) them all
+    if (input_) {
+      input_->read(date, dst_fields(recv_));
+    } else {
+      if (!ends_.src) start(nullptr);
+      else if (!pending_)
+        fail(ISTHMUS_ERR_ARG, "get of ", e.dst_names[k], " at date ", date, " in component ",
+             ends_.dst_component, ": its put (", e.src_names[k],
+             ") has not been called for this date on these ranks; with source and destination on "
+             "the same ranks the put must come first (or use LAG)");
+      std::vector<double*> dst;
+      for (auto& r : recv_) dst.push_back(r.data());
+      finish(dst.data());
+      for (auto& r : recv_)
+        if (e.blasnew)
+          for (double& v : r) v = e.blasnew->scale * v + e.blasnew->add;
+      if (dst_output_) dst_output_->write(date, dst_fields(recv_));
+    }
     received_date_ = date;
   }
   got_date_[k] = date;
@@ -180,7 +415,8 @@ int Coupling::get(int k, int date, void* data, DataType type) {
   } else {
     std::copy(r.begin(), r.end(), static_cast<double*>(data));
   }
-  return e.status == FieldStatus::Expout ? kRecvOut : kRecvd;
+  if (input_) return kInput;
+  return dst_output_ ? kRecvOut : kRecvd;
 }
 
 void Coupling::complete() {

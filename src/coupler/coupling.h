@@ -6,6 +6,13 @@
 // multiple of the period receives. The exchange is one redistribution per coupling date for
 // all fields of the entry; a put never waits for the destination, except for the previous
 // coupling of the same entry if that one is still in flight.
+//
+// Files, as OASIS3-MCT's oasis_advance_init and oasis_advance_run (docs/coupler-files.md): the
+// source side of a lagged entry sends the restart file's fields for date 0 at construction and
+// writes the lagged fields of $RUNTIME to it instead of sending them; partial LOCTRANS states go
+// to the restart file during the last coupling period and are read back at construction; EXPOUT
+// writes what is sent (source side) and what is received (destination side); an OUTPUT entry
+// only writes, an INPUT entry only reads. File calls are collective over the component's ranks.
 #pragma once
 #include <mpi.h>
 
@@ -13,7 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "base/agreement.h"
 #include "coupler/config.h"
+#include "coupler/field_files.h"
 #include "coupler/time_op.h"
 #include "index/index_list.h"
 #include "remap/mapping.h"
@@ -28,9 +37,15 @@ enum Info : int {
 };
 
 // What this rank holds of one entry: the source part when its component sends the entry's
-// fields, the destination part when it receives them (both within one component).
+// fields, the destination part when it receives them (both within one component). An OUTPUT
+// entry has only a source part, an INPUT entry only a destination part.
 struct CouplingEnds {
   const Entry* entry = nullptr;
+  int number = 1;                               // the entry's place in the configuration, from 1
+                                                // (OASIS's LOCTRANS and output file names)
+  MPI_Comm local = MPI_COMM_NULL;               // this rank's component (files are written and
+                                                // read collectively over it)
+  bool allow_no_restart = false;                // $NNOREST: a missing lagged field is zeros
   std::string src_component, dst_component;
   bool src = false, dst = false;
   IndexList src_points, dst_points;
@@ -40,31 +55,67 @@ struct CouplingEnds {
 
 class Coupling {
  public:
-  // Collective over comm, the ranks of both components.
+  // Collective over comm, the ranks of both components (an INPUT or OUTPUT entry: over
+  // ends.local; comm is not used). The source side of an entry with LAG > 0 reads the restart
+  // file and starts the exchange of date 0 here; a missing file or variable fails on every rank
+  // of both components (ISTHMUS_ERR_FILE, naming the file and the variable).
   Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std::string& run_dir,
            Method method);
   Coupling(const Coupling&) = delete;
   Coupling& operator=(const Coupling&) = delete;
 
   // Field k of the entry's group; data holds levels[k] * local points values, level-major.
-  int put(int k, int date, const void* data, DataType type);
+  // write_restart: OASIS's optional argument of oasis_put (4.0): the next coupling date writes
+  // the value it sends to TC<date %09d>_<restart file>; a put that is not at a coupling date
+  // writes the partial LOCTRANS state to TA<date %09d>_<restart file>.
+  int put(int k, int date, const void* data, DataType type, bool write_restart = false);
   int get(int k, int date, void* data, DataType type);
   void complete();  // waits for a send still in flight (at termination)
 
   const Entry& entry() const { return *ends_.entry; }
   const CouplingEnds& ends() const { return ends_; }
+  bool exchanges() const { return mapping_ || redist_; }  // false for INPUT and OUTPUT entries
   bool mapped() const { return mapping_ != nullptr; }
   remap::Side side() const;
-  const Redist& redist() const { return mapping_ ? mapping_->redist() : *redist_; }
+  const Redist& redist() const { return mapping_ ? mapping_->redist() : *redist_; }  // exchanges()
 
  private:
+  void build_exchange(MPI_Comm comm, const std::string& run_dir, Method method,
+                      Agreement& restart_check);
   void start(const double* const* src);      // every rank of the exchange
   void finish(double* const* dst);
   void check_date(const char* what, int date, int& last) const;
+  // The source side at a coupling date (OASIS's comm_now): restart, send, output. Returns the
+  // info code.
+  int emit(int date, int64_t lagged);
+  void read_lagged_restart();
+  void read_partial_restart();
+  void write_partial_restart(const std::string& path);
+  std::vector<FieldData> src_fields(std::vector<std::vector<double>>& values);
+  std::vector<FieldData> dst_fields(std::vector<std::vector<double>>& values);
+  std::string in_run_dir(const std::string& file) const;
 
   CouplingEnds ends_;
   int64_t runtime_;
   int nfields_;
+  std::string run_dir_;
+  // a copy of ends_.local for file calls only; freed after the files that use it, also when
+  // the constructor fails
+  struct OwnedComm {
+    MPI_Comm comm = MPI_COMM_NULL;
+    OwnedComm() = default;
+    OwnedComm(const OwnedComm&) = delete;
+    OwnedComm& operator=(const OwnedComm&) = delete;
+    ~OwnedComm() {
+      if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    }
+  };
+  OwnedComm files_comm_;
+  MPI_Comm files_ = MPI_COMM_NULL;           // files_comm_.comm
+  GridShape src_shape_, dst_shape_;
+  std::unique_ptr<OutputFile> src_output_, dst_output_;
+  std::unique_ptr<InputFile> input_;
+  bool write_restart_ = false;               // OASIS's writrest: asked by a put, not yet done
   std::unique_ptr<remap::Mapping> mapping_;
   std::shared_ptr<Xmap> xmap_;
   std::unique_ptr<Redist> redist_;
