@@ -65,9 +65,9 @@ class Coupling {
   Coupling& operator=(const Coupling&) = delete;
 
   // Field k of the entry's group; data holds levels[k] * local points values, level-major.
-  // write_restart: OASIS's optional argument of oasis_put (4.0): the next coupling date writes
-  // the value it sends to TC<date %09d>_<restart file>; a put that is not at a coupling date
-  // writes the partial LOCTRANS state to TA<date %09d>_<restart file>.
+  // write_restart: OASIS's optional argument of oasis_put (4.0, oasis_advance_run): a put that
+  // completes a coupling date writes the value it sends to TC<date %09d>_<restart file>; a put
+  // at another date writes the partial LOCTRANS state to TA<date %09d>_<restart file>.
   int put(int k, int date, const void* data, DataType type, bool write_restart = false);
   int get(int k, int date, void* data, DataType type);
   void complete();  // waits for a send still in flight (at termination)
