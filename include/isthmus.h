@@ -48,7 +48,10 @@ enum isthmus_error {
   ISTHMUS_ERR_CONFIG = 6,     /* a configuration file or option is invalid                    */
   ISTHMUS_ERR_FILE = 7,       /* a file cannot be read or written, or is malformed            */
   ISTHMUS_ERR_NOMEM = 8,      /* an allocation failed                                         */
-  ISTHMUS_ERR_INTERNAL = 9    /* a bug in isthmus: please report it with the message          */
+  ISTHMUS_ERR_INTERNAL = 9,   /* a bug in isthmus: please report it with the message          */
+  ISTHMUS_ERR_TIMEOUT = 10    /* a wait outlasted its timeout (isthmus_redist_set_wait_timeout):
+                                 the message names the peers whose messages had not arrived;
+                                 a partner that never sends is a hang turned into an error     */
 };
 
 /* The symbolic name of an error code, e.g. "ISTHMUS_ERR_DECOMP". Never NULL. */

@@ -16,6 +16,7 @@ const char* isthmus_error_name(int code) {
     case ISTHMUS_ERR_FILE: return "ISTHMUS_ERR_FILE";
     case ISTHMUS_ERR_NOMEM: return "ISTHMUS_ERR_NOMEM";
     case ISTHMUS_ERR_INTERNAL: return "ISTHMUS_ERR_INTERNAL";
+    case ISTHMUS_ERR_TIMEOUT: return "ISTHMUS_ERR_TIMEOUT";
   }
   return "ISTHMUS_ERR_UNKNOWN";
 }
