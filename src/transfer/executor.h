@@ -6,7 +6,9 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "trace/counters.h"
@@ -36,6 +38,14 @@ class Packer {
   virtual void local() = 0;
 };
 
+// A bound on a wait, so that a partner that never sends becomes an error (ISTHMUS_ERR_TIMEOUT)
+// naming it instead of a silent hang. describe_peer turns a rank of the executor's communicator
+// into words for that message (a coupler names the component); empty: "rank N".
+struct WaitTimeout {
+  double seconds = 0;  // 0: wait for ever
+  std::function<std::string(int rank)> describe_peer;
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
@@ -46,6 +56,13 @@ class Executor {
   // executor that cannot split does everything in start.
   virtual void start(Packer& packer, trace::Trace& trace) { run(packer, trace); }
   virtual void finish(Packer& packer, trace::Trace& trace) { (void)packer, (void)trace; }
+  // False when this executor cannot bound its waits (it waits inside a blocking collective).
+  // After a wait has timed out the executor's messages are out of step with its peers', so it
+  // must not run again.
+  virtual bool set_wait_timeout(const WaitTimeout& timeout) { return timeout.seconds == 0; }
+  // True when a timed-out wait left sends that MPI may still read from the send buffer (a peer
+  // can post its receive late): the buffers must then outlive the executor.
+  virtual bool abandoned_sends() const { return false; }
 };
 
 // Buffers are owned by the caller and must outlive the executor; they are bound once (persistent

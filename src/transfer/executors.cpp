@@ -1,5 +1,10 @@
+#include <time.h>
+
+#include <algorithm>
 #include <climits>
+#include <iomanip>
 #include <numeric>
+#include <sstream>
 
 #include "base/error.h"
 #include "transfer/adaptive.h"
@@ -44,6 +49,47 @@ void count_traffic(trace::Trace& t, const MessageLayout& L) {
   c.bytes_received += static_cast<int64_t>(L.recv_total());
 }
 
+// Sleeps between polls of a wait with a timeout: 10 us, doubling to 1 ms, back to 10 us after
+// progress. A poll every millisecond keeps a rank waiting for seconds near zero CPU (8 ranks
+// share 2 cores here), while a message that arrives mid-exchange is seen within microseconds.
+// nanosleep, not std::this_thread: SMPI maps it to simulated time.
+class Backoff {
+ public:
+  void reset() { ns_ = kFirst; }
+  void sleep() {
+    timespec ts{0, ns_};
+    nanosleep(&ts, nullptr);
+    ns_ = std::min(ns_ * 2, kLast);
+  }
+
+ private:
+  static constexpr long kFirst = 10'000, kLast = 1'000'000;
+  long ns_ = kFirst;
+};
+
+// A message that is long at scale (thousands of silent peers) would hide the point; the first
+// ones name the culprit as well as all of them would.
+constexpr size_t kMaxPeersNamed = 16;
+
+void list_peers(std::ostringstream& os, const std::vector<MPI_Request>& req,
+                const std::vector<int>& peers, const std::vector<size_t>& bytes,
+                const char* preposition, const WaitTimeout& timeout) {
+  size_t named = 0, pending = 0;
+  for (size_t i = 0; i < req.size(); ++i) {
+    if (req[i] == MPI_REQUEST_NULL) continue;
+    if (++pending > kMaxPeersNamed) continue;
+    os << (named++ ? ", " : "") << bytes[i] << " bytes " << preposition << " "
+       << (timeout.describe_peer ? timeout.describe_peer(peers[i])
+                                 : "rank " + std::to_string(peers[i]));
+  }
+  if (pending > named) os << ", and " << pending - named << " more";
+}
+
+size_t count_pending(const std::vector<MPI_Request>& req) {
+  return static_cast<size_t>(std::count_if(req.begin(), req.end(),
+                                           [](MPI_Request r) { return r != MPI_REQUEST_NULL; }));
+}
+
 // Receives posted first, each message packed and sent as soon as it is ready, messages
 // unpacked in the order they arrive. Requests are plain (not persistent) and live in member
 // arrays filled from the precomputed layout, so nothing is allocated per exchange; persistent
@@ -54,7 +100,7 @@ class P2PExecutor final : public Executor {
   P2PExecutor(MPI_Comm comm, int tag, const MessageLayout& L, char* sbuf, char* rbuf)
       : comm_(comm), tag_(tag), layout_(L), sbuf_(sbuf), rbuf_(rbuf),
         send_(L.send_peers.size(), MPI_REQUEST_NULL), recv_(L.recv_peers.size(), MPI_REQUEST_NULL),
-        done_(L.recv_peers.size()) {
+        done_(std::max(L.recv_peers.size(), L.send_peers.size())) {
     int me = 0;
     ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
     for (size_t b : L.send_bytes) scount_.push_back(as_count(b));
@@ -80,6 +126,7 @@ class P2PExecutor final : public Executor {
     packer.local();
   }
   void finish(Packer& packer, trace::Trace& trace) override {
+    if (timeout_.seconds > 0) return finish_polling(packer, trace);
     double wait = 0;
     size_t remaining = recv_.size();
     while (remaining > 0) {
@@ -100,8 +147,81 @@ class P2PExecutor final : public Executor {
       count_traffic(trace, layout_);
     }
   }
+  bool set_wait_timeout(const WaitTimeout& timeout) override {
+    timeout_ = timeout;
+    return true;
+  }
+  bool abandoned_sends() const override { return abandoned_sends_; }
 
  private:
+  // finish with a timeout: MPI_Testsome and a sleep instead of MPI_Waitsome, which cannot be
+  // interrupted. The sends are bounded too: a large message waits for its receiver to post.
+  void finish_polling(Packer& packer, trace::Trace& trace) {
+    const double begin = MPI_Wtime();
+    double unpacking = 0;
+    Backoff backoff;
+    for (std::vector<MPI_Request>* req : {&recv_, &send_}) {
+      for (;;) {
+        int n = 0;
+        ISTHMUS_MPI(MPI_Testsome(static_cast<int>(req->size()), req->data(), &n, done_.data(),
+                                 MPI_STATUSES_IGNORE));
+        if (n == MPI_UNDEFINED) break;  // all complete
+        if (n > 0) {
+          double t0 = trace.now();
+          if (req == &recv_)
+            for (int k = 0; k < n; ++k)
+              packer.unpack(done_[k], rbuf_ + layout_.recv_offset[done_[k]]);
+          unpacking += trace.now() - t0;
+          backoff.reset();
+          continue;
+        }
+        if (MPI_Wtime() - begin >= timeout_.seconds) time_out(begin);
+        backoff.sleep();
+      }
+    }
+    if (trace.on()) {
+      trace.counters().wait_seconds += MPI_Wtime() - begin - unpacking;
+      count_traffic(trace, layout_);
+    }
+  }
+
+  [[noreturn]] void time_out(double begin) {
+    const double waited = MPI_Wtime() - begin;
+    // The sends are not polled while receives are pending: those that have completed since
+    // are not news, only the ones still pending are.
+    int n = 0;
+    ISTHMUS_MPI(MPI_Testsome(static_cast<int>(send_.size()), send_.data(), &n, done_.data(),
+                             MPI_STATUSES_IGNORE));
+    std::ostringstream os;
+    os << "timed out after " << std::fixed << std::setprecision(2) << waited << std::defaultfloat
+       << std::setprecision(6) << " s (timeout " << timeout_.seconds << " s) waiting for ";
+    const size_t recv_pending = count_pending(recv_), send_pending = count_pending(send_);
+    if (recv_pending > 0) {
+      os << recv_pending << " of " << recv_.size() << " messages to this rank: ";
+      list_peers(os, recv_, layout_.recv_peers, layout_.recv_bytes, "from", timeout_);
+    }
+    if (send_pending > 0) {
+      os << (recv_pending > 0 ? "; and for " : "") << send_pending << " of " << send_.size()
+         << " messages from this rank to be received: ";
+      list_peers(os, send_, layout_.send_peers, layout_.send_bytes, "to", timeout_);
+    }
+    // A cancelled receive completes locally (MPI guarantees the wait returns), and afterwards
+    // MPI writes nothing more into the receive buffer.
+    for (MPI_Request& r : recv_)
+      if (r != MPI_REQUEST_NULL) {
+        MPI_Cancel(&r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+      }
+    // Cancelling a send is deprecated and not implemented by Open MPI (a wait on it would block):
+    // the request is left to MPI, and the buffer it reads must outlive this executor.
+    for (MPI_Request& r : send_)
+      if (r != MPI_REQUEST_NULL) {
+        MPI_Request_free(&r);
+        abandoned_sends_ = true;
+      }
+    fail(ISTHMUS_ERR_TIMEOUT, os.str());
+  }
+
   MPI_Comm comm_;
   int tag_;
   const MessageLayout layout_;
@@ -110,6 +230,8 @@ class P2PExecutor final : public Executor {
   std::vector<MPI_Request> send_, recv_;
   std::vector<int> scount_, rcount_, done_;
   std::vector<size_t> order_;
+  WaitTimeout timeout_;
+  bool abandoned_sends_ = false;
 };
 
 // The collective executors pack every message, run one collective call, then unpack every

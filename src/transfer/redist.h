@@ -6,8 +6,10 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/agreement.h"
@@ -55,6 +57,17 @@ class Redist {
   void wait();
   bool pending() const { return pending_ != nullptr; }
 
+  // A bound on every later wait for messages (exchange, exchange_reverse, wait), from when the
+  // wait begins; 0 or infinity waits for ever (the default, MPI's own blocking wait). Past it the
+  // call throws ISTHMUS_ERR_TIMEOUT naming the peers (ranks of the xmap's communicator, put into
+  // words by describe_peer if given) whose messages had not arrived and their bytes. Local.
+  // Only Method::P2P can bound its waits; for the others a positive timeout is ISTHMUS_ERR_ARG.
+  // After a timeout the redistribution is unusable: its receives were cancelled, and a late
+  // message would be taken for a later exchange's, so every call fails with ISTHMUS_ERR_ARG.
+  void set_wait_timeout(double seconds,
+                        std::function<std::string(int rank)> describe_peer = nullptr);
+  bool timed_out() const { return !timed_out_.empty(); }
+
   Method method() const { return method_; }
   // The executor of a direction, e.g. to query an adaptive executor's plan.
   Executor& executor(bool reverse) { return *(reverse ? reverse_ : forward_).executor; }
@@ -85,9 +98,16 @@ class Redist {
   std::optional<Error> misuse(const Direction& d, const void* const* in, void* const* out,
                               const char* what);
   void run(Direction& d, const void* const* in, void* const* out, const char* what);
+  void start_direction(int direction, const void* const* in, void* const* out, const char* what);
+  void finish_pending();
   // Takes part in the exchange without data (as start + finish when `split`), then throws e.
   [[noreturn]] void run_failed(Direction& d, const Error& e, bool split);
   void count_exchange(double t0);  // trace: one exchange that began at t0
+  // Runs f, the body of a public call named `what`; a wait in it that times out leaves the
+  // redistribution unusable.
+  template <typename F>
+  void bounded(const char* what, F&& f);
+  void check_usable(const char* what) const;
   void release();                  // executors, then the communicator
 
   std::shared_ptr<const Xmap> xmap_;
@@ -102,6 +122,7 @@ class Redist {
   std::optional<StatusPacker::Failure> pending_failure_;  // a failed peer seen during start
   std::vector<void*> pending_out_;      // its output arrays (copied: the caller's list may go)
   double pending_t0_ = 0;
+  std::string timed_out_;  // the message of the wait that timed out, if one did
 };
 
 }  // namespace isthmus
