@@ -1,4 +1,5 @@
-// C API of the butterfly and adaptive transfer: plan cache, plan query, Algorithm 1 generator.
+// C API of the butterfly and adaptive transfer (plan cache, plan query, Algorithm 1 generator)
+// and of the wait timeout.
 #include "capi/handles.h"
 #include "transfer/adaptive.h"
 #include "transfer/butterfly.h"
@@ -33,6 +34,11 @@ int isthmus_redist_set_plan_cache(isthmus_redist* r, const char* path) {
       fail(ISTHMUS_ERR_ARG, "the redistribution uses method '", method_name(r->redist->method()),
            "'; a plan cache needs method adaptive (", static_cast<int>(Method::Adaptive), ")");
   });
+}
+
+int isthmus_redist_set_wait_timeout(isthmus_redist* r, double seconds) {
+  ISTHMUS_REQUIRE_HANDLE(r);
+  return guarded(r->ctx.get(), __func__, [&] { r->redist->set_wait_timeout(seconds); });
 }
 
 int isthmus_redist_get_plan(const isthmus_redist* r, int reverse, isthmus_transfer_plan* out) {
