@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "base/error.h"
+#include "coupler/grid_files.h"
 #include "remap/scrip_weights.h"
 
 namespace isthmus::coupler {
@@ -181,6 +182,7 @@ void Coupling::build_exchange(MPI_Comm comm, const std::string& run_dir, Method 
     mapping_ = std::make_unique<remap::Mapping>(comm, src, dst, info.src_grid_size,
                                                 info.dst_grid_size,
                                                 remap::links_of(slab, info.num_wgts), mo, agreement);
+    if (e.conserv) set_conservation(run_dir);
   } else {
     agreement.check([&] {
       if (ends_.src_grid_size != ends_.dst_grid_size)
@@ -194,6 +196,48 @@ void Coupling::build_exchange(MPI_Comm comm, const std::string& run_dir, Method 
     Agreement redist_agreement;
     redist_ = std::make_unique<Redist>(xmap_, specs, method, redist_agreement, comm);
   }
+}
+
+// CONSERV: as OASIS, both grids' areas and masks come from areas.nc and masks.nc in the run
+// directory; each side reads its own grid over its component, and a failure to read joins the
+// mapping's agreement over both components, so no rank is left in the global sums.
+void Coupling::set_conservation(const std::string& run_dir) {
+  const Entry& e = *ends_.entry;
+  remap::Conservation c;
+  switch (e.conserv->type) {
+    case ConservType::Global: c.type = remap::Conserv::Global; break;
+    case ConservType::Glbpos: c.type = remap::Conserv::Glbpos; break;
+    case ConservType::Basbal: c.type = remap::Conserv::Basbal; break;
+    case ConservType::Baspos: c.type = remap::Conserv::Baspos; break;
+  }
+  switch (e.conserv->sum) {
+    case SumMethod::Reprosum: c.method = GlobalSumMethod::Reprosum; break;
+    case SumMethod::Gather: c.method = GlobalSumMethod::Gather; break;
+    case SumMethod::Lsum8: c.method = GlobalSumMethod::Lsum8; break;
+    case SumMethod::Lsum16: c.method = GlobalSumMethod::Lsum16; break;
+    case SumMethod::Ddpdd: c.method = GlobalSumMethod::Ddpdd; break;
+  }
+  auto shape = [](int64_t nx, int64_t ny, int64_t size) {
+    return nx > 0 && ny > 0 ? GridShape{nx, ny} : GridShape{size, 1};
+  };
+  Agreement agreement;
+  try {
+    if (ends_.src) {
+      AreasAndMask am = read_areas_and_mask(ends_.local, run_dir, e.src_grid, ends_.src_points,
+                                            shape(e.src_nx, e.src_ny, ends_.src_grid_size));
+      c.src_area = std::move(am.area);
+      c.src_mask = std::move(am.active);
+    }
+    if (ends_.dst) {
+      AreasAndMask am = read_areas_and_mask(ends_.local, run_dir, e.dst_grid, ends_.dst_points,
+                                            shape(e.dst_nx, e.dst_ny, ends_.dst_grid_size));
+      c.dst_area = std::move(am.area);
+      c.dst_mask = std::move(am.active);
+    }
+  } catch (const Error& err) {
+    agreement.record(err.code(), where(e) + ": CONSERV: " + err.what());
+  }
+  mapping_->set_conservation(std::move(c), agreement);
 }
 
 remap::Side Coupling::side() const { return mapping_ ? mapping_->info().side : remap::Side::Dst; }

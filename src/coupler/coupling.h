@@ -80,6 +80,7 @@ class Coupling {
   const Redist& redist() const { return mapping_ ? mapping_->redist() : *redist_; }  // exchanges()
 
  private:
+  void set_conservation(const std::string& run_dir);
   void build_exchange(MPI_Comm comm, const std::string& run_dir, Method method,
                       Agreement& restart_check);
   void start(const double* const* src);      // every rank of the exchange

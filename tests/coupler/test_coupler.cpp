@@ -3,10 +3,13 @@
 // fields, mappings with the real ORCA2 -> LMDZ weights, and definition errors.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <netcdf.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <numeric>
 #include <random>
 
@@ -341,4 +344,137 @@ TEST(Coupler, DefinitionErrorsNameFieldLineAndComponents) {
     EXPECT_EQ(o.code, ISTHMUS_ERR_CONFIG);
     EXPECT_EQ(o.msg, k.expected);
   }
+}
+
+namespace {
+
+// OASIS's areas.nc and masks.nc for the two shared grids, made by rank 0 from the grid files of
+// tests/data (srf; imask 1 = active, the inverse of OASIS's msk).
+void write_oasis_grid_files(const std::string& dir) {
+  if (world_rank() != 0) return;
+  auto ok = [](int rc) { ASSERT_EQ(rc, NC_NOERR) << nc_strerror(rc); };
+  int areas, masks;
+  ok(nc_create((dir + "/areas.nc").c_str(), NC_CLOBBER, &areas));
+  ok(nc_create((dir + "/masks.nc").c_str(), NC_CLOBBER, &masks));
+  struct Grid { const char* name; int nx, ny; std::vector<double> srf; std::vector<int> msk; int va, vm; };
+  std::vector<Grid> grids = {{"torc", 182, 149, {}, {}, 0, 0}, {"lmdz", 96, 72, {}, {}, 0, 0}};
+  for (Grid& g : grids) {
+    int id, v;
+    ok(nc_open((std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/grid_" + g.name + ".nc").c_str(), NC_NOWRITE, &id));
+    g.srf.resize(g.nx * g.ny);
+    g.msk.resize(g.nx * g.ny);
+    ok(nc_inq_varid(id, "srf", &v));
+    ok(nc_get_var_double(id, v, g.srf.data()));
+    ok(nc_inq_varid(id, "imask", &v));
+    ok(nc_get_var_int(id, v, g.msk.data()));
+    ok(nc_close(id));
+    for (int& m : g.msk) m = !m;
+    for (int f : {areas, masks}) {
+      int dx, dy;
+      ok(nc_def_dim(f, (std::string("x_") + g.name).c_str(), g.nx, &dx));
+      ok(nc_def_dim(f, (std::string("y_") + g.name).c_str(), g.ny, &dy));
+      int dims[2] = {dy, dx};
+      if (f == areas) ok(nc_def_var(f, (std::string(g.name) + ".srf").c_str(), NC_DOUBLE, 2, dims, &g.va));
+      else ok(nc_def_var(f, (std::string(g.name) + ".msk").c_str(), NC_INT, 2, dims, &g.vm));
+    }
+  }
+  ok(nc_enddef(areas));
+  ok(nc_enddef(masks));
+  for (Grid& g : grids) {
+    ok(nc_put_var_double(areas, g.va, g.srf.data()));
+    ok(nc_put_var_int(masks, g.vm, g.msk.data()));
+  }
+  ok(nc_close(areas));
+  ok(nc_close(masks));
+}
+
+// The areas and OASIS masks of a grid, read back for the test's own integrals.
+void grid_of(const std::string& dir, const std::string& grid, std::vector<double>& area, std::vector<int>& msk) {
+  int id, v, n;
+  nc_open((dir + "/areas.nc").c_str(), NC_NOWRITE, &id);
+  nc_inq_varid(id, (grid + ".srf").c_str(), &v);
+  n = grid == "torc" ? 182 * 149 : 96 * 72;
+  area.resize(n);
+  nc_get_var_double(id, v, area.data());
+  nc_close(id);
+  nc_open((dir + "/masks.nc").c_str(), NC_NOWRITE, &id);
+  nc_inq_varid(id, (grid + ".msk").c_str(), &v);
+  msk.resize(n);
+  nc_get_var_int(id, v, msk.data());
+  nc_close(id);
+}
+
+}  // namespace
+
+// CONSERV through the coupler with the real ORCA2 -> LMDZ conservative weights and OASIS's
+// areas.nc/masks.nc in the run directory: GLOBAL restores the source integral over the active
+// points to the reproducible sum's precision, GLBPOS too while keeping signs; the source and
+// destination components sum their own integrals (the put never joins the get's sums).
+TEST(Coupler, ConservRestoresTheSourceIntegral) {
+  Watchdog w("coupler CONSERV");
+  Layout L;
+  int pid = static_cast<int>(getpid());
+  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("isthmus_conserv_np" + std::to_string(L.size) + "_" + std::to_string(pid))).string();
+  if (L.me == 0) std::filesystem::create_directories(dir);
+  MPI_Barrier(MPI_COMM_WORLD);
+  write_oasis_grid_files(dir);
+  MPI_Barrier(MPI_COMM_WORLD);
+  std::vector<double> as, ad;
+  std::vector<int> ms, md;
+  grid_of(dir, "torc", as, ms);
+  grid_of(dir, "lmdz", ad, md);
+  const int64_t ns = 182 * 149, nd = 96 * 72;
+  auto sst = [](int64_t g) { return 1.0 + 0.5 * std::sin(g * 0.01); };  // positive
+  for (ConservType type : {ConservType::Global, ConservType::Glbpos}) {
+    Config cfg;
+    cfg.file = "namcouple";
+    cfg.runtime = 2;
+    Entry e = entry("SO", "SA", 1, 182, 149);
+    e.dst_nx = 96;
+    e.dst_ny = 72;
+    e.src_grid = "torc";
+    e.dst_grid = "lmdz";
+    e.mapping = MappingSpec{};
+    e.mapping->file = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc";
+    e.conserv = ConservSpec{};
+    e.conserv->type = type;
+    cfg.entries.push_back(e);
+    CouplerOptions opt;
+    opt.run_dir = dir;
+    Coupler c(MPI_COMM_WORLD, L.two() ? L.component() : "both", cfg, opt);
+    const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
+    const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
+    std::vector<int64_t> sidx = random_part(ns, ls, lr, 17), didx = random_part(nd, ls, lr, 18);
+    int so = -1, sa = -1;
+    if (src) so = c.def_var("SO", c.def_partition(ptr(list_of(ns, sidx))), VarDirection::Out, DataType::Double);
+    if (dst) sa = c.def_var("SA", c.def_partition(ptr(list_of(nd, didx))), VarDirection::In, DataType::Double);
+    c.enddef();
+    std::vector<double> x(sidx.size()), y(didx.size());
+    for (size_t i = 0; i < sidx.size(); ++i) x[i] = sst(sidx[i]);
+    if (src) {
+      EXPECT_EQ(c.put(so, 0, x.data()), kSent);
+    }
+    long double s_dst = 0, s_src = 0;
+    int64_t negative = 0;
+    if (dst) {
+      EXPECT_EQ(c.get(sa, 0, y.data()), kRecvd);
+      for (size_t i = 0; i < didx.size(); ++i)
+        if (!md[didx[i]]) {
+          s_dst += static_cast<long double>(y[i]) * ad[didx[i]];
+          negative += y[i] < 0;
+        }
+    }
+    for (int64_t g = 0; g < ns; ++g)
+      if (!ms[g]) s_src += static_cast<long double>(sst(g)) * as[g];
+    double local = static_cast<double>(s_dst), total = 0;
+    MPI_Allreduce(&local, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    c.terminate();
+    EXPECT_NEAR(total, static_cast<double>(s_src), 1e-12 * static_cast<double>(s_src))
+        << (type == ConservType::Global ? "GLOBAL" : "GLBPOS");
+    EXPECT_TRUE(all_ranks(negative == 0));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (L.me == 0) std::filesystem::remove_all(dir);
 }
