@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -15,7 +16,37 @@ bool one_of(const std::string& w, std::initializer_list<const char*> list) {
   return false;
 }
 
+// The length of the UTF-8 sequence at s[i], or 0 if it is not one.
+size_t utf8_length(const std::string& s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  size_t n = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+  if (n == 0 || c == 0xC0 || c == 0xC1 || c > 0xF4 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
 }  // namespace
+
+void check_text(const std::string& file, const std::string& text, const char* what) {
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t i = 0; i < text.size();) {
+    auto c = static_cast<unsigned char>(text[i]);
+    size_t n = 1;
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    } else if ((c < 0x20 && c != '\t' && c != '\r' && c != '\v' && c != '\f') || c == 0x7F ||
+               (c >= 0x80 && (n = utf8_length(text, i)) == 0)) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", c);
+      Where{file, line, ""}.fail("not a text line: byte ", hex, " at column ", i - line_start + 1,
+                                 " (", what, " is UTF-8 text)");
+    }
+    i += n;
+  }
+}
 
 std::optional<int64_t> to_int(const std::string& word) {
   const char* b = word.data();

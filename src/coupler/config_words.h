@@ -28,6 +28,10 @@ struct Where {
   }
 };
 
+// Fails at the first byte that is neither UTF-8 text nor a blank (naming line and column):
+// such a byte is damage, and could not be written to the YAML form. `what`: "a namcouple"...
+void check_text(const std::string& file, const std::string& text, const char* what);
+
 // Strict conversions: the whole word, nothing else (a sign is allowed; Fortran's D exponent too
 // for reals, which must be finite).
 std::optional<int64_t> to_int(const std::string& word);

@@ -28,6 +28,7 @@ class YamlReader {
   explicit YamlReader(std::string file) : file_(std::move(file)) {}
 
   Config read(const std::string& text) {
+    words::check_text(file_, text, "a YAML file");
     YAML::Node root;
     try {
       root = YAML::Load(text);

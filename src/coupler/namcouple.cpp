@@ -6,7 +6,6 @@
 //   field status, ended by $END or the end of the file.
 // Every keyword and word is either understood or rejected with file, line and keyword: a
 // configuration the coupler would half-apply is worse than one it refuses.
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -26,39 +25,15 @@ struct Line {
   bool keyword() const { return words[0][0] == '$'; }
 };
 
-// The column (1-based) of the first byte that is neither UTF-8 text nor a blank, or 0. Such a
-// byte is damage, and could not be written to the YAML form.
-size_t bad_byte(const std::string& s) {
-  for (size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 && c != '\t' && c != '\r' && c != '\v' && c != '\f') return i + 1;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t n = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    if (n == 0 || c == 0xC0 || c == 0xC1 || c > 0xF4 || i + n > s.size()) return i + 1;
-    for (size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return i + 1;
-    i += n;
-  }
-  return 0;
-}
-
 std::vector<Line> meaningful_lines(const std::string& text, const std::string& file,
                                    int& last_line) {
+  words::check_text(file, text, "a namcouple");
   std::vector<Line> lines;
   std::istringstream in(text);
   std::string s;
   int number = 0;
   while (std::getline(in, s)) {
     ++number;
-    if (size_t col = bad_byte(s)) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(s[col - 1]));
-      Where{file, number, ""}.fail("not a text line: byte ", hex, " at column ", col,
-                                   " (a namcouple is UTF-8 text)");
-    }
     Line l;
     l.number = number;
     std::string w;

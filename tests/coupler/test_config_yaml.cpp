@@ -197,6 +197,8 @@ TEST(ConfigYaml, BrokenYamlFilesAreNamedWithFileLineAndKey) {
        "ignore_bad_index_silently)"},
       {"nnorest", "runtime: 10\nnnorest: maybe\n", "c.yaml:2: nnorest: \"maybe\" is not true or false"},
       {"entries not a list", "runtime: 10\nentries: {a: 1}\n", "c.yaml:2: entries: expected a list"},
+      {"a byte that is not text", entry("[SSTA]", "[SS\xc3TA]"),
+       "c.yaml:4: not a text line: byte 0xC3 at column 13 (a YAML file is UTF-8 text)"},
       {"unused keyword not OASIS's", "runtime: 10\nunused: [{keyword: NFIELDS}]\n",
        "c.yaml:2: unused: keyword: \"NFIELDS\" is not one of OASIS3's unused keywords (SEQMODE, "
        "CHANNEL, JOBNAME, INIDATE, MODINFO, CALTYPE)"},
