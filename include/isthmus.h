@@ -48,7 +48,10 @@ enum isthmus_error {
   ISTHMUS_ERR_CONFIG = 6,     /* a configuration file or option is invalid                    */
   ISTHMUS_ERR_FILE = 7,       /* a file cannot be read or written, or is malformed            */
   ISTHMUS_ERR_NOMEM = 8,      /* an allocation failed                                         */
-  ISTHMUS_ERR_INTERNAL = 9    /* a bug in isthmus: please report it with the message          */
+  ISTHMUS_ERR_INTERNAL = 9,   /* a bug in isthmus: please report it with the message          */
+  ISTHMUS_ERR_TIMEOUT = 10    /* a wait outlasted its timeout (isthmus_redist_set_wait_timeout):
+                                 the message names the peers whose messages had not arrived;
+                                 a partner that never sends is a hang turned into an error     */
 };
 
 /* The symbolic name of an error code, e.g. "ISTHMUS_ERR_DECOMP". Never NULL. */
@@ -241,6 +244,27 @@ enum isthmus_direction { ISTHMUS_FORWARD = 0, ISTHMUS_REVERSE = 1 };
 int isthmus_redist_start(isthmus_redist* redist, int direction, const void* const* in,
                          void* const* out);
 int isthmus_redist_wait(isthmus_redist* redist);
+
+/* A bound on how long an exchange (isthmus_redist_exchange[_reverse], isthmus_redist_wait) waits
+ * for its messages, so that a partner that never sends becomes an error instead of a hang.
+ * seconds = 0 (the default) or INFINITY waits for ever; a positive value applies to every later
+ * wait, counted from when the wait begins. Local: each rank sets its own. With a timeout the wait
+ * polls its requests, sleeping between polls (10 us growing to 1 ms), so that it leaves the core
+ * to other ranks; without one it is MPI's own blocking wait, unchanged.
+ * When the timeout passes the call fails with ISTHMUS_ERR_TIMEOUT and a message naming the peers
+ * (ranks of the map's communicator) whose messages had not arrived with the bytes each was to
+ * send, the peers that had not taken this rank's messages (a large message waits for its
+ * receiver), and how long it waited; at most 16 peers of each kind are named:
+ *   isthmus: rank 0: isthmus_redist_wait: wait of a forward exchange: timed out after 0.30 s
+ *   (timeout 0.3 s) waiting for 1 of 7 messages to this rank: 88 bytes from rank 7; this
+ *   redistribution is unusable now
+ * The redistribution is then unusable: its pending receives are cancelled (a late message would
+ * otherwise be taken for the next exchange's), its unfinished sends are left to MPI (their buffer
+ * is kept, even after destroy, for a receiver that posts late), and every later call with it
+ * fails with ISTHMUS_ERR_ARG saying that a previous wait timed out; destroy it. Only method P2P
+ * waits on requests it can poll; the others (collectives, the butterfly's MPI_Waitall) refuse a
+ * positive timeout with ISTHMUS_ERR_ARG, and accept 0. Negative or NaN: ISTHMUS_ERR_ARG. */
+int isthmus_redist_set_wait_timeout(isthmus_redist* redist, double seconds);
 
 /* ------------------------------------------------------------------------------------------ */
 /* trace: counters per redistribution                                                         */
