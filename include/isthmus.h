@@ -667,8 +667,12 @@ enum isthmus_coupling_info {
 enum isthmus_var_direction { ISTHMUS_VAR_IN = 0, ISTHMUS_VAR_OUT = 1 };
 
 typedef struct isthmus_coupler_options {
-  const char* run_dir;  /* where weights files named by the configuration are looked up
-                           (NULL: the current directory)                                     */
+  const char* run_dir;  /* where weights, restart, grid (areas.nc, masks.nc) and INPUT files
+                           are looked up and OUTPUT files written (NULL: the current directory) */
+  double timeout_seconds; /* a put or get waiting longer than this for its partner fails with
+                           ISTHMUS_ERR_TIMEOUT naming the entry, date and ranks it waits for
+                           (0: wait for ever, or the ISTHMUS_COUPLER_TIMEOUT environment
+                           variable's seconds when set)                                      */
 } isthmus_coupler_options;
 
 /* Collective over world (every rank of every component; once). component: the name of the
