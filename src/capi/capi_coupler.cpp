@@ -40,6 +40,11 @@ int isthmus_coupler_create(MPI_Comm world, const char* component, const char* co
     require(config_path, "config_path");
     coupler::CouplerOptions o;
     if (opt && opt->run_dir) o.run_dir = opt->run_dir;
+    if (opt) {
+      if (!(opt->timeout_seconds >= 0))
+        fail(ISTHMUS_ERR_ARG, "timeout_seconds is ", opt->timeout_seconds, " (>= 0; 0: no timeout)");
+      o.timeout_s = opt->timeout_seconds;
+    }
     c = std::make_unique<coupler::Coupler>(world, component ? component : "", std::string(config_path), o);
     if (c->local_comm() != MPI_COMM_NULL) {
       ISTHMUS_MPI(MPI_Comm_dup(c->local_comm(), &st->comm));

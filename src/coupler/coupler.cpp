@@ -1,6 +1,7 @@
 #include "coupler/coupler.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -80,6 +81,9 @@ Coupler::Coupler(MPI_Comm world, const std::string& component, const std::string
 
 void Coupler::init(MPI_Comm world, Config config) {
   config_ = std::move(config);
+  timeout_s_ = opt_.timeout_s;
+  if (timeout_s_ <= 0)
+    if (const char* env = std::getenv("ISTHMUS_COUPLER_TIMEOUT")) timeout_s_ = std::atof(env);
   ISTHMUS_MPI(MPI_Comm_dup(world, &world_));
   // every communicator made from this one inherits it: MPI errors are returned, never abort
   ISTHMUS_MPI(MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN));
@@ -360,9 +364,33 @@ void Coupler::enddef() {
       if (ends.src) vars_[local_var(e.src_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
       if (ends.dst) vars_[local_var(e.dst_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
     }
+    if (timeout_s_ > 0) c->set_wait_timeout(timeout_s_, describe_ranks(has_src && has_dst ? pair_comm(sc, dc) : local_));
     couplings_.push_back(std::move(c));
   }
   defined_ = true;
+}
+
+std::function<std::string(int)> Coupler::describe_ranks(MPI_Comm comm) const {
+  // the world rank of each rank of comm, once; then its component and rank in it
+  MPI_Group group, world_group;
+  int n = 0;
+  ISTHMUS_MPI(MPI_Comm_group(comm, &group));
+  ISTHMUS_MPI(MPI_Comm_group(world_, &world_group));
+  ISTHMUS_MPI(MPI_Group_size(group, &n));
+  std::vector<int> ranks(n), world(n);
+  for (int r = 0; r < n; ++r) ranks[r] = r;
+  ISTHMUS_MPI(MPI_Group_translate_ranks(group, n, ranks.data(), world_group, world.data()));
+  MPI_Group_free(&group);
+  MPI_Group_free(&world_group);
+  std::vector<std::string> words(n);
+  for (int r = 0; r < n; ++r)
+    for (const Component& c : comps_) {
+      auto it = std::find(c.world_ranks.begin(), c.world_ranks.end(), world[r]);
+      if (it != c.world_ranks.end())
+        words[r] = "rank " + std::to_string(it - c.world_ranks.begin()) + " of component " + c.name +
+                   " (world rank " + std::to_string(world[r]) + ")";
+    }
+  return [words](int r) { return r >= 0 && r < static_cast<int>(words.size()) ? words[r] : "rank " + std::to_string(r); };
 }
 
 Coupler::Var& Coupler::var_of(int var, const char* what) {

@@ -6,6 +6,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,6 +26,10 @@ enum class VarDirection { In = 0, Out = 1 };  // OASIS_In, OASIS_Out
 struct CouplerOptions {
   std::string run_dir = ".";       // where weights files (and restart files) are looked up
   Method method = Method::P2P;     // the only executor whose sends never wait for a receiver
+  // A put or get that waits longer than this for its partner fails with ISTHMUS_ERR_TIMEOUT
+  // naming the entry, the date and the ranks it waits for, instead of hanging (0: wait for
+  // ever). 0 here takes the ISTHMUS_COUPLER_TIMEOUT environment variable (seconds) if set.
+  double timeout_s = 0;
 };
 
 class Coupler {
@@ -90,11 +95,14 @@ class Coupler {
   void init(MPI_Comm world, Config config);
   void exchange_declarations();
   MPI_Comm pair_comm(int a, int b);
+  // "rank r of component C (world rank w)" for the ranks of a coupling's communicator
+  std::function<std::string(int)> describe_ranks(MPI_Comm comm) const;
   void require_defining(const char* what) const;
   Var& var_of(int var, const char* what);
 
   std::string name_;
   CouplerOptions opt_;
+  double timeout_s_ = 0;           // the option, or the environment's
   Config config_;
   MPI_Comm world_ = MPI_COMM_NULL;
   MPI_Comm local_ = MPI_COMM_NULL;

@@ -321,10 +321,24 @@ void Coupling::start(const double* const* src) {
   pending_ = true;
 }
 
-void Coupling::finish(double* const* dst) {
+void Coupling::finish(double* const* dst, const char* call, int date) {
   pending_ = false;
-  if (mapping_) mapping_->finish(dst);
-  else redist_->wait();
+  try {
+    if (mapping_) mapping_->finish(dst);
+    else redist_->wait();
+  } catch (const Error& err) {
+    if (err.code() != ISTHMUS_ERR_TIMEOUT) throw;
+    // a hang turned into an error: say which coupling waited, for what, on whom
+    const Entry& e = *ends_.entry;
+    const bool get = call[0] == 'g';
+    fail(ISTHMUS_ERR_TIMEOUT, call, " of ", where(e), " at date ", date, " in component ",
+         get ? ends_.dst_component : ends_.src_component, ": ",
+         get ? "its data never came from " + ends_.src_component + " (no put at that date? a "
+               "period or LAG that never reaches it?)"
+             : "the previous coupling's data was never taken by " + ends_.dst_component +
+                   " (no get at that date?)",
+         "; ", err.what());
+  }
 }
 
 void Coupling::check_date(const char* what, int date, int& last) const {
@@ -367,7 +381,7 @@ int Coupling::emit(int date, int64_t lagged) {
       if (ends_.dst)
         fail(ISTHMUS_ERR_ARG, "put of ", where(e), " at date ", date,
              ": the previous coupling has not been received by its get on these ranks yet");
-      finish(nullptr);  // the previous coupling, if still in flight
+      finish(nullptr, "put", date);  // the previous coupling, if still in flight
     }
     std::vector<const double*> src;
     for (auto& s : send_) src.push_back(s.data());
@@ -443,7 +457,7 @@ int Coupling::get(int k, int date, void* data, DataType type) {
              "the same ranks the put must come first (or use LAG)");
       std::vector<double*> dst;
       for (auto& r : recv_) dst.push_back(r.data());
-      finish(dst.data());
+      finish(dst.data(), "get", date);
       for (auto& r : recv_)
         if (e.blasnew)
           for (double& v : r) v = e.blasnew->scale * v + e.blasnew->add;
@@ -464,7 +478,12 @@ int Coupling::get(int k, int date, void* data, DataType type) {
 }
 
 void Coupling::complete() {
-  if (pending_ && !ends_.dst) finish(nullptr);
+  if (pending_ && !ends_.dst) finish(nullptr, "terminate", last_put_);
+}
+
+void Coupling::set_wait_timeout(double seconds, std::function<std::string(int)> describe_peer) {
+  if (!exchanges()) return;
+  (mapping_ ? mapping_->redist() : *redist_).set_wait_timeout(seconds, std::move(describe_peer));
 }
 
 }  // namespace isthmus::coupler

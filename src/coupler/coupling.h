@@ -16,6 +16,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,7 +71,11 @@ class Coupling {
   // at another date writes the partial LOCTRANS state to TA<date %09d>_<restart file>.
   int put(int k, int date, const void* data, DataType type, bool write_restart = false);
   int get(int k, int date, void* data, DataType type);
-  void complete();  // waits for a send still in flight (at termination)
+  void complete();
+  // Bounds every wait of this coupling's exchange (0: none): a partner that never comes fails
+  // the put or get with ISTHMUS_ERR_TIMEOUT naming the entry, the date and the waited-for ranks
+  // (describe_peer turns a rank of the exchange into words).
+  void set_wait_timeout(double seconds, std::function<std::string(int)> describe_peer);  // waits for a send still in flight (at termination)
 
   const Entry& entry() const { return *ends_.entry; }
   const CouplingEnds& ends() const { return ends_; }
@@ -84,7 +89,7 @@ class Coupling {
   void build_exchange(MPI_Comm comm, const std::string& run_dir, Method method,
                       Agreement& restart_check);
   void start(const double* const* src);      // every rank of the exchange
-  void finish(double* const* dst);
+  void finish(double* const* dst, const char* call, int date);
   void check_date(const char* what, int date, int& last) const;
   // The source side at a coupling date (OASIS's comm_now): restart, send, output. Returns the
   // info code.

@@ -478,3 +478,52 @@ TEST(Coupler, ConservRestoresTheSourceIntegral) {
   MPI_Barrier(MPI_COMM_WORLD);
   if (L.me == 0) std::filesystem::remove_all(dir);
 }
+
+// A get whose put never comes (the ocean stops putting after date 2, the atmosphere still
+// gets at date 4): with a timeout the get fails on every atmosphere rank with
+// ISTHMUS_ERR_TIMEOUT, naming the entry, the date, the component it waits for and its ranks,
+// instead of hanging.
+TEST(Coupler, AGetWhosePutNeverComesIsReportedNotHung) {
+  Watchdog w("coupler deadlock diagnosis");
+  Layout L;
+  if (!L.two()) GTEST_SKIP() << "needs two components";
+  const int64_t n = 40;
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.runtime = 8;
+  cfg.entries.push_back(entry("SST", "SSTA", 2, n, 1));
+  CouplerOptions opt;
+  opt.timeout_s = 0.3;
+  Coupler c(MPI_COMM_WORLD, L.component(), cfg, opt);
+  std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), 19);
+  const int part = c.def_partition(ptr(list_of(n, idx)));
+  const int var = L.ocean() ? c.def_var("SST", part, VarDirection::Out, DataType::Double)
+                            : c.def_var("SSTA", part, VarDirection::In, DataType::Double);
+  c.enddef();
+  std::vector<double> x(idx.size(), 1.0);
+  Outcome o;
+  if (L.ocean()) {
+    for (int date = 0; date <= 2; date += 2) c.put(var, date, x.data());
+  } else {
+    for (int date = 0; date <= 2; date += 2) c.get(var, date, x.data());
+    o = outcome_of([&] { c.get(var, 4, x.data()); });
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (L.ocean()) return;
+  EXPECT_EQ(o.code, ISTHMUS_ERR_TIMEOUT);
+  const std::string head =
+      "get of entry SST (line 10) at date 4 in component atmos: its data never came from ocean "
+      "(no put at that date? a period or LAG that never reaches it?); wait of a forward exchange: "
+      "timed out after ";
+  EXPECT_EQ(o.msg.substr(0, head.size()), head) << o.msg;
+  // every ocean rank that holds points this atmosphere rank needs is named, none of the others
+  for (int r = 0; r < L.nocean; ++r) {
+    const std::string who = "rank " + std::to_string(r) + " of component ocean (world rank " +
+                            std::to_string(r) + ")";
+    const bool named = o.msg.find(who) != std::string::npos;
+    std::vector<int64_t> theirs = random_part(n, L.nocean, r, 19);
+    bool needed = false;
+    for (int64_t g : theirs) needed |= std::find(idx.begin(), idx.end(), g) != idx.end();
+    EXPECT_EQ(named, needed) << who << " in: " << o.msg;
+  }
+}
