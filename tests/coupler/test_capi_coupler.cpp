@@ -87,7 +87,7 @@ TEST(CapiCoupler, Orca2LmdzBothWaysThroughANamcouple) {
              "rmp_lmdz_to_torc_BILINEAR.nc src sum\n$END\n");
   const bool ocean = me < size / 2 + (size % 2);
   const int nocean = size / 2 + (size % 2);
-  isthmus_coupler_options opt{kData.c_str()};
+  isthmus_coupler_options opt{kData.c_str(), 0.0};
   isthmus_coupler* cpl = nullptr;
   ASSERT_EQ(isthmus_coupler_create(MPI_COMM_WORLD, ocean ? "ocean" : "atmos", nam.c_str(), &opt, &cpl),
             ISTHMUS_OK)
