@@ -708,6 +708,24 @@ int isthmus_coupler_get(isthmus_coupler* cpl, int var, int date, void* data, int
 /* Completes the sends still in flight. */
 int isthmus_coupler_terminate(isthmus_coupler* cpl);
 
+/* put with flags: ISTHMUS_PUT_WRITE_RESTART is OASIS's write_restart argument (the value sent at
+ * this coupling date, or the partial accumulation, written to OASIS's dated restart files,
+ * docs/coupler-files.md). */
+enum isthmus_put_flags { ISTHMUS_PUT_WRITE_RESTART = 1 };
+int isthmus_coupler_put_flags(isthmus_coupler* cpl, int var, int date, const void* data, int flags,
+                              int* info);
+/* What a put at `date` would return, doing nothing (OASIS's oasis_put_inquire). */
+int isthmus_coupler_put_inquire(isthmus_coupler* cpl, int var, int date, int* info);
+/* The number of couplings (configuration entries) of a field, and their periods in seconds in
+ * configuration order (OASIS's oasis_get_ncpl, oasis_get_freqs; n: the size of periods). */
+int isthmus_coupler_get_ncpl(isthmus_coupler* cpl, int var, int* ncpl);
+int isthmus_coupler_get_freqs(isthmus_coupler* cpl, int var, int n, int* periods);
+/* This component's and `other`'s ranks as one intracommunicator (in world order) or an
+ * intercommunicator (OASIS's oasis_get_intracomm, oasis_get_intercomm). Collective over both
+ * components; the caller frees the communicator. */
+int isthmus_coupler_get_intracomm(isthmus_coupler* cpl, const char* other, MPI_Comm* comm);
+int isthmus_coupler_get_intercomm(isthmus_coupler* cpl, const char* other, MPI_Comm* comm);
+
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration files                                                                        */
 /* ------------------------------------------------------------------------------------------ */

@@ -177,4 +177,60 @@ int isthmus_coupler_terminate(isthmus_coupler* cpl) {
   return guarded(cpl->state.get(), __func__, [&] { usable(cpl).terminate(); });
 }
 
+int isthmus_coupler_put_flags(isthmus_coupler* cpl, int var, int date, const void* data, int flags,
+                              int* info) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    if (flags & ~ISTHMUS_PUT_WRITE_RESTART)
+      fail(ISTHMUS_ERR_ARG, "flags ", flags, " (1 ISTHMUS_PUT_WRITE_RESTART)");
+    const int i = usable(cpl).put(var, date, data, (flags & ISTHMUS_PUT_WRITE_RESTART) != 0);
+    if (info) *info = i;
+  });
+}
+
+int isthmus_coupler_put_inquire(isthmus_coupler* cpl, int var, int date, int* info) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    require(info, "info (the output pointer)");
+    *info = usable(cpl).put_inquire(var, date);
+  });
+}
+
+int isthmus_coupler_get_ncpl(isthmus_coupler* cpl, int var, int* ncpl) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    require(ncpl, "ncpl (the output pointer)");
+    *ncpl = usable(cpl).coupling_count(var);
+  });
+}
+
+int isthmus_coupler_get_freqs(isthmus_coupler* cpl, int var, int n, int* periods) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    const std::vector<int> p = usable(cpl).periods(var);
+    if (n < static_cast<int>(p.size()))
+      fail(ISTHMUS_ERR_ARG, "n is ", n, " but the field has ", p.size(), " couplings");
+    if (!p.empty()) require(periods, "periods");
+    std::copy(p.begin(), p.end(), periods);
+  });
+}
+
+int isthmus_coupler_get_intracomm(isthmus_coupler* cpl, const char* other, MPI_Comm* comm) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    require(other, "other");
+    require(comm, "comm (the output pointer)");
+    *comm = usable(cpl).intracomm(other);
+  });
+}
+
+int isthmus_coupler_get_intercomm(isthmus_coupler* cpl, const char* other, MPI_Comm* comm) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    require(other, "other");
+    require(comm, "comm (the output pointer)");
+    *comm = usable(cpl).intercomm(other);
+  });
+}
+
 }  // extern "C"

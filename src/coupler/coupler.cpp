@@ -393,9 +393,9 @@ std::function<std::string(int)> Coupler::describe_ranks(MPI_Comm comm) const {
   return [words](int r) { return r >= 0 && r < static_cast<int>(words.size()) ? words[r] : "rank " + std::to_string(r); };
 }
 
-Coupler::Var& Coupler::var_of(int var, const char* what) {
+Coupler::Var& Coupler::var_of(int var, const char* what, bool after_enddef) {
   if (me_ < 0) fail(ISTHMUS_ERR_ARG, what, ": this rank runs no component");
-  if (!defined_) fail(ISTHMUS_ERR_ARG, what, " before enddef (component ", name_, ")");
+  if (after_enddef && !defined_) fail(ISTHMUS_ERR_ARG, what, " before enddef (component ", name_, ")");
   if (terminated_) fail(ISTHMUS_ERR_ARG, what, " after terminate (component ", name_, ")");
   if (var < 0 || var >= static_cast<int>(vars_.size()))
     fail(ISTHMUS_ERR_ARG, what, ": field id ", var, " is not defined (", vars_.size(),
@@ -419,6 +419,58 @@ int Coupler::get(int var, int date, void* data) {
   int info = kOk;
   for (auto& [c, k] : v.uses) info = c->get(k, date, data, v.type);
   return info;
+}
+
+int Coupler::coupling_count(int var) { return static_cast<int>(var_of(var, "get_ncpl", false).uses.size()); }
+
+std::vector<int> Coupler::periods(int var) {
+  std::vector<int> p;
+  for (auto& [c, k] : var_of(var, "get_freqs", false).uses) p.push_back(c->entry().period);
+  return p;
+}
+
+int Coupler::put_inquire(int var, int date) {
+  Var& v = var_of(var, "put_inquire");
+  if (v.dir != VarDirection::Out)
+    fail(ISTHMUS_ERR_ARG, "put_inquire of ", v.name, ": the field is declared in (OASIS_In) by ", name_);
+  int info = kOk;
+  for (auto& [c, k] : v.uses) info = c->put_inquire(k, date);
+  return info;
+}
+
+int Coupler::component_named(const std::string& name, const char* what) const {
+  if (me_ < 0) fail(ISTHMUS_ERR_ARG, what, ": this rank runs no component");
+  for (size_t c = 0; c < comps_.size(); ++c)
+    if (comps_[c].name == name) return static_cast<int>(c);
+  std::string names;
+  for (const Component& c : comps_) names += (names.empty() ? "" : ", ") + (c.name.empty() ? "?" : c.name);
+  fail(ISTHMUS_ERR_ARG, what, ": no component is named \"", name, "\" (components known to ", name_,
+       ": ", names, "; the others' names are known after enddef)");
+}
+
+MPI_Comm Coupler::intracomm(const std::string& other) {
+  const int o = component_named(other, "get_intracomm");
+  MPI_Comm c = MPI_COMM_NULL;
+  ISTHMUS_MPI(MPI_Comm_dup(pair_comm(me_, o), &c));
+  return c;
+}
+
+MPI_Comm Coupler::intercomm(const std::string& other) {
+  const int o = component_named(other, "get_intercomm");
+  if (o == me_) fail(ISTHMUS_ERR_ARG, "get_intercomm: ", other, " is this rank's own component");
+  MPI_Comm c = MPI_COMM_NULL;
+  // the other component's first rank, as a rank of the pair's communicator (both are ordered
+  // by world rank)
+  const MPI_Comm pair = pair_comm(me_, o);
+  MPI_Group pg, wg;
+  ISTHMUS_MPI(MPI_Comm_group(pair, &pg));
+  ISTHMUS_MPI(MPI_Comm_group(world_, &wg));
+  int leader = -1;
+  ISTHMUS_MPI(MPI_Group_translate_ranks(wg, 1, &comps_[o].world_ranks[0], pg, &leader));
+  MPI_Group_free(&pg);
+  MPI_Group_free(&wg);
+  ISTHMUS_MPI(MPI_Intercomm_create(local_, 0, pair, leader, 77, &c));
+  return c;
 }
 
 void Coupler::terminate() {

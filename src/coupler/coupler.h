@@ -66,6 +66,17 @@ class Coupler {
   int get(int var, int date, void* data);
   void terminate();  // completes the sends in flight; collective over the component
 
+  // OASIS's inquiries: the number of couplings of a field (oasis_get_ncpl), their periods in
+  // configuration order (oasis_get_freqs), and what a put would return (oasis_put_inquire).
+  int coupling_count(int var);
+  std::vector<int> periods(int var);
+  int put_inquire(int var, int date);
+  // The ranks of this component and `other` as one intracommunicator (ranks of the component
+  // named first in the world first) or an intercommunicator (OASIS's oasis_get_intracomm and
+  // oasis_get_intercomm): collective over both components; the caller frees it.
+  MPI_Comm intracomm(const std::string& other);
+  MPI_Comm intercomm(const std::string& other);
+
   // The couplings this rank takes part in, in configuration order (for reports and tests).
   const std::vector<std::unique_ptr<Coupling>>& couplings() const { return couplings_; }
 
@@ -95,10 +106,11 @@ class Coupler {
   void init(MPI_Comm world, Config config);
   void exchange_declarations();
   MPI_Comm pair_comm(int a, int b);
+  int component_named(const std::string& name, const char* what) const;
   // "rank r of component C (world rank w)" for the ranks of a coupling's communicator
   std::function<std::string(int)> describe_ranks(MPI_Comm comm) const;
   void require_defining(const char* what) const;
-  Var& var_of(int var, const char* what);
+  Var& var_of(int var, const char* what, bool after_enddef = true);
 
   std::string name_;
   CouplerOptions opt_;

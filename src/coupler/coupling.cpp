@@ -353,6 +353,21 @@ void Coupling::check_date(const char* what, int date, int& last) const {
   last = date;
 }
 
+int Coupling::put_inquire(int k, int date) const {
+  // the codes put and emit would return, with nothing done (OASIS's oasis_put_inquire)
+  const Entry& e = *ends_.entry;
+  const int64_t lagged = static_cast<int64_t>(date) + e.lag;
+  const int idle = e.loctrans.value_or(TimeOp::Instant) == TimeOp::Instant ? kOk : kLocTrans;
+  if (lagged % e.period != 0) return idle;
+  for (int f = 0; f < nfields_; ++f)
+    if (f != k && put_date_[f] != lagged) return kWaitgroup;
+  int info = idle;
+  if (!e.restart_file.empty() && e.lag > 0 && runtime_ > 0 && lagged == runtime_) info = kToRest;
+  if (exchanges() && !(runtime_ > 0 && lagged >= runtime_)) info = kSent;
+  if (src_output_) info = info == kSent ? kSentOut : info == kToRest ? kToRestOut : kOutput;
+  return info;
+}
+
 int Coupling::emit(int date, int64_t lagged) {
   const Entry& e = *ends_.entry;
   int info = e.loctrans.value_or(TimeOp::Instant) == TimeOp::Instant ? kOk : kLocTrans;

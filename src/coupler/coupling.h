@@ -71,6 +71,8 @@ class Coupling {
   // at another date writes the partial LOCTRANS state to TA<date %09d>_<restart file>.
   int put(int k, int date, const void* data, DataType type, bool write_restart = false);
   int get(int k, int date, void* data, DataType type);
+  // What put(k, date, ...) would return now, doing nothing (OASIS's oasis_put_inquire).
+  int put_inquire(int k, int date) const;
   void complete();
   // Bounds every wait of this coupling's exchange (0: none): a partner that never comes fails
   // the put or get with ISTHMUS_ERR_TIMEOUT naming the entry, the date and the waited-for ranks

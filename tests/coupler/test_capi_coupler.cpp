@@ -124,11 +124,31 @@ TEST(CapiCoupler, Orca2LmdzBothWaysThroughANamcouple) {
   std::vector<double> x(len), y(len);
   for (int64_t i = 0; i < len; ++i) x[i] = ocean ? sst(first + i) : flux(first + i);
   int64_t wrong = 0, codes = 0;
+  // OASIS's inquiries: one coupling per field, its period; the two components' communicators
+  int ncpl = -1, period = -1;
+  EXPECT_EQ(isthmus_coupler_get_ncpl(cpl, out, &ncpl), ISTHMUS_OK);
+  EXPECT_EQ(ncpl, 1);
+  EXPECT_EQ(isthmus_coupler_get_freqs(cpl, in, 1, &period), ISTHMUS_OK);
+  EXPECT_EQ(period, ocean ? 4 : 2);
+  MPI_Comm intra = MPI_COMM_NULL, inter = MPI_COMM_NULL;
+  ASSERT_EQ(isthmus_coupler_get_intracomm(cpl, ocean ? "atmos" : "ocean", &intra), ISTHMUS_OK)
+      << isthmus_coupler_last_error(cpl);
+  ASSERT_EQ(isthmus_coupler_get_intercomm(cpl, ocean ? "atmos" : "ocean", &inter), ISTHMUS_OK)
+      << isthmus_coupler_last_error(cpl);
+  int intra_size = 0, remote = 0;
+  MPI_Comm_size(intra, &intra_size);
+  MPI_Comm_remote_size(inter, &remote);
+  EXPECT_EQ(intra_size, size);
+  EXPECT_EQ(remote, ocean ? size - nocean : nocean);
+  MPI_Comm_free(&intra);
+  MPI_Comm_free(&inter);
   for (int date = 0; date < 8; ++date) {
-    int info = -1;
+    int info = -1, inquired = -1;
+    ASSERT_EQ(isthmus_coupler_put_inquire(cpl, out, date, &inquired), ISTHMUS_OK);
     // both components put first, then get: no wait on each other's put
     ASSERT_EQ(isthmus_coupler_put(cpl, out, date, x.data(), &info), ISTHMUS_OK)
         << isthmus_coupler_last_error(cpl);
+    codes += info != inquired;
     codes += info != (date % (ocean ? 2 : 4) == 0 ? ISTHMUS_COUPLING_SENT : ISTHMUS_COUPLING_OK);
     std::fill(y.begin(), y.end(), -1.0);
     ASSERT_EQ(isthmus_coupler_get(cpl, in, date, y.data(), &info), ISTHMUS_OK)
