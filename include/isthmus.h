@@ -749,6 +749,40 @@ int isthmus_config_check(const char* path, char* text, int64_t size, int64_t* le
 int isthmus_config_convert(const char* path, char* yaml, int64_t size, int64_t* length,
                            char* errmsg, int64_t errsize);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Grid files                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+/* OASIS3-MCT's grid files, as its grid-writing routines (oasis_write_grid, oasis_write_corner,
+ * oasis_write_angle, oasis_write_mask, oasis_write_area, oasis_write_frac) write them into the
+ * directory dir (NULL or "": the current directory); the coupler's CONSERV and OASIS's tools
+ * read them:
+ *   grids.nc  double <grid>.lon, .lat, .ang (y_<grid>, x_<grid>); .clo, .cla (crn_<grid>,
+ *             y_<grid>, x_<grid>)
+ *   masks.nc  int <grid>.msk (1 = masked, OASIS's convention, the inverse of SCRIP's)
+ *   areas.nc  double <grid>.srf
+ *   fracs.nc  double <grid>.frc
+ * Arrays are global, nx fastest (a Fortran array (nx, ny[, nc])). The calling process writes
+ * (OASIS's rule: the component's first rank); no context and no MPI. A file is created when
+ * missing, else updated keeping the other variables; a variable that exists already with these
+ * dimensions is left as it is, as OASIS does (with other dimensions: ISTHMUS_ERR_FILE).
+ * Processes writing into the same directory at once take turns (flock on the directory).
+ * Errors: ISTHMUS_ERR_FILE (the message names the file, the variable and netCDF's reason) or
+ * ISTHMUS_ERR_ARG; the message goes into errmsg[0..errsize-1] if errmsg is not NULL. */
+int isthmus_grids_write_centers(const char* dir, const char* grid, int nx, int ny,
+                                const double* lon, const double* lat, char* errmsg,
+                                int64_t errsize);
+int isthmus_grids_write_corners(const char* dir, const char* grid, int nx, int ny, int nc,
+                                const double* clo, const double* cla, char* errmsg,
+                                int64_t errsize);
+int isthmus_grids_write_angles(const char* dir, const char* grid, int nx, int ny,
+                               const double* angle, char* errmsg, int64_t errsize);
+int isthmus_grids_write_mask(const char* dir, const char* grid, int nx, int ny, const int* mask,
+                             char* errmsg, int64_t errsize);
+int isthmus_grids_write_areas(const char* dir, const char* grid, int nx, int ny,
+                              const double* area, char* errmsg, int64_t errsize);
+int isthmus_grids_write_fractions(const char* dir, const char* grid, int nx, int ny,
+                                  const double* frac, char* errmsg, int64_t errsize);
+
 #ifdef __cplusplus
 }
 #endif
