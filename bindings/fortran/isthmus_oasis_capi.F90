@@ -1,0 +1,227 @@
+! bind(C) interfaces to the parts of include/isthmus.h that mod_oasis calls (and to the four
+! communicator wrappers of isthmus_oasis_mpi.c). Kept apart from mod_oasis so that a model's
+! `use mod_oasis` sees OASIS's names only. Strings go in NUL-terminated (c_str below).
+module isthmus_oasis_capi
+  use, intrinsic :: iso_c_binding
+  implicit none
+  private
+  public :: c_str, c_message
+
+  ! isthmus.h's enums
+  integer(c_int), parameter, public :: ISTHMUS_OK = 0
+  integer(c_int), parameter, public :: ISTHMUS_DOUBLE = 0
+  integer(c_int), parameter, public :: ISTHMUS_VAR_IN = 0, ISTHMUS_VAR_OUT = 1
+  integer(c_int), parameter, public :: ISTHMUS_PUT_WRITE_RESTART = 1
+
+  interface
+    integer(c_int) function isthmus_oasis_coupler_create(world, component, config_path, cpl) &
+        bind(C, name="isthmus_oasis_coupler_create")
+      import :: c_int, c_char, c_ptr
+      integer(c_int), value :: world
+      character(kind=c_char), intent(in) :: component(*), config_path(*)
+      type(c_ptr), intent(out) :: cpl
+    end function
+    integer(c_int) function isthmus_oasis_get_local_comm(cpl, comm) &
+        bind(C, name="isthmus_oasis_get_local_comm")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: cpl
+      integer(c_int), intent(out) :: comm
+    end function
+    integer(c_int) function isthmus_oasis_get_intracomm(cpl, other, comm) &
+        bind(C, name="isthmus_oasis_get_intracomm")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: cpl
+      character(kind=c_char), intent(in) :: other(*)
+      integer(c_int), intent(out) :: comm
+    end function
+    integer(c_int) function isthmus_oasis_get_intercomm(cpl, other, comm) &
+        bind(C, name="isthmus_oasis_get_intercomm")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: cpl
+      character(kind=c_char), intent(in) :: other(*)
+      integer(c_int), intent(out) :: comm
+    end function
+
+    integer(c_int) function isthmus_coupler_destroy(cpl) bind(C, name="isthmus_coupler_destroy")
+      import :: c_int, c_ptr
+      type(c_ptr), intent(inout) :: cpl
+    end function
+    type(c_ptr) function isthmus_coupler_last_error(cpl) bind(C, name="isthmus_coupler_last_error")
+      import :: c_ptr
+      type(c_ptr), value :: cpl
+    end function
+    type(c_ptr) function isthmus_error_name(code) bind(C, name="isthmus_error_name")
+      import :: c_ptr, c_int
+      integer(c_int), value :: code
+    end function
+    integer(c_int) function isthmus_coupler_def_partition_oasis(cpl, global_size, ig_paral, n, &
+        name, partition) bind(C, name="isthmus_coupler_def_partition_oasis")
+      import :: c_int, c_int64_t, c_ptr, c_char
+      type(c_ptr), value :: cpl
+      integer(c_int64_t), value :: global_size
+      integer(c_int), intent(in) :: ig_paral(*)
+      integer(c_int), value :: n
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int), intent(out) :: partition
+    end function
+    integer(c_int) function isthmus_coupler_def_var(cpl, name, partition, direction, type, &
+        bundle, var) bind(C, name="isthmus_coupler_def_var")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: cpl
+      character(kind=c_char), intent(in) :: name(*)
+      integer(c_int), value :: partition, direction, type, bundle
+      integer(c_int), intent(out) :: var
+    end function
+    integer(c_int) function isthmus_coupler_enddef(cpl) bind(C, name="isthmus_coupler_enddef")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: cpl
+    end function
+    ! assumed-size data: an assumed-shape actual argument that is not contiguous is copied in
+    ! (and out, for get) by the compiler, so the C side always sees contiguous level-major values
+    integer(c_int) function isthmus_coupler_put_flags(cpl, var, date, data, flags, info) &
+        bind(C, name="isthmus_coupler_put_flags")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: cpl
+      integer(c_int), value :: var, date
+      real(c_double), intent(in) :: data(*)
+      integer(c_int), value :: flags
+      integer(c_int), intent(out) :: info
+    end function
+    integer(c_int) function isthmus_coupler_get(cpl, var, date, data, info) &
+        bind(C, name="isthmus_coupler_get")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: cpl
+      integer(c_int), value :: var, date
+      real(c_double), intent(inout) :: data(*)
+      integer(c_int), intent(out) :: info
+    end function
+    integer(c_int) function isthmus_coupler_terminate(cpl) bind(C, name="isthmus_coupler_terminate")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: cpl
+    end function
+    integer(c_int) function isthmus_coupler_put_inquire(cpl, var, date, info) &
+        bind(C, name="isthmus_coupler_put_inquire")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: cpl
+      integer(c_int), value :: var, date
+      integer(c_int), intent(out) :: info
+    end function
+    integer(c_int) function isthmus_coupler_get_ncpl(cpl, var, ncpl) &
+        bind(C, name="isthmus_coupler_get_ncpl")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: cpl
+      integer(c_int), value :: var
+      integer(c_int), intent(out) :: ncpl
+    end function
+    integer(c_int) function isthmus_coupler_get_freqs(cpl, var, n, periods) &
+        bind(C, name="isthmus_coupler_get_freqs")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: cpl
+      integer(c_int), value :: var, n
+      integer(c_int), intent(out) :: periods(*)
+    end function
+
+    ! Grid files: no handle; errmsg receives the message
+    integer(c_int) function isthmus_grids_write_centers(dir, grid, nx, ny, lon, lat, errmsg, &
+        errsize) bind(C, name="isthmus_grids_write_centers")
+      import :: c_int, c_int64_t, c_ptr, c_char, c_double
+      type(c_ptr), value :: dir
+      character(kind=c_char), intent(in) :: grid(*)
+      integer(c_int), value :: nx, ny
+      real(c_double), intent(in) :: lon(*), lat(*)
+      character(kind=c_char), intent(out) :: errmsg(*)
+      integer(c_int64_t), value :: errsize
+    end function
+    integer(c_int) function isthmus_grids_write_corners(dir, grid, nx, ny, nc, clo, cla, errmsg, &
+        errsize) bind(C, name="isthmus_grids_write_corners")
+      import :: c_int, c_int64_t, c_ptr, c_char, c_double
+      type(c_ptr), value :: dir
+      character(kind=c_char), intent(in) :: grid(*)
+      integer(c_int), value :: nx, ny, nc
+      real(c_double), intent(in) :: clo(*), cla(*)
+      character(kind=c_char), intent(out) :: errmsg(*)
+      integer(c_int64_t), value :: errsize
+    end function
+    integer(c_int) function isthmus_grids_write_angles(dir, grid, nx, ny, angle, errmsg, errsize) &
+        bind(C, name="isthmus_grids_write_angles")
+      import :: c_int, c_int64_t, c_ptr, c_char, c_double
+      type(c_ptr), value :: dir
+      character(kind=c_char), intent(in) :: grid(*)
+      integer(c_int), value :: nx, ny
+      real(c_double), intent(in) :: angle(*)
+      character(kind=c_char), intent(out) :: errmsg(*)
+      integer(c_int64_t), value :: errsize
+    end function
+    integer(c_int) function isthmus_grids_write_mask(dir, grid, nx, ny, mask, errmsg, errsize) &
+        bind(C, name="isthmus_grids_write_mask")
+      import :: c_int, c_int64_t, c_ptr, c_char
+      type(c_ptr), value :: dir
+      character(kind=c_char), intent(in) :: grid(*)
+      integer(c_int), value :: nx, ny
+      integer(c_int), intent(in) :: mask(*)
+      character(kind=c_char), intent(out) :: errmsg(*)
+      integer(c_int64_t), value :: errsize
+    end function
+    integer(c_int) function isthmus_grids_write_areas(dir, grid, nx, ny, area, errmsg, errsize) &
+        bind(C, name="isthmus_grids_write_areas")
+      import :: c_int, c_int64_t, c_ptr, c_char, c_double
+      type(c_ptr), value :: dir
+      character(kind=c_char), intent(in) :: grid(*)
+      integer(c_int), value :: nx, ny
+      real(c_double), intent(in) :: area(*)
+      character(kind=c_char), intent(out) :: errmsg(*)
+      integer(c_int64_t), value :: errsize
+    end function
+    integer(c_int) function isthmus_grids_write_fractions(dir, grid, nx, ny, frac, errmsg, errsize) &
+        bind(C, name="isthmus_grids_write_fractions")
+      import :: c_int, c_int64_t, c_ptr, c_char, c_double
+      type(c_ptr), value :: dir
+      character(kind=c_char), intent(in) :: grid(*)
+      integer(c_int), value :: nx, ny
+      real(c_double), intent(in) :: frac(*)
+      character(kind=c_char), intent(out) :: errmsg(*)
+      integer(c_int64_t), value :: errsize
+    end function
+
+    integer(c_size_t) function c_strlen(s) bind(C, name="strlen")
+      import :: c_size_t, c_ptr
+      type(c_ptr), value :: s
+    end function
+  end interface
+
+  public :: isthmus_oasis_coupler_create, isthmus_oasis_get_local_comm
+  public :: isthmus_oasis_get_intracomm, isthmus_oasis_get_intercomm
+  public :: isthmus_coupler_destroy, isthmus_coupler_last_error, isthmus_error_name
+  public :: isthmus_coupler_def_partition_oasis, isthmus_coupler_def_var, isthmus_coupler_enddef
+  public :: isthmus_coupler_put_flags, isthmus_coupler_get, isthmus_coupler_terminate
+  public :: isthmus_coupler_put_inquire, isthmus_coupler_get_ncpl, isthmus_coupler_get_freqs
+  public :: isthmus_grids_write_centers, isthmus_grids_write_corners, isthmus_grids_write_angles
+  public :: isthmus_grids_write_mask, isthmus_grids_write_areas, isthmus_grids_write_fractions
+
+contains
+
+  ! A Fortran string as C wants it: trailing blanks dropped (Fortran pads), NUL added.
+  function c_str(s) result(c)
+    character(len=*), intent(in) :: s
+    character(kind=c_char, len=:), allocatable :: c
+    c = trim(s)//c_null_char
+  end function
+
+  ! A C string (const char*) as a Fortran string; "" for NULL.
+  function c_message(p) result(s)
+    type(c_ptr), intent(in) :: p
+    character(len=:), allocatable :: s
+    character(kind=c_char), pointer :: chars(:)
+    integer :: i, n
+    if (.not. c_associated(p)) then
+      s = ''
+      return
+    end if
+    n = int(c_strlen(p))
+    call c_f_pointer(p, chars, [n])
+    allocate(character(len=n) :: s)
+    do i = 1, n
+      s(i:i) = chars(i)
+    end do
+  end function
+end module isthmus_oasis_capi
