@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# A model's build changes only its flags: installs the build tree into a fresh prefix, compiles
+# a Fortran program written for OASIS3-MCT (test_grids.F90) with nothing but
+# `pkg-config --cflags/--libs isthmus-oasis` (and netCDF-Fortran, which the program itself
+# uses), then runs it on 2 ranks.
+# Usage: test_install.sh BUILD_DIR MPIRUN_SH PROGRAM_SOURCE RUN_IN_DIR_SH
+set -euo pipefail
+build=$1 mpirun_sh=$2 source=$3 run_in_dir=$4
+prefix=$(mktemp -d /tmp/isthmus-finstall-XXXXXX)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" > "$prefix/install.log"
+pc=$(find "$prefix" -name isthmus-oasis.pc)
+test -n "$pc" || { echo "isthmus-oasis.pc not installed"; exit 1; }
+export PKG_CONFIG_PATH=$(dirname "$pc")
+cd "$prefix"
+# shellcheck disable=SC2046 # the flags are words
+mpif90 -o model "$source" $(pkg-config --cflags isthmus-oasis) -I"$(pkg-config --variable=fmoddir netcdf-fortran)" \
+  $(pkg-config --libs isthmus-oasis) $(pkg-config --libs netcdf-fortran)
+"$run_in_dir" "$mpirun_sh" 2 "fortran grids: ok" "$prefix/model"
