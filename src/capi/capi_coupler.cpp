@@ -113,7 +113,12 @@ int isthmus_coupler_def_partition_oasis(isthmus_coupler* cpl, int64_t global_siz
     std::optional<Error> bad;
     try {
       if (!ig_paral) fail(ISTHMUS_ERR_ARG, "ig_paral is NULL");
-      points = IndexList::from_oasis(global_size > 0 ? global_size : INT64_MAX / 4, ig_paral, n);
+      // a serial partition is the whole grid: its length is the size; any other kind is read
+      // against a bound first, then against the largest index of the component
+      const int64_t bound = global_size > 0               ? global_size
+                            : n >= 3 && ig_paral[0] == 0 ? ig_paral[2]
+                                                         : INT64_MAX / 4;
+      points = IndexList::from_oasis(bound, ig_paral, n);
     } catch (const Error& e) {
       bad = e;
     }

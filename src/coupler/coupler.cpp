@@ -403,12 +403,21 @@ Coupler::Var& Coupler::var_of(int var, const char* what, bool after_enddef) {
   return vars_[var];
 }
 
+namespace {
+// the put or get acted at a coupling date (sent, received, written to a restart or output file)
+bool at_coupling_date(int info) { return info != kOk && info != kLocTrans && info != kWaitgroup; }
+}  // namespace
+
 int Coupler::put(int var, int date, const void* data, bool write_restart) {
   Var& v = var_of(var, "put");
   if (v.dir != VarDirection::Out)
     fail(ISTHMUS_ERR_ARG, "put of ", v.name, ": the field is declared in (OASIS_In) by ", name_);
   int info = kOk;
-  for (auto& [c, k] : v.uses) info = c->put(k, date, data, v.type, write_restart);
+  for (auto& [c, k] : v.uses) {
+    check_sequence(*c, date, false);
+    info = c->put(k, date, data, v.type, write_restart);
+    if (at_coupling_date(info)) last_exchange_[c] = date;
+  }
   return info;
 }
 
@@ -417,8 +426,33 @@ int Coupler::get(int var, int date, void* data) {
   if (v.dir != VarDirection::In)
     fail(ISTHMUS_ERR_ARG, "get of ", v.name, ": the field is declared out (OASIS_Out) by ", name_);
   int info = kOk;
-  for (auto& [c, k] : v.uses) info = c->get(k, date, data, v.type);
+  for (auto& [c, k] : v.uses) {
+    check_sequence(*c, date, true);
+    info = c->get(k, date, data, v.type);
+    if (at_coupling_date(info)) last_exchange_[c] = date;
+  }
   return info;
+}
+
+// OASIS's deadlock traps (oasis_advance_run), before a put or get of `c` at `date`: a coupling
+// of this rank that missed a coupling date (the model's time step does not reach it), and a get
+// that comes before a coupling of a lower SEQ that is due (the order the partners wait in).
+void Coupler::check_sequence(const Coupling& c, int date, bool get) const {
+  for (const auto& [n, last] : last_exchange_) {
+    const Entry& e = n->entry();
+    if (date > last + e.period)
+      fail(ISTHMUS_ERR_ARG, "component ", name_, " at date ", date, ": the coupling of ",
+           names_of(e.src_names), " (line ", e.line, ", period ", e.period, ") last exchanged at ",
+           last, " and skipped date ", last + e.period,
+           ": the model's time step does not reach every coupling date (a partner would wait for "
+           "it for ever)");
+    if (get && n != &c && c.entry().seq > e.seq && e.seq > 0 && date >= last + e.period)
+      fail(ISTHMUS_ERR_ARG, "component ", name_, " at date ", date, ": get of ",
+           names_of(c.entry().dst_names), " (line ", c.entry().line, ", SEQ=", c.entry().seq,
+           ") before the coupling of ", names_of(e.src_names), " (line ", e.line, ", SEQ=", e.seq,
+           ") due at date ", last + e.period, ": the configuration's sequence says that one comes "
+           "first (a partner waiting in that order would wait for ever)");
+  }
 }
 
 int Coupler::coupling_count(int var) { return static_cast<int>(var_of(var, "get_ncpl", false).uses.size()); }

@@ -126,6 +126,8 @@ class Coupler {
   std::vector<Var> vars_;
   std::map<std::pair<int, int>, MPI_Comm> pair_comms_;
   std::vector<std::unique_ptr<Coupling>> couplings_;
+  std::map<const Coupling*, int> last_exchange_;  // the date each coupling last moved data here
+  void check_sequence(const Coupling& c, int date, bool get) const;
 };
 
 }  // namespace isthmus::coupler

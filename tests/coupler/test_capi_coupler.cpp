@@ -216,6 +216,11 @@ TEST(CapiCoupler, ErrorsNameWhatAndWhere) {
   EXPECT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, good, 3, "p", &part), ISTHMUS_OK)
       << isthmus_coupler_last_error(cpl);
   EXPECT_EQ(part, 0);
+  // a serial partition without isize: the grid is its length
+  const int serial[3] = {0, 0, 57};
+  EXPECT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, serial, 3, "s", &part), ISTHMUS_OK)
+      << isthmus_coupler_last_error(cpl);
+  EXPECT_EQ(part, 1);
   isthmus_coupler_destroy(&cpl);
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank() == 0) {

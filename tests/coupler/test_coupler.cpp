@@ -527,3 +527,69 @@ TEST(Coupler, AGetWhosePutNeverComesIsReportedNotHung) {
     EXPECT_EQ(named, needed) << who << " in: " << o.msg;
   }
 }
+
+// OASIS's deadlock traps, raised before anything waits: a model whose time step misses a
+// coupling date, and a get that comes before a due coupling of a lower SEQ.
+TEST(Coupler, SkippedDatesAndSequenceOrderAreReported) {
+  Watchdog w("coupler SEQ");
+  Layout L;
+  if (!L.two()) GTEST_SKIP() << "needs two components";
+  const int64_t n = 30;
+  std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), 23);
+  {
+    // period 2, but both models step by 3: at date 3 the coupling of date 2 was skipped
+    Config cfg;
+    cfg.file = "namcouple";
+    cfg.runtime = 12;
+    cfg.entries.push_back(entry("SST", "SSTA", 2, n, 1));
+    Coupler c(MPI_COMM_WORLD, L.component(), cfg);
+    const int part = c.def_partition(ptr(list_of(n, idx)));
+    const int var = L.ocean() ? c.def_var("SST", part, VarDirection::Out, DataType::Double)
+                              : c.def_var("SSTA", part, VarDirection::In, DataType::Double);
+    c.enddef();
+    std::vector<double> x(idx.size(), 1.0);
+    auto step = [&](int date) { return L.ocean() ? c.put(var, date, x.data()) : c.get(var, date, x.data()); };
+    EXPECT_EQ(step(0), L.ocean() ? kSent : kRecvd);
+    Outcome o = outcome_of([&] { step(3); });
+    EXPECT_EQ(o.code, ISTHMUS_ERR_ARG);
+    EXPECT_EQ(o.msg, "component " + L.component() + " at date 3: the coupling of SST (line 10, period 2) "
+                     "last exchanged at 0 and skipped date 2: the model's time step does not reach "
+                     "every coupling date (a partner would wait for it for ever)");
+  }
+  {
+    // SEQ=1 before SEQ=2 at every date; the atmosphere asks for the second first
+    Config cfg;
+    cfg.file = "namcouple";
+    cfg.runtime = 12;
+    Entry a = entry("SA", "RA", 2, n, 1), b = entry("SB", "RB", 2, n, 1);
+    a.seq = 1;
+    b.seq = 2;
+    b.line = 15;
+    cfg.entries = {a, b};
+    Coupler c(MPI_COMM_WORLD, L.component(), cfg);
+    const int part = c.def_partition(ptr(list_of(n, idx)));
+    const VarDirection d = L.ocean() ? VarDirection::Out : VarDirection::In;
+    const int va = c.def_var(L.ocean() ? "SA" : "RA", part, d, DataType::Double);
+    const int vb = c.def_var(L.ocean() ? "SB" : "RB", part, d, DataType::Double);
+    c.enddef();
+    std::vector<double> x(idx.size(), 1.0);
+    for (int date = 0; date <= 2; date += 2) {
+      if (L.ocean()) {
+        c.put(va, date, x.data());
+        c.put(vb, date, x.data());
+        continue;
+      }
+      if (date == 2) {
+        Outcome o = outcome_of([&] { c.get(vb, date, x.data()); });
+        EXPECT_EQ(o.code, ISTHMUS_ERR_ARG);
+        EXPECT_EQ(o.msg, "component atmos at date 2: get of RB (line 15, SEQ=2) before the coupling "
+                         "of SA (line 10, SEQ=1) due at date 2: the configuration's sequence says "
+                         "that one comes first (a partner waiting in that order would wait for ever)");
+      }
+      // in the configured order: nothing was consumed by the refused get
+      EXPECT_EQ(c.get(va, date, x.data()), kRecvd);
+      EXPECT_EQ(c.get(vb, date, x.data()), kRecvd);
+    }
+    c.terminate();
+  }
+}
