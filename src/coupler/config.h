@@ -160,6 +160,9 @@ std::string to_yaml(const Config& c);
 // Either format: a name ending in .yaml/.yml is YAML, any other name (namcouple, ...) is a
 // namcouple unless its first meaningful line is a YAML mapping key ("runtime:", "entries:", ...).
 Config read_config(const std::string& path);
+// The same for a text read elsewhere (the coupler reads on one rank and broadcasts); `path`
+// chooses the format by its extension and names the file in messages.
+Config parse_config(const std::string& text, const std::string& path);
 
 // A human-readable account of what was understood (`isthmus config check`).
 std::string describe(const Config& c);

@@ -625,13 +625,12 @@ std::string to_yaml(const Config& c) {
   return std::string(out.c_str()) + "\n";
 }
 
-Config read_config(const std::string& path) {
+Config parse_config(const std::string& text, const std::string& path) {
   auto ends_with = [&](const char* s) {
     size_t n = std::char_traits<char>::length(s);
     return path.size() >= n && path.compare(path.size() - n, n, s) == 0;
   };
-  if (ends_with(".yaml") || ends_with(".yml")) return read_config_yaml(path);
-  std::string text = read_file(path, "configuration");
+  if (ends_with(".yaml") || ends_with(".yml")) return parse_config_yaml(text, path);
   // A namcouple's first meaningful line is a $KEYWORD; a YAML file's is "key:" or "---".
   std::istringstream in(text);
   std::string line;
@@ -643,6 +642,10 @@ Config read_config(const std::string& path) {
     break;
   }
   return parse_namcouple(text, path);
+}
+
+Config read_config(const std::string& path) {
+  return parse_config(read_file(path, "configuration"), path);
 }
 
 }  // namespace isthmus::coupler

@@ -39,10 +39,6 @@ void broadcast(MPI_Comm comm, std::string& s) {
   if (n > 0) ISTHMUS_MPI(MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, 0, comm));
 }
 
-Config parse_config(const std::string& text, const std::string& path) {
-  return parse_namcouple(text, path);
-}
-
 }  // namespace
 
 Coupler::Coupler(MPI_Comm world, const std::string& component, Config config, CouplerOptions opt)

@@ -72,7 +72,8 @@ std::vector<int> apple(int64_t n, int size, int rank) {
 
 }  // namespace
 
-TEST(CapiCoupler, Orca2LmdzBothWaysThroughANamcouple) {
+// The namcouple, then its YAML form (isthmus_config_convert): the same values, bit for bit.
+TEST(CapiCoupler, Orca2LmdzBothWaysThroughANamcoupleAndItsYaml) {
   Watchdog w("capi coupler orca2-lmdz");
   const int me = world_rank(), size = world_size();
   if (size < 2) GTEST_SKIP() << "needs two components";
@@ -85,93 +86,115 @@ TEST(CapiCoupler, Orca2LmdzBothWaysThroughANamcouple) {
              "rmp_torc_to_lmdz_BILINEAR.nc dst bfb\n"
              "A_FLX O_FLX 1 4 1 rst_a.nc EXPORTED\n96 72 182 149 lmdz torc\nP 0 P 2\nMAPPING\n"
              "rmp_lmdz_to_torc_BILINEAR.nc src sum\n$END\n");
+  const std::string yaml = dir + "/coupling.yaml";
+  if (me == 0) {
+    int64_t length = 0;
+    char err[512];
+    ASSERT_EQ(isthmus_config_convert(nam.c_str(), nullptr, 0, &length, err, sizeof err), ISTHMUS_OK) << err;
+    std::string text(length + 1, '\0');
+    ASSERT_EQ(isthmus_config_convert(nam.c_str(), text.data(), length + 1, &length, err, sizeof err), ISTHMUS_OK);
+    text.resize(length);
+    std::ofstream(yaml) << text;
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
   const bool ocean = me < size / 2 + (size % 2);
   const int nocean = size / 2 + (size % 2);
-  isthmus_coupler_options opt{kData.c_str(), 0.0};
-  isthmus_coupler* cpl = nullptr;
-  ASSERT_EQ(isthmus_coupler_create(MPI_COMM_WORLD, ocean ? "ocean" : "atmos", nam.c_str(), &opt, &cpl),
-            ISTHMUS_OK)
-      << isthmus_coupler_last_error(cpl);
-  MPI_Comm local;
-  ASSERT_EQ(isthmus_coupler_get_local_comm(cpl, &local), ISTHMUS_OK);
-  int lr, ls;
-  MPI_Comm_rank(local, &lr);
-  MPI_Comm_size(local, &ls);
-  EXPECT_EQ(ls, ocean ? nocean : size - nocean);
-  isthmus_context* ctx = nullptr;
-  ASSERT_EQ(isthmus_coupler_get_context(cpl, &ctx), ISTHMUS_OK);
-  const int64_t no = 182 * 149, na = 96 * 72, n = ocean ? no : na;
-  std::vector<int> ig = apple(n, ls, lr);
-  isthmus_decomp* d = nullptr;
-  ASSERT_EQ(isthmus_decomp_create_oasis(ctx, n, ig.data(), 3, &d), ISTHMUS_OK);
-  int part = -1, out = -1, in = -1;
-  // the atmosphere through a decomposition, the ocean straight from its ig_paral with the
-  // grid size left to OASIS's rule (the largest index named, plus one)
-  if (ocean) {
-    ASSERT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, ig.data(), 3, "grid", &part), ISTHMUS_OK)
+  std::vector<std::vector<double>> received(2);
+  for (int format = 0; format < 2; ++format) {
+    SCOPED_TRACE(format == 0 ? "namcouple" : "YAML");
+    isthmus_coupler_options opt{kData.c_str(), 0.0};
+    isthmus_coupler* cpl = nullptr;
+    ASSERT_EQ(isthmus_coupler_create(MPI_COMM_WORLD, ocean ? "ocean" : "atmos",
+                                     (format == 0 ? nam : yaml).c_str(), &opt, &cpl),
+              ISTHMUS_OK)
         << isthmus_coupler_last_error(cpl);
-  } else {
-    ASSERT_EQ(isthmus_coupler_def_partition(cpl, d, "grid", &part), ISTHMUS_OK);
-  }
-  ASSERT_EQ(isthmus_coupler_def_var(cpl, ocean ? "O_SST" : "A_FLX", part, ISTHMUS_VAR_OUT,
-                                    ISTHMUS_DOUBLE, 1, &out), ISTHMUS_OK);
-  ASSERT_EQ(isthmus_coupler_def_var(cpl, ocean ? "O_FLX" : "A_SST", part, ISTHMUS_VAR_IN,
-                                    ISTHMUS_DOUBLE, 1, &in), ISTHMUS_OK);
-  ASSERT_EQ(isthmus_coupler_enddef(cpl), ISTHMUS_OK) << isthmus_coupler_last_error(cpl);
-  const std::vector<double> to_atmos = reference("rmp_torc_to_lmdz_BILINEAR.nc", no, na, sst);
-  const std::vector<double> to_ocean = reference("rmp_lmdz_to_torc_BILINEAR.nc", na, no, flux);
-  const int64_t first = ig[1], len = ig[2];
-  std::vector<double> x(len), y(len);
-  for (int64_t i = 0; i < len; ++i) x[i] = ocean ? sst(first + i) : flux(first + i);
-  int64_t wrong = 0, codes = 0;
-  // OASIS's inquiries: one coupling per field, its period; the two components' communicators
-  int ncpl = -1, period = -1;
-  EXPECT_EQ(isthmus_coupler_get_ncpl(cpl, out, &ncpl), ISTHMUS_OK);
-  EXPECT_EQ(ncpl, 1);
-  EXPECT_EQ(isthmus_coupler_get_freqs(cpl, in, 1, &period), ISTHMUS_OK);
-  EXPECT_EQ(period, ocean ? 4 : 2);
-  MPI_Comm intra = MPI_COMM_NULL, inter = MPI_COMM_NULL;
-  ASSERT_EQ(isthmus_coupler_get_intracomm(cpl, ocean ? "atmos" : "ocean", &intra), ISTHMUS_OK)
-      << isthmus_coupler_last_error(cpl);
-  ASSERT_EQ(isthmus_coupler_get_intercomm(cpl, ocean ? "atmos" : "ocean", &inter), ISTHMUS_OK)
-      << isthmus_coupler_last_error(cpl);
-  int intra_size = 0, remote = 0;
-  MPI_Comm_size(intra, &intra_size);
-  MPI_Comm_remote_size(inter, &remote);
-  EXPECT_EQ(intra_size, size);
-  EXPECT_EQ(remote, ocean ? size - nocean : nocean);
-  MPI_Comm_free(&intra);
-  MPI_Comm_free(&inter);
-  for (int date = 0; date < 8; ++date) {
-    int info = -1, inquired = -1;
-    ASSERT_EQ(isthmus_coupler_put_inquire(cpl, out, date, &inquired), ISTHMUS_OK);
-    // both components put first, then get: no wait on each other's put
-    ASSERT_EQ(isthmus_coupler_put(cpl, out, date, x.data(), &info), ISTHMUS_OK)
-        << isthmus_coupler_last_error(cpl);
-    codes += info != inquired;
-    codes += info != (date % (ocean ? 2 : 4) == 0 ? ISTHMUS_COUPLING_SENT : ISTHMUS_COUPLING_OK);
-    std::fill(y.begin(), y.end(), -1.0);
-    ASSERT_EQ(isthmus_coupler_get(cpl, in, date, y.data(), &info), ISTHMUS_OK)
-        << isthmus_coupler_last_error(cpl);
-    const bool coupled = date % (ocean ? 4 : 2) == 0;
-    codes += info != (coupled ? ISTHMUS_COUPLING_RECVD : ISTHMUS_COUPLING_OK);
-    if (!coupled) continue;
-    for (int64_t i = 0; i < len; ++i) {
-      // to the atmosphere: destination side, the serial sum's bits; to the ocean: partial
-      // sums added on arrival, to 1e-14 relative (unmapped ocean points get 0)
-      const double r = ocean ? to_ocean[first + i] : to_atmos[first + i];
-      wrong += ocean ? std::fabs(y[i] - r) > 1e-14 * std::fabs(r) : std::memcmp(&y[i], &r, sizeof r) != 0;
+    MPI_Comm local;
+    ASSERT_EQ(isthmus_coupler_get_local_comm(cpl, &local), ISTHMUS_OK);
+    int lr, ls;
+    MPI_Comm_rank(local, &lr);
+    MPI_Comm_size(local, &ls);
+    EXPECT_EQ(ls, ocean ? nocean : size - nocean);
+    isthmus_context* ctx = nullptr;
+    ASSERT_EQ(isthmus_coupler_get_context(cpl, &ctx), ISTHMUS_OK);
+    const int64_t no = 182 * 149, na = 96 * 72, n = ocean ? no : na;
+    std::vector<int> ig = apple(n, ls, lr);
+    isthmus_decomp* d = nullptr;
+    ASSERT_EQ(isthmus_decomp_create_oasis(ctx, n, ig.data(), 3, &d), ISTHMUS_OK);
+    int part = -1, out = -1, in = -1;
+    // the atmosphere through a decomposition, the ocean straight from its ig_paral with the
+    // grid size left to OASIS's rule (the largest index named, plus one)
+    if (ocean) {
+      ASSERT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, ig.data(), 3, "grid", &part), ISTHMUS_OK)
+          << isthmus_coupler_last_error(cpl);
+    } else {
+      ASSERT_EQ(isthmus_coupler_def_partition(cpl, d, "grid", &part), ISTHMUS_OK);
     }
+    ASSERT_EQ(isthmus_coupler_def_var(cpl, ocean ? "O_SST" : "A_FLX", part, ISTHMUS_VAR_OUT,
+                                      ISTHMUS_DOUBLE, 1, &out), ISTHMUS_OK);
+    ASSERT_EQ(isthmus_coupler_def_var(cpl, ocean ? "O_FLX" : "A_SST", part, ISTHMUS_VAR_IN,
+                                      ISTHMUS_DOUBLE, 1, &in), ISTHMUS_OK);
+    ASSERT_EQ(isthmus_coupler_enddef(cpl), ISTHMUS_OK) << isthmus_coupler_last_error(cpl);
+    const std::vector<double> to_atmos = reference("rmp_torc_to_lmdz_BILINEAR.nc", no, na, sst);
+    const std::vector<double> to_ocean = reference("rmp_lmdz_to_torc_BILINEAR.nc", na, no, flux);
+    const int64_t first = ig[1], len = ig[2];
+    std::vector<double> x(len), y(len);
+    for (int64_t i = 0; i < len; ++i) x[i] = ocean ? sst(first + i) : flux(first + i);
+    int64_t wrong = 0, codes = 0;
+    // OASIS's inquiries: one coupling per field, its period; the two components' communicators
+    int ncpl = -1, period = -1;
+    EXPECT_EQ(isthmus_coupler_get_ncpl(cpl, out, &ncpl), ISTHMUS_OK);
+    EXPECT_EQ(ncpl, 1);
+    EXPECT_EQ(isthmus_coupler_get_freqs(cpl, in, 1, &period), ISTHMUS_OK);
+    EXPECT_EQ(period, ocean ? 4 : 2);
+    MPI_Comm intra = MPI_COMM_NULL, inter = MPI_COMM_NULL;
+    ASSERT_EQ(isthmus_coupler_get_intracomm(cpl, ocean ? "atmos" : "ocean", &intra), ISTHMUS_OK)
+        << isthmus_coupler_last_error(cpl);
+    ASSERT_EQ(isthmus_coupler_get_intercomm(cpl, ocean ? "atmos" : "ocean", &inter), ISTHMUS_OK)
+        << isthmus_coupler_last_error(cpl);
+    int intra_size = 0, remote = 0;
+    MPI_Comm_size(intra, &intra_size);
+    MPI_Comm_remote_size(inter, &remote);
+    EXPECT_EQ(intra_size, size);
+    EXPECT_EQ(remote, ocean ? size - nocean : nocean);
+    MPI_Comm_free(&intra);
+    MPI_Comm_free(&inter);
+    for (int date = 0; date < 8; ++date) {
+      int info = -1, inquired = -1;
+      ASSERT_EQ(isthmus_coupler_put_inquire(cpl, out, date, &inquired), ISTHMUS_OK);
+      // both components put first, then get: no wait on each other's put
+      ASSERT_EQ(isthmus_coupler_put(cpl, out, date, x.data(), &info), ISTHMUS_OK)
+          << isthmus_coupler_last_error(cpl);
+      codes += info != inquired;
+      codes += info != (date % (ocean ? 2 : 4) == 0 ? ISTHMUS_COUPLING_SENT : ISTHMUS_COUPLING_OK);
+      std::fill(y.begin(), y.end(), -1.0);
+      ASSERT_EQ(isthmus_coupler_get(cpl, in, date, y.data(), &info), ISTHMUS_OK)
+          << isthmus_coupler_last_error(cpl);
+      const bool coupled = date % (ocean ? 4 : 2) == 0;
+      codes += info != (coupled ? ISTHMUS_COUPLING_RECVD : ISTHMUS_COUPLING_OK);
+      if (!coupled) continue;
+      received[format].insert(received[format].end(), y.begin(), y.end());
+      for (int64_t i = 0; i < len; ++i) {
+        // to the atmosphere: destination side, the serial sum's bits; to the ocean: partial
+        // sums added on arrival, to 1e-14 relative (unmapped ocean points get 0)
+        const double r = ocean ? to_ocean[first + i] : to_atmos[first + i];
+        wrong += ocean ? std::fabs(y[i] - r) > 1e-14 * std::fabs(r) : std::memcmp(&y[i], &r, sizeof r) != 0;
+      }
+    }
+    EXPECT_EQ(isthmus_coupler_terminate(cpl), ISTHMUS_OK);
+    EXPECT_TRUE(all_ranks(codes == 0)) << codes << " wrong info codes";
+    EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values";
+    isthmus_decomp_destroy(&d);
+    isthmus_context_destroy(&ctx);
+    isthmus_coupler_destroy(&cpl);
   }
-  EXPECT_EQ(isthmus_coupler_terminate(cpl), ISTHMUS_OK);
-  EXPECT_TRUE(all_ranks(codes == 0)) << codes << " wrong info codes";
-  EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values";
-  isthmus_decomp_destroy(&d);
-  isthmus_context_destroy(&ctx);
-  isthmus_coupler_destroy(&cpl);
+  EXPECT_FALSE(received[0].empty());
+  EXPECT_TRUE(all_ranks(received[0].size() == received[1].size() &&
+                        std::memcmp(received[0].data(), received[1].data(),
+                                    received[0].size() * sizeof(double)) == 0));
   MPI_Barrier(MPI_COMM_WORLD);
   if (me == 0) {
     unlink(nam.c_str());
+    unlink(yaml.c_str());
     rmdir(dir.c_str());
   }
 }
