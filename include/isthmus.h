@@ -725,6 +725,20 @@ int isthmus_coupler_get_freqs(isthmus_coupler* cpl, int var, int n, int* periods
  * components; the caller frees the communicator. */
 int isthmus_coupler_get_intracomm(isthmus_coupler* cpl, const char* other, MPI_Comm* comm);
 int isthmus_coupler_get_intercomm(isthmus_coupler* cpl, const char* other, MPI_Comm* comm);
+/* Whether the configuration names `field` in any entry (OASIS's def_var gives OASIS_Var_Uncpl
+ * otherwise; such a field may still be defined: its put and get move nothing). */
+int isthmus_coupler_is_configured(const isthmus_coupler* cpl, const char* field, int* configured);
+/* A field's local points on this rank and its bundle size (its arrays hold points * bundle). */
+int isthmus_coupler_get_var_size(isthmus_coupler* cpl, int var, int64_t* points, int* bundle);
+/* This component's number among the world's components, from 0, in order of their first world
+ * rank (-1 on a rank without component). */
+int isthmus_coupler_get_component_index(const isthmus_coupler* cpl, int* index);
+/* The same calls with Fortran communicators (MPI_Fint). */
+int isthmus_coupler_create_f(MPI_Fint world, const char* component, const char* config_path,
+                             const isthmus_coupler_options* opt, isthmus_coupler** cpl);
+int isthmus_coupler_get_local_comm_f(const isthmus_coupler* cpl, MPI_Fint* comm);
+int isthmus_coupler_get_intracomm_f(isthmus_coupler* cpl, const char* other, MPI_Fint* comm);
+int isthmus_coupler_get_intercomm_f(isthmus_coupler* cpl, const char* other, MPI_Fint* comm);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration files                                                                        */

@@ -238,4 +238,58 @@ int isthmus_coupler_get_intercomm(isthmus_coupler* cpl, const char* other, MPI_C
   });
 }
 
+int isthmus_coupler_is_configured(const isthmus_coupler* cpl, const char* field, int* configured) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    require(field, "field");
+    require(configured, "configured (the output pointer)");
+    if (!cpl->c) fail(ISTHMUS_ERR_ARG, "the coupler is not usable: its creation failed");
+    *configured = cpl->c->configured(field) ? 1 : 0;
+  });
+}
+
+int isthmus_coupler_get_var_size(isthmus_coupler* cpl, int var, int64_t* points, int* bundle) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    coupler::Coupler& c = usable(cpl);
+    if (points) *points = c.local_points(var);
+    if (bundle) *bundle = c.bundle(var);
+  });
+}
+
+int isthmus_coupler_get_component_index(const isthmus_coupler* cpl, int* index) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    require(index, "index (the output pointer)");
+    *index = cpl->c ? cpl->c->component_index() : -1;
+  });
+}
+
+/* Fortran communicators (MPI_Fint), as for isthmus_context_create_f */
+int isthmus_coupler_create_f(MPI_Fint world, const char* component, const char* config_path,
+                             const isthmus_coupler_options* opt, isthmus_coupler** cpl) {
+  return isthmus_coupler_create(MPI_Comm_f2c(world), component, config_path, opt, cpl);
+}
+
+int isthmus_coupler_get_local_comm_f(const isthmus_coupler* cpl, MPI_Fint* comm) {
+  MPI_Comm c = MPI_COMM_NULL;
+  const int rc = isthmus_coupler_get_local_comm(cpl, &c);
+  if (rc == ISTHMUS_OK && comm) *comm = MPI_Comm_c2f(c);
+  return rc;
+}
+
+int isthmus_coupler_get_intracomm_f(isthmus_coupler* cpl, const char* other, MPI_Fint* comm) {
+  MPI_Comm c = MPI_COMM_NULL;
+  const int rc = isthmus_coupler_get_intracomm(cpl, other, &c);
+  if (rc == ISTHMUS_OK && comm) *comm = MPI_Comm_c2f(c);
+  return rc;
+}
+
+int isthmus_coupler_get_intercomm_f(isthmus_coupler* cpl, const char* other, MPI_Fint* comm) {
+  MPI_Comm c = MPI_COMM_NULL;
+  const int rc = isthmus_coupler_get_intercomm(cpl, other, &c);
+  if (rc == ISTHMUS_OK && comm) *comm = MPI_Comm_c2f(c);
+  return rc;
+}
+
 }  // extern "C"

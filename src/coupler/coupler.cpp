@@ -451,6 +451,19 @@ void Coupler::check_sequence(const Coupling& c, int date, bool get) const {
   }
 }
 
+bool Coupler::configured(const std::string& field) const {
+  for (const Entry& e : config_.entries)
+    for (const auto* names : {&e.src_names, &e.dst_names})
+      if (std::find(names->begin(), names->end(), field) != names->end()) return true;
+  return false;
+}
+
+int64_t Coupler::local_points(int var) {
+  return partitions_[var_of(var, "local_points", false).partition].size();
+}
+
+int Coupler::bundle(int var) { return var_of(var, "bundle", false).bundle; }
+
 int Coupler::coupling_count(int var) { return static_cast<int>(var_of(var, "get_ncpl", false).uses.size()); }
 
 std::vector<int> Coupler::periods(int var) {

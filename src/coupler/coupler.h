@@ -69,6 +69,13 @@ class Coupler {
   // OASIS's inquiries: the number of couplings of a field (oasis_get_ncpl), their periods in
   // configuration order (oasis_get_freqs), and what a put would return (oasis_put_inquire).
   int coupling_count(int var);
+  // Whether the configuration names `field` in any entry (OASIS's def_var returns
+  // OASIS_Var_Uncpl otherwise); a field's local points and bundle size; this component's
+  // number among the world's components, from 0, in order of their first world rank.
+  bool configured(const std::string& field) const;
+  int64_t local_points(int var);
+  int bundle(int var);
+  int component_index() const { return me_; }
   std::vector<int> periods(int var);
   int put_inquire(int var, int date);
   // The ranks of this component and `other` as one intracommunicator (ranks of the component

@@ -158,6 +158,23 @@ TEST(CapiCoupler, Orca2LmdzBothWaysThroughANamcoupleAndItsYaml) {
     EXPECT_EQ(remote, ocean ? size - nocean : nocean);
     MPI_Comm_free(&intra);
     MPI_Comm_free(&inter);
+    // what a front end asks: configured names, array sizes, the component's number, Fortran comms
+    int yes = -1, no = -1, index = -1, bundle = -1;
+    int64_t points = -1;
+    EXPECT_EQ(isthmus_coupler_is_configured(cpl, "O_SST", &yes), ISTHMUS_OK);
+    EXPECT_EQ(isthmus_coupler_is_configured(cpl, "O_NOPE", &no), ISTHMUS_OK);
+    EXPECT_EQ(yes, 1);
+    EXPECT_EQ(no, 0);
+    EXPECT_EQ(isthmus_coupler_get_var_size(cpl, out, &points, &bundle), ISTHMUS_OK);
+    EXPECT_EQ(points, ig[2]);
+    EXPECT_EQ(bundle, 1);
+    EXPECT_EQ(isthmus_coupler_get_component_index(cpl, &index), ISTHMUS_OK);
+    EXPECT_EQ(index, ocean ? 0 : 1);
+    MPI_Fint flocal = 0;
+    EXPECT_EQ(isthmus_coupler_get_local_comm_f(cpl, &flocal), ISTHMUS_OK);
+    int fsize = 0;
+    MPI_Comm_size(MPI_Comm_f2c(flocal), &fsize);
+    EXPECT_EQ(fsize, ls);
     for (int date = 0; date < 8; ++date) {
       int info = -1, inquired = -1;
       ASSERT_EQ(isthmus_coupler_put_inquire(cpl, out, date, &inquired), ISTHMUS_OK);
