@@ -159,12 +159,12 @@ TEST(CapiCoupler, Orca2LmdzBothWaysThroughANamcoupleAndItsYaml) {
     MPI_Comm_free(&intra);
     MPI_Comm_free(&inter);
     // what a front end asks: configured names, array sizes, the component's number, Fortran comms
-    int yes = -1, no = -1, index = -1, bundle = -1;
+    int yes = -1, absent = -1, index = -1, bundle = -1;
     int64_t points = -1;
     EXPECT_EQ(isthmus_coupler_is_configured(cpl, "O_SST", &yes), ISTHMUS_OK);
-    EXPECT_EQ(isthmus_coupler_is_configured(cpl, "O_NOPE", &no), ISTHMUS_OK);
+    EXPECT_EQ(isthmus_coupler_is_configured(cpl, "O_NOPE", &absent), ISTHMUS_OK);
     EXPECT_EQ(yes, 1);
-    EXPECT_EQ(no, 0);
+    EXPECT_EQ(absent, 0);
     EXPECT_EQ(isthmus_coupler_get_var_size(cpl, out, &points, &bundle), ISTHMUS_OK);
     EXPECT_EQ(points, ig[2]);
     EXPECT_EQ(bundle, 1);
