@@ -725,6 +725,13 @@ int isthmus_coupler_get_freqs(isthmus_coupler* cpl, int var, int n, int* periods
  * components; the caller frees the communicator. */
 int isthmus_coupler_get_intracomm(isthmus_coupler* cpl, const char* other, MPI_Comm* comm);
 int isthmus_coupler_get_intercomm(isthmus_coupler* cpl, const char* other, MPI_Comm* comm);
+/* The communication report of this component's couplings: per entry, puts, gets, exchanges,
+ * messages and bytes over the component's ranks, and the time in put, in get, waiting and
+ * mapping (slowest rank / mean). Collective over the component; the text (NUL-terminated, cut
+ * to size) on its first rank, "" elsewhere; *length: the full length (call with size 0 first).
+ * With the namcouple's $NLOGPRT second number > 0, terminate writes it to
+ * <run_dir>/isthmus_report_<component>.txt. */
+int isthmus_coupler_report(isthmus_coupler* cpl, char* text, int64_t size, int64_t* length);
 /* Whether the configuration names `field` in any entry (OASIS's def_var gives OASIS_Var_Uncpl
  * otherwise; such a field may still be defined: its put and get move nothing). */
 int isthmus_coupler_is_configured(const isthmus_coupler* cpl, const char* field, int* configured);

@@ -238,6 +238,20 @@ int isthmus_coupler_get_intercomm(isthmus_coupler* cpl, const char* other, MPI_C
   });
 }
 
+int isthmus_coupler_report(isthmus_coupler* cpl, char* text, int64_t size, int64_t* length) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    const std::string r = usable(cpl).report();
+    if (length) *length = static_cast<int64_t>(r.size());
+    if (size > 0) {
+      require(text, "text");
+      const size_t n = std::min(r.size(), static_cast<size_t>(size - 1));
+      std::copy(r.begin(), r.begin() + n, text);
+      text[n] = '\0';
+    }
+  });
+}
+
 int isthmus_coupler_is_configured(const isthmus_coupler* cpl, const char* field, int* configured) {
   ISTHMUS_REQUIRE_HANDLE(cpl);
   return guarded(cpl->state.get(), __func__, [&] {

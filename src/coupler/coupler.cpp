@@ -1,6 +1,7 @@
 #include "coupler/coupler.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -516,10 +517,75 @@ MPI_Comm Coupler::intercomm(const std::string& other) {
   return c;
 }
 
+std::string Coupler::report() {
+  if (me_ < 0) return "";
+  // per coupling: counts summed, times as sum (for the mean) and max
+  constexpr int kCounts = 8, kTimes = 4;
+  const size_t n = couplings_.size();
+  std::vector<long long> counts(n * kCounts), count_sum(n * kCounts);
+  std::vector<double> times(n * kTimes), time_sum(n * kTimes), time_max(n * kTimes);
+  for (size_t i = 0; i < n; ++i) {
+    const CouplingStats s = couplings_[i]->stats();
+    const long long c[kCounts] = {s.puts, s.gets, s.sends, s.receives, s.messages_sent,
+                                  s.messages_received, s.bytes_sent, s.bytes_received};
+    const double t[kTimes] = {s.put_seconds, s.get_seconds, s.wait_seconds, s.map_seconds};
+    std::copy(c, c + kCounts, counts.begin() + i * kCounts);
+    std::copy(t, t + kTimes, times.begin() + i * kTimes);
+  }
+  ISTHMUS_MPI(MPI_Reduce(counts.data(), count_sum.data(), static_cast<int>(counts.size()),
+                         MPI_LONG_LONG, MPI_SUM, 0, local_));
+  ISTHMUS_MPI(MPI_Reduce(times.data(), time_sum.data(), static_cast<int>(times.size()), MPI_DOUBLE,
+                         MPI_SUM, 0, local_));
+  ISTHMUS_MPI(MPI_Reduce(times.data(), time_max.data(), static_cast<int>(times.size()), MPI_DOUBLE,
+                         MPI_MAX, 0, local_));
+  int rank = 0, size = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(local_, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(local_, &size));
+  if (rank != 0) return "";
+  std::ostringstream os;
+  os << "isthmus communication report: component " << name_ << ", " << size << " ranks, "
+     << n << " couplings\n";
+  os << "times in ms: max over the ranks / mean; counts summed over the ranks\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-28s %-4s %6s %6s %6s %6s %9s %11s %15s %15s %15s %15s\n",
+                "entry", "side", "puts", "gets", "sent", "recvd", "messages", "MB", "put ms",
+                "get ms", "wait ms", "mapping ms");
+  os << line;
+  for (size_t i = 0; i < n; ++i) {
+    const Coupling& c = *couplings_[i];
+    const Entry& e = c.entry();
+    const long long* k = count_sum.data() + i * kCounts;
+    auto t = [&](int j) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.3f/%.3f", 1e3 * time_max[i * kTimes + j],
+                    1e3 * time_sum[i * kTimes + j] / size);
+      return std::string(b);
+    };
+    std::string entry = names_of(e.src_names) + ">" + names_of(e.dst_names);
+    if (entry.size() > 28) entry = entry.substr(0, 25) + "...";
+    const char* side = c.ends().src && c.ends().dst ? "both" : c.ends().src ? "put" : "get";
+    std::snprintf(line, sizeof line, "%-28s %-4s %6lld %6lld %6lld %6lld %9lld %11.3f %15s %15s %15s %15s\n",
+                  entry.c_str(), side, k[0], k[1], k[2], k[3], k[4] + k[5], 1e-6 * (k[6] + k[7]),
+                  t(0).c_str(), t(1).c_str(), t(2).c_str(), t(3).c_str());
+    os << line;
+  }
+  return os.str();
+}
+
 void Coupler::terminate() {
   if (me_ < 0 || terminated_) return;
   for (auto& c : couplings_) c->complete();
   terminated_ = true;
+  // OASIS writes its timers when $NLOGPRT's second number asks for them: so do we
+  if (config_.tlogprt > 0) {
+    const std::string text = report();
+    if (!text.empty()) {
+      const std::string path = opt_.run_dir + "/isthmus_report_" + name_ + ".txt";
+      std::ofstream out(path);
+      out << text;
+      if (!out) fail(ISTHMUS_ERR_FILE, "terminate: cannot write the communication report ", path);
+    }
+  }
 }
 
 }  // namespace isthmus::coupler

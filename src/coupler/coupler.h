@@ -64,7 +64,14 @@ class Coupler {
   // oasis_put (Coupling::put says which file it writes).
   int put(int var, int date, const void* data, bool write_restart = false);
   int get(int var, int date, void* data);
-  void terminate();  // completes the sends in flight; collective over the component
+  // Completes the sends in flight; collective over the component. With $NLOGPRT's second
+  // number > 0 the component's first rank writes report() to <run_dir>/isthmus_report_<name>.txt.
+  void terminate();
+  // The communication report of this component's couplings (collective over the component;
+  // the text on its first rank, "" elsewhere): per entry, the puts and gets, exchanges,
+  // messages and bytes summed over the ranks, and the time in put, in get, waiting and mapping
+  // (the slowest rank's and the mean).
+  std::string report();
 
   // OASIS's inquiries: the number of couplings of a field (oasis_get_ncpl), their periods in
   // configuration order (oasis_get_freqs), and what a put would return (oasis_put_inquire).

@@ -115,6 +115,8 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
 
   if (e.status == FieldStatus::Exported || e.status == FieldStatus::Expout) {
     build_exchange(comm, run_dir, method, agreement);
+    // messages, bytes and waiting time for the communication report: a clock read per exchange
+    (mapping_ ? mapping_->redist() : *redist_).trace().set_on(true);
   } else {
     agreement.conclude(files_);  // one component only: nothing is exchanged
   }
@@ -311,6 +313,7 @@ void Coupling::write_partial_restart(const std::string& path) {
 }
 
 void Coupling::start(const double* const* src) {
+  ++stats_.sends;
   if (mapping_) {
     mapping_->start(src);
   } else {
@@ -323,9 +326,18 @@ void Coupling::start(const double* const* src) {
 
 void Coupling::finish(double* const* dst, const char* call, int date) {
   pending_ = false;
+  Redist& r = mapping_ ? mapping_->redist() : *redist_;
   try {
+    // the exchange's own trace says how long it waited; the rest of finish is the mapping
+    const double w0 = r.trace().counters().wait_seconds, t0 = MPI_Wtime();
     if (mapping_) mapping_->finish(dst);
-    else redist_->wait();
+    else r.wait();
+    const double waited = r.trace().counters().wait_seconds - w0;
+    stats_.wait_seconds += waited;
+    if (dst) {
+      ++stats_.receives;
+      if (mapping_) stats_.map_seconds += MPI_Wtime() - t0 - waited;
+    }
   } catch (const Error& err) {
     if (err.code() != ISTHMUS_ERR_TIMEOUT) throw;
     // a hang turned into an error: say which coupling waited, for what, on whom
@@ -410,6 +422,34 @@ int Coupling::emit(int date, int64_t lagged) {
 }
 
 int Coupling::put(int k, int date, const void* data, DataType type, bool write_restart) {
+  const double t0 = MPI_Wtime();
+  const int info = put_timed(k, date, data, type, write_restart);
+  ++stats_.puts;
+  stats_.put_seconds += MPI_Wtime() - t0;
+  return info;
+}
+
+int Coupling::get(int k, int date, void* data, DataType type) {
+  const double t0 = MPI_Wtime();
+  const int info = get_timed(k, date, data, type);
+  ++stats_.gets;
+  stats_.get_seconds += MPI_Wtime() - t0;
+  return info;
+}
+
+CouplingStats Coupling::stats() const {
+  CouplingStats s = stats_;
+  if (exchanges()) {
+    const trace::Counters& c = redist().trace().counters();
+    s.messages_sent = c.messages_sent;
+    s.messages_received = c.messages_received;
+    s.bytes_sent = c.bytes_sent;
+    s.bytes_received = c.bytes_received;
+  }
+  return s;
+}
+
+int Coupling::put_timed(int k, int date, const void* data, DataType type, bool write_restart) {
   const Entry& e = *ends_.entry;
   check_date("put", date, last_put_);
   if (!data && ends_.src_points.size() > 0)
@@ -452,7 +492,7 @@ int Coupling::put(int k, int date, const void* data, DataType type, bool write_r
   return info;
 }
 
-int Coupling::get(int k, int date, void* data, DataType type) {
+int Coupling::get_timed(int k, int date, void* data, DataType type) {
   const Entry& e = *ends_.entry;
   check_date("get", date, last_get_);
   if (!data && ends_.dst_points.size() > 0)

@@ -54,6 +54,19 @@ struct CouplingEnds {
   std::vector<int> levels;                      // per field of the group (the bundle size)
 };
 
+// What one coupling cost on this rank, for the communication report.
+struct CouplingStats {
+  int64_t puts = 0, gets = 0;          // calls
+  int64_t sends = 0, receives = 0;     // coupling dates that moved data (exchanges started/done)
+  double put_seconds = 0;              // in put, all of it (time operation, partial sums, packing)
+  double get_seconds = 0;              // in get, all of it
+  double wait_seconds = 0;             // of which waiting for messages (get, and a put waiting
+                                       // for its previous send)
+  double map_seconds = 0;              // of which multiplying, adding partial sums, CONSERV
+  int64_t messages_sent = 0, messages_received = 0;
+  int64_t bytes_sent = 0, bytes_received = 0;
+};
+
 class Coupling {
  public:
   // Collective over comm, the ranks of both components (an INPUT or OUTPUT entry: over
@@ -80,6 +93,7 @@ class Coupling {
   void set_wait_timeout(double seconds, std::function<std::string(int)> describe_peer);  // waits for a send still in flight (at termination)
 
   const Entry& entry() const { return *ends_.entry; }
+  CouplingStats stats() const;  // with the exchange's message counters
   const CouplingEnds& ends() const { return ends_; }
   bool exchanges() const { return mapping_ || redist_; }  // false for INPUT and OUTPUT entries
   bool mapped() const { return mapping_ != nullptr; }
@@ -87,6 +101,8 @@ class Coupling {
   const Redist& redist() const { return mapping_ ? mapping_->redist() : *redist_; }  // exchanges()
 
  private:
+  int put_timed(int k, int date, const void* data, DataType type, bool write_restart);
+  int get_timed(int k, int date, void* data, DataType type);
   void set_conservation(const std::string& run_dir);
   void build_exchange(MPI_Comm comm, const std::string& run_dir, Method method,
                       Agreement& restart_check);
@@ -138,6 +154,7 @@ class Coupling {
   std::vector<int> got_date_;                // per field: the date it was last received for
   int received_date_ = -1;                   // the date recv_ holds
   int last_get_ = -1;
+  CouplingStats stats_;
 };
 
 }  // namespace isthmus::coupler

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <numeric>
 #include <random>
+#include <sstream>
 
 #include "base/error.h"
 #include "coupler/coupler.h"
@@ -130,6 +131,22 @@ TEST(Coupler, TwoComponentsExchangeAtCouplingDatesOnly) {
   c.terminate();
   EXPECT_TRUE(all_ranks(codes == 0)) << codes << " wrong return codes";
   EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values";
+  // the communication report: 12 calls and 4 exchanges per rank, on the component's first rank
+  const std::string report = c.report();
+  EXPECT_EQ(report.empty(), L.local_rank() != 0);
+  if (L.local_rank() == 0) {
+    std::istringstream in(report.substr(report.find("SST>SSTA")));
+    std::string entry, side;
+    long long puts, gets, sent, recvd, messages;
+    in >> entry >> side >> puts >> gets >> sent >> recvd >> messages;
+    const long long ls = L.local_size();
+    EXPECT_EQ(side, L.ocean() ? "put" : "get") << report;
+    EXPECT_EQ(puts, L.ocean() ? 12 * ls : 0) << report;
+    EXPECT_EQ(gets, L.ocean() ? 0 : 12 * ls) << report;
+    EXPECT_EQ(sent, L.ocean() ? 4 * ls : 0) << report;
+    EXPECT_EQ(recvd, L.ocean() ? 0 : 4 * ls) << report;
+    EXPECT_GT(messages, 0) << report;
+  }
 }
 
 // LOCTRANS AVERAGE and T_MAX with OASIS's rule: the value sent at a coupling date is made of
