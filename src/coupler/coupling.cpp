@@ -313,7 +313,7 @@ void Coupling::write_partial_restart(const std::string& path) {
 }
 
 void Coupling::start(const double* const* src) {
-  ++stats_.sends;
+  if (src) ++stats_.sends;  // a destination-only rank starts its receives with nothing to send
   if (mapping_) {
     mapping_->start(src);
   } else {
