@@ -688,6 +688,13 @@ int isthmus_coupler_get_local_comm(const isthmus_coupler* cpl, MPI_Comm* comm);
 /* A context on the component's ranks, e.g. to create decompositions for partitions; destroy it
  * with isthmus_context_destroy (the coupler keeps working). */
 int isthmus_coupler_get_context(const isthmus_coupler* cpl, isthmus_context** ctx);
+/* OASIS's oasis_set_couplcomm: collective over the whole component, before any definition.
+ * coupling: the ranks that take part in coupling (e.g. MPI_Comm_split of the local
+ * communicator), MPI_COMM_NULL on the others, which then only call enddef and terminate.
+ * Afterwards get_local_comm gives the coupling communicator, and definitions are collective
+ * over it. */
+int isthmus_coupler_set_couplcomm(isthmus_coupler* cpl, MPI_Comm coupling);
+int isthmus_coupler_set_couplcomm_f(isthmus_coupler* cpl, MPI_Fint coupling);
 /* Collective over the component. Ids count from 0 in the order of definition. */
 int isthmus_coupler_def_partition(isthmus_coupler* cpl, const isthmus_decomp* points,
                                   const char* name, int* partition);

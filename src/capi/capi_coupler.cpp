@@ -90,6 +90,15 @@ int isthmus_coupler_get_context(const isthmus_coupler* cpl, isthmus_context** ct
   });
 }
 
+int isthmus_coupler_set_couplcomm(isthmus_coupler* cpl, MPI_Comm coupling) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] { usable(cpl).set_coupling_comm(coupling); });
+}
+
+int isthmus_coupler_set_couplcomm_f(isthmus_coupler* cpl, MPI_Fint coupling) {
+  return isthmus_coupler_set_couplcomm(cpl, MPI_Comm_f2c(coupling));
+}
+
 int isthmus_coupler_def_partition(isthmus_coupler* cpl, const isthmus_decomp* points,
                                   const char* name, int* partition) {
   ISTHMUS_REQUIRE_HANDLE(cpl);

@@ -95,7 +95,7 @@ void Coupler::init(MPI_Comm world, Config config) {
     if (all[r] == 0) continue;
     auto it = std::find_if(comps_.begin(), comps_.end(), [&](const Component& c) { return c.hash == all[r]; });
     if (it == comps_.end()) {
-      comps_.push_back({all[r], "", {}, {}});
+      comps_.push_back({all[r], "", {}, {}, {}});
       it = comps_.end() - 1;
     }
     it->world_ranks.push_back(r);
@@ -107,7 +107,8 @@ void Coupler::init(MPI_Comm world, Config config) {
   ISTHMUS_MPI(MPI_Comm_group(world_, &world_group));
   const auto& members = comps_[me_].world_ranks;
   ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(members.size()), members.data(), &group));
-  ISTHMUS_MPI(MPI_Comm_create_group(world_, group, kTagGroupLocal, &local_));
+  ISTHMUS_MPI(MPI_Comm_create_group(world_, group, kTagGroupLocal, &full_));
+  local_ = full_;
   MPI_Group_free(&group);
   MPI_Group_free(&world_group);
   // two names with one hash would make one component of two: a second hash tells them apart
@@ -120,8 +121,36 @@ void Coupler::init(MPI_Comm world, Config config) {
 Coupler::~Coupler() {
   couplings_.clear();  // their redistributions free their own communicators first
   for (auto& [pair, comm] : pair_comms_) MPI_Comm_free(&comm);
-  if (local_ != MPI_COMM_NULL) MPI_Comm_free(&local_);
+  if (local_ != MPI_COMM_NULL && local_ != full_) MPI_Comm_free(&local_);
+  if (full_ != MPI_COMM_NULL) MPI_Comm_free(&full_);
   if (world_ != MPI_COMM_NULL) MPI_Comm_free(&world_);
+}
+
+void Coupler::set_coupling_comm(MPI_Comm coupling) {
+  if (me_ < 0) fail(ISTHMUS_ERR_ARG, "set_couplcomm: this rank runs no component");
+  Agreement a;
+  a.check([&] {
+    if (defined_ || !partitions_.empty() || !vars_.empty())
+      fail(ISTHMUS_ERR_ARG, "set_couplcomm after a definition (component ", name_, ")");
+  });
+  a.conclude(full_);
+  // the coupling ranks must be the component's ranks in coupling: each names whether it is
+  int in = coupling != MPI_COMM_NULL, count = 0, size = 0;
+  ISTHMUS_MPI(MPI_Allreduce(&in, &count, 1, MPI_INT, MPI_SUM, full_));
+  if (in) ISTHMUS_MPI(MPI_Comm_size(coupling, &size));
+  Agreement b;
+  b.check([&] {
+    if (in && size != count)
+      fail(ISTHMUS_ERR_ARG, "set_couplcomm: the coupling communicator has ", size, " ranks but ",
+           count, " ranks of component ", name_, " pass one");
+  });
+  b.conclude(full_);
+  if (local_ != full_ && local_ != MPI_COMM_NULL) MPI_Comm_free(&local_);
+  local_ = MPI_COMM_NULL;
+  if (in) {
+    ISTHMUS_MPI(MPI_Comm_dup(coupling, &local_));
+    ISTHMUS_MPI(MPI_Comm_set_errhandler(local_, MPI_ERRORS_RETURN));
+  }
 }
 
 void Coupler::require_defining(const char* what) const {
@@ -132,6 +161,8 @@ void Coupler::require_defining(const char* what) const {
 int Coupler::def_partition(const IndexList* points, const std::string& name,
                            const std::optional<Error>& failure) {
   if (me_ < 0) fail(ISTHMUS_ERR_ARG, "def_partition: this rank runs no component");
+  if (!active())
+    fail(ISTHMUS_ERR_ARG, "def_partition: this rank of ", name_, " is not in its coupling communicator");
   Agreement a;
   if (failure) a.record(failure->code(), failure->what());
   a.check([&] {
@@ -148,6 +179,8 @@ int Coupler::def_partition(const IndexList* points, const std::string& name,
 int Coupler::def_var(const std::string& name, int partition, VarDirection dir, DataType type,
                      int bundle) {
   if (me_ < 0) fail(ISTHMUS_ERR_ARG, "def_var: this rank runs no component");
+  if (!active())
+    fail(ISTHMUS_ERR_ARG, "def_var: this rank of ", name_, " is not in its coupling communicator");
   Agreement a;
   a.check([&] {
     require_defining("def_var");
@@ -175,17 +208,45 @@ int Coupler::def_var(const std::string& name, int partition, VarDirection dir, D
 // (point to point: a few messages, never a collective over the world), then broadcasts what
 // it received within its component.
 void Coupler::exchange_declarations() {
+  // Within the component: which ranks couple, and the declarations of its first coupling rank
+  // (all coupling ranks declared the same, agreed), so that its first rank, coupling or not,
+  // can speak for it.
+  int nfull = 0, rank = 0;
+  ISTHMUS_MPI(MPI_Comm_size(full_, &nfull));
+  ISTHMUS_MPI(MPI_Comm_rank(full_, &rank));
+  int in = active() ? 1 : 0;
+  std::vector<int> flags(nfull);
+  ISTHMUS_MPI(MPI_Allgather(&in, 1, MPI_INT, flags.data(), 1, MPI_INT, full_));
+  const std::vector<int>& everyone = comps_[me_].world_ranks;  // full_ rank i is everyone[i]
   std::ostringstream os;
-  os << name_ << '\n';
-  for (const Var& v : vars_)
-    os << v.name << ' ' << static_cast<int>(v.dir) << ' ' << partitions_[v.partition].global_size()
-       << ' ' << v.bundle << '\n';
-  const std::string own = os.str();
-  int rank = 0;
-  ISTHMUS_MPI(MPI_Comm_rank(local_, &rank));
+  os << name_ << "\nranks";
+  int first_active = -1;
+  for (int r = 0; r < nfull; ++r)
+    if (flags[r]) {
+      os << ' ' << everyone[r];
+      if (first_active < 0) first_active = r;
+    }
+  os << '\n';
+  std::string fields;
+  if (rank == first_active) {
+    std::ostringstream fs;
+    for (const Var& v : vars_)
+      fs << v.name << ' ' << static_cast<int>(v.dir) << ' ' << partitions_[v.partition].global_size()
+         << ' ' << v.bundle << '\n';
+    fields = fs.str();
+  }
+  if (first_active > 0) {
+    // the first rank does not couple: the first coupling rank tells it
+    long long n = static_cast<long long>(fields.size());
+    ISTHMUS_MPI(MPI_Bcast(&n, 1, MPI_LONG_LONG, first_active, full_));
+    fields.resize(static_cast<size_t>(n));
+    if (n > 0) ISTHMUS_MPI(MPI_Bcast(fields.data(), static_cast<int>(n), MPI_CHAR, first_active, full_));
+  }
+  const std::string own = os.str() + fields;
   std::vector<std::string> texts(comps_.size());
   texts[me_] = own;
   if (rank == 0) {
+    // the components' first ranks, point to point: never a collective over the world
     std::vector<MPI_Request> reqs;
     for (size_t c = 0; c < comps_.size(); ++c) {
       if (static_cast<int>(c) == me_) continue;
@@ -205,10 +266,17 @@ void Coupler::exchange_declarations() {
     }
     ISTHMUS_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
   }
-  for (auto& t : texts) broadcast(local_, t);
+  for (auto& t : texts) broadcast(full_, t);
+  // from now on a component is its coupling ranks (pair communicators, messages)
   for (size_t c = 0; c < comps_.size(); ++c) {
     std::istringstream in(texts[c]);
     std::getline(in, comps_[c].name);
+    std::string line, word;
+    std::getline(in, line);
+    std::istringstream ranks(line);
+    ranks >> word;  // "ranks"
+    comps_[c].coupling_ranks.clear();
+    for (int w; ranks >> w;) comps_[c].coupling_ranks.push_back(w);
     comps_[c].fields.clear();
     Declared d;
     int dir = 0;
@@ -229,8 +297,8 @@ MPI_Comm Coupler::pair_comm(int a, int b) {
   } else {
     // only the two components' ranks take part (every rank creates its pairs in the
     // configuration's order, so no two ranks wait for each other in opposite orders)
-    std::vector<int> members = comps_[a].world_ranks;
-    members.insert(members.end(), comps_[b].world_ranks.begin(), comps_[b].world_ranks.end());
+    std::vector<int> members = comps_[a].coupling_ranks;
+    members.insert(members.end(), comps_[b].coupling_ranks.begin(), comps_[b].coupling_ranks.end());
     std::sort(members.begin(), members.end());
     MPI_Group world_group, group;
     ISTHMUS_MPI(MPI_Comm_group(world_, &world_group));
@@ -249,7 +317,7 @@ void Coupler::enddef() {
   {
     Agreement a;
     a.check([&] { require_defining("enddef"); });
-    a.conclude(local_);
+    a.conclude(full_);  // every rank of the component, coupling or not (as OASIS's enddef)
   }
   exchange_declarations();
   // Every rank of every component resolves the configuration from the same declarations, so
@@ -340,7 +408,7 @@ void Coupler::enddef() {
            " gives the destination grid ", e.dst_grid, " as ", e.dst_nx, " x ", e.dst_ny, " = ",
            e.dst_nx * e.dst_ny, " points, but ", comps_[dc].name, " defines ", e.dst_names[0],
            " on a partition of ", ends.dst_grid_size, " points");
-    if (me_ != sc && me_ != dc) continue;
+    if ((me_ != sc && me_ != dc) || !active()) continue;
     // the group's fields share one partition on each side (one exchange moves them all)
     auto partition_of = [&](const std::vector<std::string>& names) {
       const int p = vars_[local_var(names[0])].partition;
@@ -382,9 +450,9 @@ std::function<std::string(int)> Coupler::describe_ranks(MPI_Comm comm) const {
   std::vector<std::string> words(n);
   for (int r = 0; r < n; ++r)
     for (const Component& c : comps_) {
-      auto it = std::find(c.world_ranks.begin(), c.world_ranks.end(), world[r]);
-      if (it != c.world_ranks.end())
-        words[r] = "rank " + std::to_string(it - c.world_ranks.begin()) + " of component " + c.name +
+      auto it = std::find(c.coupling_ranks.begin(), c.coupling_ranks.end(), world[r]);
+      if (it != c.coupling_ranks.end())
+        words[r] = "rank " + std::to_string(it - c.coupling_ranks.begin()) + " of component " + c.name +
                    " (world rank " + std::to_string(world[r]) + ")";
     }
   return [words](int r) { return r >= 0 && r < static_cast<int>(words.size()) ? words[r] : "rank " + std::to_string(r); };
@@ -393,6 +461,8 @@ std::function<std::string(int)> Coupler::describe_ranks(MPI_Comm comm) const {
 Coupler::Var& Coupler::var_of(int var, const char* what, bool after_enddef) {
   if (me_ < 0) fail(ISTHMUS_ERR_ARG, what, ": this rank runs no component");
   if (after_enddef && !defined_) fail(ISTHMUS_ERR_ARG, what, " before enddef (component ", name_, ")");
+  if (!active())
+    fail(ISTHMUS_ERR_ARG, what, ": this rank of ", name_, " is not in its coupling communicator");
   if (terminated_) fail(ISTHMUS_ERR_ARG, what, " after terminate (component ", name_, ")");
   if (var < 0 || var >= static_cast<int>(vars_.size()))
     fail(ISTHMUS_ERR_ARG, what, ": field id ", var, " is not defined (", vars_.size(),
@@ -484,12 +554,14 @@ int Coupler::put_inquire(int var, int date) {
 
 int Coupler::component_named(const std::string& name, const char* what) const {
   if (me_ < 0) fail(ISTHMUS_ERR_ARG, what, ": this rank runs no component");
+  if (!defined_) fail(ISTHMUS_ERR_ARG, what, " before enddef (component ", name_, ")");
+  if (!active())
+    fail(ISTHMUS_ERR_ARG, what, ": this rank of ", name_, " is not in its coupling communicator");
   for (size_t c = 0; c < comps_.size(); ++c)
     if (comps_[c].name == name) return static_cast<int>(c);
   std::string names;
   for (const Component& c : comps_) names += (names.empty() ? "" : ", ") + (c.name.empty() ? "?" : c.name);
-  fail(ISTHMUS_ERR_ARG, what, ": no component is named \"", name, "\" (components known to ", name_,
-       ": ", names, "; the others' names are known after enddef)");
+  fail(ISTHMUS_ERR_ARG, what, ": no component is named \"", name, "\" (components: ", names, ")");
 }
 
 MPI_Comm Coupler::intracomm(const std::string& other) {
@@ -510,7 +582,7 @@ MPI_Comm Coupler::intercomm(const std::string& other) {
   ISTHMUS_MPI(MPI_Comm_group(pair, &pg));
   ISTHMUS_MPI(MPI_Comm_group(world_, &wg));
   int leader = -1;
-  ISTHMUS_MPI(MPI_Group_translate_ranks(wg, 1, &comps_[o].world_ranks[0], pg, &leader));
+  ISTHMUS_MPI(MPI_Group_translate_ranks(wg, 1, &comps_[o].coupling_ranks[0], pg, &leader));
   MPI_Group_free(&pg);
   MPI_Group_free(&wg);
   ISTHMUS_MPI(MPI_Intercomm_create(local_, 0, pair, leader, 77, &c));
@@ -518,7 +590,7 @@ MPI_Comm Coupler::intercomm(const std::string& other) {
 }
 
 std::string Coupler::report() {
-  if (me_ < 0) return "";
+  if (me_ < 0 || !active()) return "";
   // per coupling: counts summed, times as sum (for the mean) and max
   constexpr int kCounts = 8, kTimes = 4;
   const size_t n = couplings_.size();

@@ -46,7 +46,13 @@ class Coupler {
   Coupler& operator=(const Coupler&) = delete;
 
   const std::string& component() const { return name_; }
-  MPI_Comm local_comm() const { return local_; }  // MPI_COMM_NULL for a rank without component
+  // The component's ranks that couple (all of them unless set_coupling_comm chose fewer);
+  // MPI_COMM_NULL for a rank without component, or outside the coupling ranks.
+  MPI_Comm local_comm() const { return local_; }
+  // OASIS's oasis_set_couplcomm: collective over the whole component, before any definition;
+  // `coupling` holds the ranks that take part in coupling (MPI_COMM_NULL on the others, which
+  // then only call enddef and terminate). Definitions are collective over those ranks.
+  void set_coupling_comm(MPI_Comm coupling);
   const Config& config() const { return config_; }
   int component_count() const { return static_cast<int>(comps_.size()); }
 
@@ -114,7 +120,8 @@ class Coupler {
   struct Component {
     uint64_t hash = 0;
     std::string name;             // known after enddef's exchange (this rank's from the start)
-    std::vector<int> world_ranks;
+    std::vector<int> world_ranks;     // all its ranks
+    std::vector<int> coupling_ranks;  // those that couple (known after enddef's exchange)
     std::vector<Declared> fields;
   };
   void init(MPI_Comm world, Config config);
@@ -131,7 +138,9 @@ class Coupler {
   double timeout_s_ = 0;           // the option, or the environment's
   Config config_;
   MPI_Comm world_ = MPI_COMM_NULL;
-  MPI_Comm local_ = MPI_COMM_NULL;
+  MPI_Comm full_ = MPI_COMM_NULL;   // every rank of the component
+  MPI_Comm local_ = MPI_COMM_NULL;  // its coupling ranks: full_ itself, or set_coupling_comm's
+  bool active() const { return local_ != MPI_COMM_NULL; }
   std::vector<Component> comps_;   // every component of the world, by first world rank
   int me_ = -1;                    // this rank's component (-1: none)
   bool defined_ = false;

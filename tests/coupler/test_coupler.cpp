@@ -610,3 +610,50 @@ TEST(Coupler, SkippedDatesAndSequenceOrderAreReported) {
     c.terminate();
   }
 }
+
+// OASIS's couplcomm: only some ranks of a component couple (here the ocean's first rank does
+// not, so the component's first rank speaks for ranks it is not one of); the others call
+// enddef only. Values arrive at the right global index from the coupling ranks' partitions.
+TEST(Coupler, OnlyTheCouplingRanksOfAComponentCouple) {
+  Watchdog w("coupler couplcomm");
+  Layout L;
+  if (L.nocean < 2) GTEST_SKIP() << "needs an ocean of two ranks";
+  const int64_t n = 71;
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.runtime = 4;
+  cfg.entries.push_back(entry("SST", "SSTA", 2, n, 1));
+  Coupler c(MPI_COMM_WORLD, L.component(), cfg);
+  const bool couples = !L.ocean() || L.local_rank() > 0;
+  MPI_Comm sub = MPI_COMM_NULL;
+  MPI_Comm_split(c.local_comm(), couples ? 0 : MPI_UNDEFINED, L.local_rank(), &sub);
+  c.set_coupling_comm(sub);
+  if (sub != MPI_COMM_NULL) MPI_Comm_free(&sub);
+  EXPECT_EQ(c.local_comm() != MPI_COMM_NULL, couples);
+  std::vector<int64_t> idx;
+  int var = -1;
+  if (couples) {
+    const int parts = L.ocean() ? L.nocean - 1 : L.local_size(), me = L.ocean() ? L.local_rank() - 1 : L.local_rank();
+    idx = random_part(n, parts, me, L.ocean() ? 29 : 30);
+    const int part = c.def_partition(ptr(list_of(n, idx)));
+    var = L.ocean() ? c.def_var("SST", part, VarDirection::Out, DataType::Double)
+                    : c.def_var("SSTA", part, VarDirection::In, DataType::Double);
+  } else {
+    const Outcome o = outcome_of([&] { c.def_partition(ptr(list_of(n, idx))); });
+    EXPECT_EQ(o.msg, "def_partition: this rank of ocean is not in its coupling communicator");
+  }
+  c.enddef();
+  int64_t wrong = 0;
+  for (int date = 0; date < 4 && couples; date += 2) {
+    std::vector<double> x(idx.size());
+    if (L.ocean()) {
+      for (size_t i = 0; i < idx.size(); ++i) x[i] = value(idx[i], date);
+      EXPECT_EQ(c.put(var, date, x.data()), kSent);
+    } else {
+      EXPECT_EQ(c.get(var, date, x.data()), kRecvd);
+      for (size_t i = 0; i < idx.size(); ++i) wrong += x[i] != value(idx[i], date);
+    }
+  }
+  c.terminate();
+  EXPECT_TRUE(all_ranks(wrong == 0));
+}
