@@ -251,13 +251,8 @@ int isthmus_coupler_report(isthmus_coupler* cpl, char* text, int64_t size, int64
   ISTHMUS_REQUIRE_HANDLE(cpl);
   return guarded(cpl->state.get(), __func__, [&] {
     const std::string r = usable(cpl).report();
-    if (length) *length = static_cast<int64_t>(r.size());
-    if (size > 0) {
-      require(text, "text");
-      const size_t n = std::min(r.size(), static_cast<size_t>(size - 1));
-      std::copy(r.begin(), r.begin() + n, text);
-      text[n] = '\0';
-    }
+    if (size > 0) require(text, "text");
+    copy_text(r, text, size, length);
   });
 }
 

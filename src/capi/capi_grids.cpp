@@ -8,39 +8,22 @@
 
 #include "base/error.h"
 #include "coupler/grid_writer.h"
+#include "capi/handles.h"
 #include "isthmus.h"
 
 namespace {
 
 using isthmus::coupler::GridVariable;
 
-void copy_message(const std::string& s, char* out, int64_t size) {
-  if (!out || size <= 0) return;
-  size_t n = std::min(s.size(), static_cast<size_t>(size - 1));
-  std::memcpy(out, s.data(), n);
-  out[n] = '\0';
-}
-
 template <typename Write>
 int grid_call(const char* function, const char* grid, char* errmsg, int64_t errsize, Write write) {
-  int code = ISTHMUS_OK;
   std::string msg;
-  try {
+  const int code = isthmus::run_caught([&] {
     if (!grid) isthmus::fail(ISTHMUS_ERR_ARG, "grid is NULL");
     write(std::string(grid));
-    copy_message("", errmsg, errsize);
-    return ISTHMUS_OK;
-  } catch (const isthmus::Error& e) {
-    code = e.code();
-    msg = e.what();
-  } catch (const std::bad_alloc&) {
-    code = ISTHMUS_ERR_NOMEM;
-    msg = "out of memory";
-  } catch (const std::exception& e) {
-    code = ISTHMUS_ERR_INTERNAL;
-    msg = e.what();
-  }
-  copy_message(std::string("isthmus: ") + function + ": " + msg, errmsg, errsize);
+  }, msg);
+  isthmus::copy_text(code == ISTHMUS_OK ? "" : std::string("isthmus: ") + function + ": " + msg,
+                     errmsg, errsize);
   return code;
 }
 

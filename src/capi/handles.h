@@ -1,6 +1,8 @@
 // What the opaque C handles hold. Every handle shares its context's state, so a message from
 // any call lands in the context that made the handle, and destruction order does not matter.
 #pragma once
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <string>
@@ -31,26 +33,42 @@ struct ContextState {
   std::string creation_error;
 };
 
-// Runs f; turns exceptions into an error code and the context's message, prefixed with the rank
-// and the C function, so every message says where.
+// snprintf's contract for text handed to C: as much as fits, always NUL-terminated, the full
+// length reported (when length is not NULL).
+inline void copy_text(const std::string& s, char* out, int64_t size, int64_t* length = nullptr) {
+  if (length) *length = static_cast<int64_t>(s.size());
+  if (!out || size <= 0) return;
+  const size_t n = std::min(s.size(), static_cast<size_t>(size - 1));
+  std::copy(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n), out);
+  out[n] = '\0';
+}
+
+// Runs f; turns its exceptions into an error code and a message (ISTHMUS_OK and "" if none).
 template <typename F>
-int guarded(ContextState* ctx, const char* function, F&& f) {
-  int code = ISTHMUS_OK;
-  std::string msg;
+int run_caught(F&& f, std::string& msg) {
   try {
     f();
     return ISTHMUS_OK;
   } catch (const Error& e) {
-    code = e.code();
     msg = e.what();
+    return e.code();
   } catch (const std::bad_alloc&) {
-    code = ISTHMUS_ERR_NOMEM;
     msg = "out of memory";
+    return ISTHMUS_ERR_NOMEM;
   } catch (const std::exception& e) {
-    code = ISTHMUS_ERR_INTERNAL;
     msg = e.what();
+    return ISTHMUS_ERR_INTERNAL;
   }
-  if (ctx) ctx->last_error = "isthmus: rank " + std::to_string(ctx->rank) + ": " + function + ": " + msg;
+}
+
+// Runs f; turns exceptions into an error code and the context's message, prefixed with the rank
+// and the C function, so every message says where.
+template <typename F>
+int guarded(ContextState* ctx, const char* function, F&& f) {
+  std::string msg;
+  const int code = run_caught(std::forward<F>(f), msg);
+  if (code != ISTHMUS_OK && ctx)
+    ctx->last_error = "isthmus: rank " + std::to_string(ctx->rank) + ": " + function + ": " + msg;
   return code;
 }
 

@@ -625,10 +625,10 @@ void read_input_record(const std::string& path, const std::string& var, GridShap
 
 }  // namespace
 
-OutputFile::OutputFile(MPI_Comm comm, const IndexList& points, GridShape shape,
-                       std::string component, int entry, std::string dir)
-    : comm_(comm), shape_(shape), component_(std::move(component)), dir_(std::move(dir)),
-      entry_(entry) {
+namespace {
+
+// The gather of an output or input file, once the points and the grid agree on every rank.
+std::unique_ptr<RootGather> gather_for(MPI_Comm comm, const IndexList& points, GridShape shape) {
   Agreement a;
   a.check([&] {
     const int64_t n = checked_global_size(shape);
@@ -638,7 +638,16 @@ OutputFile::OutputFile(MPI_Comm comm, const IndexList& points, GridShape shape,
   });
   a.match("nx", shape.nx);
   a.match("ny", shape.ny);
-  gather_ = std::make_unique<RootGather>(comm, points, shape.nx * shape.ny, a);
+  return std::make_unique<RootGather>(comm, points, shape.nx * shape.ny, a);
+}
+
+}  // namespace
+
+OutputFile::OutputFile(MPI_Comm comm, const IndexList& points, GridShape shape,
+                       std::string component, int entry, std::string dir)
+    : comm_(comm), shape_(shape), component_(std::move(component)), dir_(std::move(dir)),
+      entry_(entry) {
+  gather_ = gather_for(comm, points, shape);
 }
 OutputFile::~OutputFile() = default;
 
@@ -676,16 +685,7 @@ InputFile::InputFile(MPI_Comm comm, const IndexList& points, GridShape shape, st
                      std::string component, std::string dir)
     : comm_(comm), shape_(shape), file_(std::move(file)), component_(std::move(component)),
       dir_(std::move(dir)) {
-  Agreement a;
-  a.check([&] {
-    const int64_t n = checked_global_size(shape);
-    if (points.global_size() != n)
-      fail(ISTHMUS_ERR_ARG, "the points' global size ", points.global_size(),
-           " is not nx * ny = ", shape.nx, " * ", shape.ny);
-  });
-  a.match("nx", shape.nx);
-  a.match("ny", shape.ny);
-  gather_ = std::make_unique<RootGather>(comm, points, shape.nx * shape.ny, a);
+  gather_ = gather_for(comm, points, shape);
 }
 InputFile::~InputFile() = default;
 

@@ -16,6 +16,7 @@
 
 #include "base/error.h"
 #include "coupler/coupler.h"
+#include "core_test_util.h"
 #include "mpi_test_util.h"
 #include "remap/mapping.h"
 #include "remap/scrip_weights.h"
@@ -23,19 +24,12 @@
 using namespace isthmus;
 using namespace isthmus::coupler;
 
+using isthmus::test::Outcome;
+using isthmus::test::outcome_of;
+using isthmus::test::random_part;
+
 namespace {
 
-// Part `part` of a random permutation of [0, n) cut into `parts` pieces of random sizes.
-std::vector<int64_t> random_part(int64_t n, int parts, int part, unsigned seed) {
-  std::vector<int64_t> perm(n);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::mt19937_64 rng(seed);
-  std::shuffle(perm.begin(), perm.end(), rng);
-  std::vector<int64_t> cut = {0, n};
-  for (int k = 1; k < parts; ++k) cut.push_back(static_cast<int64_t>(rng() % (n + 1)));
-  std::sort(cut.begin(), cut.end());
-  return std::vector<int64_t>(perm.begin() + cut[part], perm.begin() + cut[part + 1]);
-}
 
 IndexList list_of(int64_t n, const std::vector<int64_t>& idx) {
   return IndexList::from_indices(n, idx.data(), static_cast<int64_t>(idx.size()));
@@ -79,20 +73,6 @@ double value(int64_t g, int date, int f = 0, int l = 0) {
   return std::sin(0.01 * g + f) * 100 + date * 0.25 + l * 1000;
 }
 
-struct Outcome {
-  int code = ISTHMUS_OK;
-  std::string msg;
-};
-template <typename F>
-Outcome outcome_of(F&& call) {
-  Outcome o;
-  try {
-    call();
-  } catch (const Error& e) {
-    o = {e.code(), e.what()};
-  }
-  return o;
-}
 
 }  // namespace
 

@@ -23,26 +23,20 @@
 #include "coupler/coupler.h"
 #include "coupler/field_files.h"
 #include "coupler/time_op.h"
+#include "core_test_util.h"
 #include "mpi_test_util.h"
 
 using namespace isthmus;
 using namespace isthmus::coupler;
 
+using isthmus::test::Outcome;
+using isthmus::test::outcome_of;
+using isthmus::test::random_part;
+
 namespace {
 
 const int64_t kNx = 13, kNy = 7, kN = kNx * kNy;
 
-// Part `part` of a random permutation of [0, n) cut into `parts` pieces of random sizes.
-std::vector<int64_t> random_part(int64_t n, int parts, int part, unsigned seed) {
-  std::vector<int64_t> perm(n);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::mt19937_64 rng(seed);
-  std::shuffle(perm.begin(), perm.end(), rng);
-  std::vector<int64_t> cut = {0, n};
-  for (int k = 1; k < parts; ++k) cut.push_back(static_cast<int64_t>(rng() % (n + 1)));
-  std::sort(cut.begin(), cut.end());
-  return std::vector<int64_t>(perm.begin() + cut[part], perm.begin() + cut[part + 1]);
-}
 
 IndexList list_of(const std::vector<int64_t>& idx) {
   return IndexList::from_indices(kN, idx.data(), static_cast<int64_t>(idx.size()));
@@ -111,20 +105,6 @@ class Dir {
   std::string path_;
 };
 
-struct Outcome {
-  int code = ISTHMUS_OK;
-  std::string msg;
-};
-template <typename F>
-Outcome outcome_of(F&& call) {
-  Outcome o;
-  try {
-    call();
-  } catch (const Error& e) {
-    o = {e.code(), e.what()};
-  }
-  return o;
-}
 
 // A netCDF file read on one rank, for checking layouts and values.
 class NcReader {

@@ -9,11 +9,16 @@
 #include <numeric>
 #include <random>
 
+#include "core_test_util.h"
 #include "mpi_test_util.h"
 #include "remap/mapping.h"
 
 using namespace isthmus;
 using namespace isthmus::remap;
+
+using isthmus::test::Outcome;
+using isthmus::test::outcome_of;
+using isthmus::test::random_part;
 
 namespace {
 
@@ -51,21 +56,6 @@ Problem make_problem(int64_t nsrc, int64_t ndst, unsigned seed) {
   return q;
 }
 
-// The code and message a collective call throws (ISTHMUS_OK and "" when it does not).
-struct Outcome {
-  int code = ISTHMUS_OK;
-  std::string msg;
-};
-template <typename F>
-Outcome outcome_of(F&& call) {
-  Outcome o;
-  try {
-    call();
-  } catch (const Error& e) {
-    o = {e.code(), e.what()};
-  }
-  return o;
-}
 
 // The links of a problem dealt round-robin over the ranks, as file slabs would be.
 Links share_of(const Problem& p, int me, int size) {
@@ -94,17 +84,6 @@ std::vector<double> reference(const Problem& p, int f, int l, double fill, bool&
   return y;
 }
 
-// Part `part` of a random permutation of [0, n) cut into `parts` pieces of random sizes.
-std::vector<int64_t> random_part(int64_t n, int parts, int part, unsigned seed) {
-  std::vector<int64_t> perm(n);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::mt19937_64 rng(seed);
-  std::shuffle(perm.begin(), perm.end(), rng);
-  std::vector<int64_t> cut = {0, n};
-  for (int k = 1; k < parts; ++k) cut.push_back(static_cast<int64_t>(rng() % (n + 1)));
-  std::sort(cut.begin(), cut.end());
-  return std::vector<int64_t>(perm.begin() + cut[part], perm.begin() + cut[part + 1]);
-}
 
 // Runs the mapping with the source on [s0, s1) and the destination on [d0, d1) of the world.
 void check(const Problem& p, int s0, int s1, int d0, int d1, unsigned seed, Method method,
