@@ -1,6 +1,7 @@
-! bind(C) interfaces to the parts of include/isthmus.h that mod_oasis calls (and to the four
-! communicator wrappers of isthmus_oasis_mpi.c). Kept apart from mod_oasis so that a model's
-! `use mod_oasis` sees OASIS's names only. Strings go in NUL-terminated (c_str below).
+! bind(C) interfaces to the parts of include/isthmus.h that mod_oasis calls (communicators
+! through the _f calls, which take Fortran's MPI_Fint handles). Kept apart from mod_oasis so
+! that a model's `use mod_oasis` sees OASIS's names only. Strings go in NUL-terminated
+! (c_str below).
 module isthmus_oasis_capi
   use, intrinsic :: iso_c_binding
   implicit none
@@ -14,32 +15,61 @@ module isthmus_oasis_capi
   integer(c_int), parameter, public :: ISTHMUS_PUT_WRITE_RESTART = 1
 
   interface
-    integer(c_int) function isthmus_oasis_coupler_create(world, component, config_path, cpl) &
-        bind(C, name="isthmus_oasis_coupler_create")
+    ! The coupler calls that carry a communicator, in their Fortran form (MPI_Fint, a c_int)
+    integer(c_int) function isthmus_coupler_create_f(world, component, config_path, opt, cpl) &
+        bind(C, name="isthmus_coupler_create_f")
       import :: c_int, c_char, c_ptr
       integer(c_int), value :: world
       character(kind=c_char), intent(in) :: component(*), config_path(*)
+      type(c_ptr), value :: opt
       type(c_ptr), intent(out) :: cpl
     end function
-    integer(c_int) function isthmus_oasis_get_local_comm(cpl, comm) &
-        bind(C, name="isthmus_oasis_get_local_comm")
+    integer(c_int) function isthmus_coupler_get_local_comm_f(cpl, comm) &
+        bind(C, name="isthmus_coupler_get_local_comm_f")
       import :: c_int, c_ptr
       type(c_ptr), value :: cpl
       integer(c_int), intent(out) :: comm
     end function
-    integer(c_int) function isthmus_oasis_get_intracomm(cpl, other, comm) &
-        bind(C, name="isthmus_oasis_get_intracomm")
+    integer(c_int) function isthmus_coupler_get_intracomm_f(cpl, other, comm) &
+        bind(C, name="isthmus_coupler_get_intracomm_f")
       import :: c_int, c_ptr, c_char
       type(c_ptr), value :: cpl
       character(kind=c_char), intent(in) :: other(*)
       integer(c_int), intent(out) :: comm
     end function
-    integer(c_int) function isthmus_oasis_get_intercomm(cpl, other, comm) &
-        bind(C, name="isthmus_oasis_get_intercomm")
+    integer(c_int) function isthmus_coupler_get_intercomm_f(cpl, other, comm) &
+        bind(C, name="isthmus_coupler_get_intercomm_f")
       import :: c_int, c_ptr, c_char
       type(c_ptr), value :: cpl
       character(kind=c_char), intent(in) :: other(*)
       integer(c_int), intent(out) :: comm
+    end function
+    integer(c_int) function isthmus_coupler_set_couplcomm_f(cpl, coupling) &
+        bind(C, name="isthmus_coupler_set_couplcomm_f")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: cpl
+      integer(c_int), value :: coupling
+    end function
+    integer(c_int) function isthmus_coupler_is_configured(cpl, field, configured) &
+        bind(C, name="isthmus_coupler_is_configured")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: cpl
+      character(kind=c_char), intent(in) :: field(*)
+      integer(c_int), intent(out) :: configured
+    end function
+    integer(c_int) function isthmus_coupler_get_var_size(cpl, var, points, bundle) &
+        bind(C, name="isthmus_coupler_get_var_size")
+      import :: c_int, c_int64_t, c_ptr
+      type(c_ptr), value :: cpl
+      integer(c_int), value :: var
+      integer(c_int64_t), intent(out) :: points
+      integer(c_int), intent(out) :: bundle
+    end function
+    integer(c_int) function isthmus_coupler_get_component_index(cpl, index) &
+        bind(C, name="isthmus_coupler_get_component_index")
+      import :: c_int, c_ptr
+      type(c_ptr), value :: cpl
+      integer(c_int), intent(out) :: index
     end function
 
     integer(c_int) function isthmus_coupler_destroy(cpl) bind(C, name="isthmus_coupler_destroy")
@@ -189,8 +219,10 @@ module isthmus_oasis_capi
     end function
   end interface
 
-  public :: isthmus_oasis_coupler_create, isthmus_oasis_get_local_comm
-  public :: isthmus_oasis_get_intracomm, isthmus_oasis_get_intercomm
+  public :: isthmus_coupler_create_f, isthmus_coupler_get_local_comm_f
+  public :: isthmus_coupler_get_intracomm_f, isthmus_coupler_get_intercomm_f
+  public :: isthmus_coupler_set_couplcomm_f, isthmus_coupler_is_configured
+  public :: isthmus_coupler_get_var_size, isthmus_coupler_get_component_index
   public :: isthmus_coupler_destroy, isthmus_coupler_last_error, isthmus_error_name
   public :: isthmus_coupler_def_partition_oasis, isthmus_coupler_def_var, isthmus_coupler_enddef
   public :: isthmus_coupler_put_flags, isthmus_coupler_get, isthmus_coupler_terminate

@@ -11,24 +11,34 @@
 module mod_oasis
   use, intrinsic :: iso_c_binding
   use, intrinsic :: iso_fortran_env, only: error_unit
-  use mpi, only: MPI_COMM_WORLD, MPI_COMM_NULL, MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR
+  use mpi, only: MPI_COMM_WORLD, MPI_COMM_NULL, MPI_INTEGER
   use mod_oasis_kinds
   use mod_oasis_parameters
   use isthmus_oasis_capi
   implicit none
 
   ! A model that includes mpif.h or uses its own modules must not see ours through mod_oasis.
-  private :: MPI_COMM_WORLD, MPI_COMM_NULL, MPI_IDENT, MPI_CONGRUENT, MPI_SIMILAR, error_unit
+  private :: MPI_COMM_WORLD, MPI_COMM_NULL, MPI_INTEGER, error_unit
   private :: c_str, c_message, ISTHMUS_OK, ISTHMUS_DOUBLE, ISTHMUS_VAR_IN, ISTHMUS_VAR_OUT
   private :: ISTHMUS_PUT_WRITE_RESTART
-  private :: isthmus_oasis_coupler_create, isthmus_oasis_get_local_comm
-  private :: isthmus_oasis_get_intracomm, isthmus_oasis_get_intercomm
+  private :: isthmus_coupler_create_f, isthmus_coupler_get_local_comm_f
+  private :: isthmus_coupler_get_intracomm_f, isthmus_coupler_get_intercomm_f
+  private :: isthmus_coupler_set_couplcomm_f, isthmus_coupler_is_configured
+  private :: isthmus_coupler_get_var_size, isthmus_coupler_get_component_index
   private :: isthmus_coupler_destroy, isthmus_coupler_last_error, isthmus_error_name
   private :: isthmus_coupler_def_partition_oasis, isthmus_coupler_def_var, isthmus_coupler_enddef
   private :: isthmus_coupler_put_flags, isthmus_coupler_get, isthmus_coupler_terminate
   private :: isthmus_coupler_put_inquire, isthmus_coupler_get_ncpl, isthmus_coupler_get_freqs
   private :: isthmus_grids_write_centers, isthmus_grids_write_corners, isthmus_grids_write_angles
   private :: isthmus_grids_write_mask, isthmus_grids_write_areas, isthmus_grids_write_fractions
+
+  ! What put and get check an array against: the field's name, its local points on this rank
+  ! and its bundle size (levels), as def_var left them.
+  type :: oasis_var_t
+    character(len=ic_lvar) :: name = ''
+    integer(c_int64_t) :: points = 0
+    integer :: bundle = 1
+  end type
 
   ! The process's coupler, as OASIS's interface implies one: the handle, and what OASIS's
   ! routines remember between calls (its debug level, whether it started MPI).
@@ -39,6 +49,13 @@ module mod_oasis
     integer :: npart = 0             ! partitions defined: OASIS's default partition names
     logical :: coupled = .true.      ! oasis_init_comp's `coupled`
     logical :: finalize_mpi = .false.  ! oasis_init_comp called MPI_Init, so terminate finalizes
+    logical :: enddef_called = .false.
+    ! oasis_set_couplcomm's communicator, which oasis_get_localcomm gives back from then on (the
+    ! very handle, as OASIS; MPI_COMM_NULL on a rank that does not couple)
+    logical :: couplcomm_set = .false.
+    integer :: couplcomm = 0
+    integer :: nvar = 0
+    type(oasis_var_t), allocatable :: vars(:)  ! the fields defined, by OASIS id
   end type
   type(oasis_process_t), save, private :: process
 
@@ -71,7 +88,8 @@ module mod_oasis
   private :: oasis_write_corner_r4, oasis_write_corner_r8, oasis_write_area_r4, oasis_write_area_r8
   private :: oasis_write_frac_r4, oasis_write_frac_r8
   private :: fail, check, require_coupler, put_worker, put_worker_r4, get_worker, get_worker_r4
-  private :: no_higher_order, local_rank, require_root, check_grid
+  private :: no_higher_order, local_rank, require_root, check_grid, oasis_compid, check_array
+  private :: refuse_uncpl
 
 contains
 
@@ -132,13 +150,48 @@ contains
     process%name = cdnam
     ! An uncoupled component (coupled = .false.) still takes part by name, so that it gets its
     ! local communicator and its partners' enddef can count it; it defines no fields.
+    ! NULL options: the current directory is the run directory, as OASIS's
     call check('oasis_init_comp', &
-               isthmus_oasis_coupler_create(int(world, c_int), c_str(cdnam), c_str('namcouple'), &
-                                            process%cpl))
-    ! OASIS numbers its components; isthmus does not expose its order, and the id only serves
-    ! oasis_abort's message
-    mynummod = 1
+               isthmus_coupler_create_f(int(world, c_int), c_str(cdnam), c_str('namcouple'), &
+                                        c_null_ptr, process%cpl))
+    process%enddef_called = .false.
+    process%couplcomm_set = .false.
+    process%nvar = 0
+    mynummod = oasis_compid(world)
   end subroutine
+
+  ! OASIS 4.0's component number (oasis_init_comp): from 1, the components in the order of
+  ! their first rank in the world, except that the uncoupled ones (coupled = .false.) come
+  ! after the coupled ones, in reverse order (OASIS moves each to the end, the last first).
+  ! Collective over world.
+  integer function oasis_compid(world)
+    integer, intent(in) :: world
+    integer(c_int) :: index
+    integer :: mine(2), nworld, ierr, i, ncoupled, before
+    integer, allocatable :: all(:, :)
+    logical :: counted
+    call check('oasis_init_comp', isthmus_coupler_get_component_index(process%cpl, index))
+    mine = [int(index), merge(1, 0, process%coupled)]
+    call MPI_Comm_size(world, nworld, ierr)
+    allocate(all(2, nworld))
+    call MPI_Allgather(mine, 2, MPI_INTEGER, all, 2, MPI_INTEGER, world, ierr)
+    if (ierr /= 0) call fail('oasis_init_comp', 'MPI_Allgather of the components failed')
+    ncoupled = 0
+    before = 0
+    do i = 1, nworld
+      ! each component once: at the rank where its index first appears
+      counted = any(all(1, 1:i - 1) == all(1, i))
+      if (counted .or. all(1, i) < 0) cycle
+      if (all(2, i) == 1) ncoupled = ncoupled + 1
+      if (process%coupled .and. all(2, i) == 1 .and. all(1, i) < index) before = before + 1
+      if (.not. process%coupled .and. all(2, i) == 0 .and. all(1, i) > index) before = before + 1
+    end do
+    if (process%coupled) then
+      oasis_compid = before + 1
+    else
+      oasis_compid = ncoupled + before + 1
+    end if
+  end function
 
   ! Completes the sends in flight, releases the coupler, and finalizes MPI if init_comp
   ! started it (as OASIS does).
@@ -150,6 +203,8 @@ contains
     call check('oasis_terminate', isthmus_coupler_terminate(process%cpl))
     call check('oasis_terminate', isthmus_coupler_destroy(process%cpl))
     process%cpl = c_null_ptr
+    process%nvar = 0
+    if (allocated(process%vars)) deallocate(process%vars)
     if (process%finalize_mpi) call MPI_Finalize(ierr)
   end subroutine
 
@@ -159,27 +214,28 @@ contains
     integer(c_int) :: comm
     if (present(kinfo)) kinfo = OASIS_Ok
     call require_coupler('oasis_get_localcomm')
-    call check('oasis_get_localcomm', isthmus_oasis_get_local_comm(process%cpl, comm))
+    if (process%couplcomm_set) then
+      localcomm = process%couplcomm
+      return
+    end if
+    call check('oasis_get_localcomm', isthmus_coupler_get_local_comm_f(process%cpl, comm))
     localcomm = comm
   end subroutine
 
-  ! OASIS lets a component couple on a subset of its ranks. isthmus's coupler couples on every
-  ! rank of the component, so this accepts the component's own ranks (in any order) and stops
-  ! the run on a subset rather than let the ranks left out wait for ever.
+  ! The ranks of the component that couple: localcomm holds them (e.g. an MPI_Comm_split of
+  ! the local communicator), MPI_COMM_NULL on the others, which then only call oasis_enddef
+  ! and oasis_terminate. Collective over the whole component, before any definition. From
+  ! then on oasis_get_localcomm gives localcomm back, as OASIS, and definitions are collective
+  ! over it.
   subroutine oasis_set_couplcomm(localcomm, kinfo)
     integer(kind=ip_intwp_p), intent(in) :: localcomm
     integer(kind=ip_intwp_p), intent(inout), optional :: kinfo
-    integer(c_int) :: mine
-    integer :: result, ierr
     if (present(kinfo)) kinfo = OASIS_Ok
     call require_coupler('oasis_set_couplcomm')
-    call check('oasis_set_couplcomm', isthmus_oasis_get_local_comm(process%cpl, mine))
-    if (localcomm /= MPI_COMM_NULL .and. mine /= MPI_COMM_NULL) then
-      call MPI_Comm_compare(localcomm, int(mine), result, ierr)
-      if (result == MPI_IDENT .or. result == MPI_CONGRUENT .or. result == MPI_SIMILAR) return
-    end if
-    call fail('oasis_set_couplcomm', 'coupling on a subset of the component''s ranks is not '// &
-              'supported: isthmus couples every rank that named the component in oasis_init_comp')
+    call check('oasis_set_couplcomm', &
+               isthmus_coupler_set_couplcomm_f(process%cpl, int(localcomm, c_int)))
+    process%couplcomm_set = .true.
+    process%couplcomm = localcomm
   end subroutine
 
   subroutine oasis_create_couplcomm(icpl, allcomm, cplcomm, kinfo)
@@ -189,7 +245,8 @@ contains
     integer(kind=ip_intwp_p), intent(inout), optional :: kinfo
     integer :: ierr
     if (present(kinfo)) kinfo = OASIS_Ok
-    ! OASIS's split: colour icpl, ranks in allcomm's order
+    ! OASIS's split: colour icpl (MPI_UNDEFINED: this rank does not couple and gets
+    ! MPI_COMM_NULL), ranks in allcomm's order
     call MPI_Comm_split(allcomm, icpl, 1, cplcomm, ierr)
     if (ierr /= 0) call fail('oasis_create_couplcomm', 'MPI_Comm_split failed')
     call oasis_set_couplcomm(cplcomm)
@@ -203,7 +260,8 @@ contains
     integer(c_int) :: comm
     if (present(kinfo)) kinfo = OASIS_Ok
     call require_coupler('oasis_get_intracomm')
-    call check('oasis_get_intracomm', isthmus_oasis_get_intracomm(process%cpl, c_str(cdnam), comm))
+    call check('oasis_get_intracomm', &
+               isthmus_coupler_get_intracomm_f(process%cpl, c_str(cdnam), comm))
     new_comm = comm
   end subroutine
 
@@ -214,7 +272,8 @@ contains
     integer(c_int) :: comm
     if (present(kinfo)) kinfo = OASIS_Ok
     call require_coupler('oasis_get_intercomm')
-    call check('oasis_get_intercomm', isthmus_oasis_get_intercomm(process%cpl, c_str(cdnam), comm))
+    call check('oasis_get_intercomm', &
+               isthmus_coupler_get_intercomm_f(process%cpl, c_str(cdnam), comm))
     new_comm = comm
   end subroutine
 
@@ -284,10 +343,6 @@ contains
       end if
     end if
     gsize = -1
-    ! a serial partition is the whole grid (OASIS's reading of it without ig_size)
-    if (size(paral) >= 3) then
-      if (paral(CLIM_Strategy) == CLIM_Serial) gsize = paral(CLIM_Length)
-    end if
     if (present(ig_size)) gsize = ig_size
     if (present(name)) then
       pname = name
@@ -315,12 +370,23 @@ contains
     integer(kind=ip_i4_p), intent(in) :: id_var_shape(*)
     integer(kind=ip_i4_p), intent(in) :: ktype
     integer(kind=ip_i4_p), intent(out), optional :: kinfo
-    integer(c_int) :: direction, bundle, var
+    integer(c_int) :: direction, bundle, var, configured, nlev
+    integer(c_int64_t) :: points
+    type(oasis_var_t), allocatable :: grown(:)
 
     if (present(kinfo)) kinfo = OASIS_Ok
     id_nports = OASIS_Var_Uncpl
     call require_coupler('oasis_def_var')
     if (.not. process%coupled) return
+    ! OASIS's rule: a field no namcouple entry names is not defined; its id is OASIS_Var_Uncpl
+    ! (a put or get of it stops the run)
+    call check('oasis_def_var', &
+               isthmus_coupler_is_configured(process%cpl, c_str(cdport), configured))
+    if (configured == 0) then
+      if (process%debug >= 2) write(error_unit, '(a)') 'mod_oasis: oasis_def_var: field '// &
+        trim(cdport)//' is not in the namcouple: OASIS_Var_Uncpl'
+      return
+    end if
     if (kinout == OASIS_In) then
       direction = ISTHMUS_VAR_IN
     else if (kinout == OASIS_Out) then
@@ -342,6 +408,16 @@ contains
     call check('oasis_def_var', isthmus_coupler_def_var(process%cpl, c_str(cdport), id_part - 1, &
                                                         direction, ISTHMUS_DOUBLE, bundle, var))
     id_nports = var + 1  ! OASIS counts from 1
+    ! what put and get check their arrays against
+    call check('oasis_def_var', isthmus_coupler_get_var_size(process%cpl, var, points, nlev))
+    if (.not. allocated(process%vars)) allocate(process%vars(8))
+    if (id_nports > size(process%vars)) then
+      allocate(grown(2 * id_nports))
+      grown(1:size(process%vars)) = process%vars
+      call move_alloc(grown, process%vars)
+    end if
+    process%vars(id_nports) = oasis_var_t(cdport, points, int(nlev))
+    process%nvar = max(process%nvar, int(id_nports))
   end subroutine
 
   ! Builds the couplings of the namcouple with the partner components' ranks. Collective over
@@ -351,6 +427,7 @@ contains
     if (present(kinfo)) kinfo = OASIS_Ok
     call require_coupler('oasis_enddef')
     call check('oasis_enddef', isthmus_coupler_enddef(process%cpl))
+    process%enddef_called = .true.
   end subroutine
 
   ! ---- put and get --------------------------------------------------------------------------
@@ -363,6 +440,57 @@ contains
     logical, intent(in) :: present_any
     if (present_any) call fail('oasis_put', 'the higher-order arguments fld2..fld5 are not '// &
                                'supported (isthmus''s put takes one array per field)')
+  end subroutine
+
+  ! OASIS's checks of a put's or get's array, in OASIS's order: a field not in the namcouple
+  ! (OASIS_Var_Uncpl) stops the run; a bundle's levels are the array's last dimension (a 1-D
+  ! array holds one level; a 3-D array is for bundles only); the rest of the array holds the
+  ! field's points on this rank. Anything else stops the run with the field, the expected and
+  ! the actual sizes. An id that is neither is left to the coupler, which names it.
+  subroutine check_array(routine, var_id, shp)
+    character(len=*), intent(in) :: routine
+    integer(kind=ip_i4_p), intent(in) :: var_id
+    integer, intent(in) :: shp(:)
+    character(len=512) :: why
+    integer(c_int64_t) :: per_level
+    integer :: nlev, rnk
+    call require_coupler(routine)
+    if (var_id == OASIS_Var_Uncpl .and. .not. process%enddef_called) &
+      call fail(routine, 'called before oasis_enddef')
+    call refuse_uncpl(routine, var_id)
+    if (var_id < 1 .or. var_id > process%nvar) return
+    associate (v => process%vars(var_id))
+      rnk = size(shp)
+      nlev = 1
+      if (rnk > 1 .and. v%bundle > 1) nlev = shp(rnk)
+      per_level = product(int(shp, c_int64_t)) / max(nlev, 1)
+      why = ''
+      if (v%bundle > 1 .and. rnk == 1) then
+        write(why, '(a,i0,a,i0,a)') ' is a bundle of ', v%bundle, ' levels: its array must be '// &
+          '2-D or 3-D, the levels its last dimension (got a 1-D array of ', shp(1), ' values)'
+      else if (v%bundle == 1 .and. rnk == 3) then
+        write(why, '(a,3(i0,a))') ' is not a bundle: a 3-D array is for bundles only (got ', &
+          shp(1), ' x ', shp(2), ' x ', shp(3), ')'
+      else if (nlev /= v%bundle) then
+        write(why, '(a,i0,a,i0)') ': wrong array size: the bundle has ', v%bundle, &
+          ' levels, the array''s last dimension is ', nlev
+      else if (per_level /= v%points) then
+        write(why, '(a,i0,a,i0,a,i0,a,i0)') ': wrong array size: expected ', v%points * v%bundle, &
+          ' values (', v%points, ' points on this rank, bundle ', v%bundle, '), got ', &
+          product(int(shp, c_int64_t))
+      end if
+      if (len_trim(why) > 0) call fail(routine, 'field '//trim(v%name)//trim(why))
+    end associate
+  end subroutine
+
+  ! OASIS_Var_Uncpl, the id of a field not in the namcouple, stops a put, a get or an inquiry
+  ! of it, as in OASIS.
+  subroutine refuse_uncpl(routine, var_id)
+    character(len=*), intent(in) :: routine
+    integer(kind=ip_i4_p), intent(in) :: var_id
+    if (var_id == OASIS_Var_Uncpl) &
+      call fail(routine, 'called for a field that is not in the namcouple (its id is '// &
+                'OASIS_Var_Uncpl), which OASIS refuses too')
   end subroutine
 
   subroutine put_worker(var_id, kstep, values, write_restart, kinfo)
@@ -428,6 +556,7 @@ contains
     logical, intent(in), optional :: write_restart
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
+    call check_array('oasis_put', var_id, shape(fld1))
     call no_higher_order(present(fld2) .or. present(fld3) .or. present(fld4) .or. present(fld5))
     call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo)
   end subroutine
@@ -440,6 +569,7 @@ contains
     logical, intent(in), optional :: write_restart
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
+    call check_array('oasis_put', var_id, shape(fld1))
     call no_higher_order(present(fld2) .or. present(fld3) .or. present(fld4) .or. present(fld5))
     call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo)
   end subroutine
@@ -452,6 +582,7 @@ contains
     logical, intent(in), optional :: write_restart
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
+    call check_array('oasis_put', var_id, shape(fld1))
     call no_higher_order(present(fld2) .or. present(fld3) .or. present(fld4) .or. present(fld5))
     call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo)
   end subroutine
@@ -464,6 +595,7 @@ contains
     logical, intent(in), optional :: write_restart
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
+    call check_array('oasis_put', var_id, shape(fld1))
     call no_higher_order(present(fld2) .or. present(fld3) .or. present(fld4) .or. present(fld5))
     call put_worker(var_id, kstep, fld1, write_restart, kinfo)
   end subroutine
@@ -476,6 +608,7 @@ contains
     logical, intent(in), optional :: write_restart
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
+    call check_array('oasis_put', var_id, shape(fld1))
     call no_higher_order(present(fld2) .or. present(fld3) .or. present(fld4) .or. present(fld5))
     call put_worker(var_id, kstep, fld1, write_restart, kinfo)
   end subroutine
@@ -488,6 +621,7 @@ contains
     logical, intent(in), optional :: write_restart
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
+    call check_array('oasis_put', var_id, shape(fld1))
     call no_higher_order(present(fld2) .or. present(fld3) .or. present(fld4) .or. present(fld5))
     call put_worker(var_id, kstep, fld1, write_restart, kinfo)
   end subroutine
@@ -498,6 +632,7 @@ contains
     integer(kind=ip_i4_p), intent(out) :: kinfo
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
+    call check_array('oasis_get', var_id, shape(fld))
     call get_worker_r4(var_id, kstep, size(fld), fld, kinfo)
   end subroutine
 
@@ -507,6 +642,7 @@ contains
     integer(kind=ip_i4_p), intent(out) :: kinfo
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
+    call check_array('oasis_get', var_id, shape(fld))
     call get_worker_r4(var_id, kstep, size(fld), fld, kinfo)
   end subroutine
 
@@ -516,6 +652,7 @@ contains
     integer(kind=ip_i4_p), intent(out) :: kinfo
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
+    call check_array('oasis_get', var_id, shape(fld))
     call get_worker_r4(var_id, kstep, size(fld), fld, kinfo)
   end subroutine
 
@@ -525,6 +662,7 @@ contains
     integer(kind=ip_i4_p), intent(out) :: kinfo
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
+    call check_array('oasis_get', var_id, shape(fld))
     call get_worker(var_id, kstep, fld, kinfo)
   end subroutine
 
@@ -534,6 +672,7 @@ contains
     integer(kind=ip_i4_p), intent(out) :: kinfo
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
+    call check_array('oasis_get', var_id, shape(fld))
     call get_worker(var_id, kstep, fld, kinfo)
   end subroutine
 
@@ -543,6 +682,7 @@ contains
     integer(kind=ip_i4_p), intent(out) :: kinfo
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
+    call check_array('oasis_get', var_id, shape(fld))
     call get_worker(var_id, kstep, fld, kinfo)
   end subroutine
 
@@ -556,6 +696,7 @@ contains
     kinfo = OASIS_Ok
     call require_coupler('oasis_put_inquire')
     if (.not. process%coupled) return
+    call refuse_uncpl('oasis_put_inquire', varid)
     call check('oasis_put_inquire', isthmus_coupler_put_inquire(process%cpl, varid - 1, msec, info))
     kinfo = info
   end subroutine
@@ -570,6 +711,7 @@ contains
     ncpl = 0
     call require_coupler('oasis_get_ncpl')
     if (.not. process%coupled) return
+    call refuse_uncpl('oasis_get_ncpl', varid)
     call check('oasis_get_ncpl', isthmus_coupler_get_ncpl(process%cpl, varid - 1, n))
     ncpl = n
   end subroutine
@@ -589,6 +731,7 @@ contains
     cpl_freqs = 0
     call require_coupler('oasis_get_freqs')
     if (.not. process%coupled) return
+    call refuse_uncpl('oasis_get_freqs', varid)
     if (mop /= OASIS_In .and. mop /= OASIS_Out) &
       call fail('oasis_get_freqs', 'mop must be OASIS_In or OASIS_Out')
     call check('oasis_get_freqs', isthmus_coupler_get_ncpl(process%cpl, varid - 1, n))
@@ -611,7 +754,7 @@ contains
     integer(c_int) :: comm
     integer :: ierr
     call require_coupler(routine)
-    call check(routine, isthmus_oasis_get_local_comm(process%cpl, comm))
+    call check(routine, isthmus_coupler_get_local_comm_f(process%cpl, comm))
     local_rank = -1
     if (comm /= MPI_COMM_NULL) call MPI_Comm_rank(int(comm), local_rank, ierr)
   end function
