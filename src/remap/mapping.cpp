@@ -620,7 +620,7 @@ void Mapping::finish(double* const* dst_fields) {
   if (auto missing = missing_output(dst_fields)) throw *missing;
   if (!inner_ && !src_side_) {
     multiply(dst_fields);
-  } else {
+  } else if (dst_size_ > 0) {  // a rank without destination points may pass NULL
     for (size_t f = 0; f < received_.size(); ++f)
       std::copy(received_[f].begin(), received_[f].end(), dst_fields[f]);
   }

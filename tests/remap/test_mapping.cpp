@@ -269,7 +269,7 @@ TEST(Mapping, SplitApplyConservesWithApplysBits) {
           m2.start(hs ? &xp : nullptr);
           m2.finish(hd ? &y2p : nullptr);
         }
-        EXPECT_TRUE(all_ranks(std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(double)) == 0));
+        EXPECT_TRUE(all_ranks(y1.empty() || std::memcmp(y1.data(), y2.data(), y1.size() * sizeof(double)) == 0));
       }
 }
 
