@@ -1,0 +1,213 @@
+"""The pyoasis-compatible module: the toy of test_coupler_api.py written as a pyoasis script
+(``import pyoasis`` through the shim, ./namcouple, Fortran-ordered arrays, 1-based points)
+receives exactly what the native API receives; and pyoasis's exceptions."""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from test_coupler_api import (DATA, DATES, LEVELS, NA, NAMCOUPLE, PERIODS, SOURCE,
+                              assemble, atmos_indices, check_run, flux, gather, mpirun,
+                              native_toy, needs_library, ocean_part, sst)
+
+SHIM = SOURCE / "python" / "isthmus" / "pyoasis" / "shim"
+
+
+def run_dir(tmp_path, namcouple=NAMCOUPLE):
+    """A run directory as OASIS wants it: the namcouple and the weights files."""
+    (tmp_path / "namcouple").write_text(namcouple)
+    for f in DATA.glob("rmp_*_BILINEAR.nc"):
+        (tmp_path / f.name).symlink_to(f)
+    return tmp_path
+
+
+@needs_library
+def test_pyoasis_toy_receives_what_the_native_api_receives(tmp_path):
+    run = run_dir(tmp_path)
+    check_run(mpirun(3, __file__, "toy", run, 1, cwd=run))
+    py = gather(run, 3)
+    native = native_toy(1, 2)
+    for r in range(3):
+        assert py[r]["bad_codes"] == 0, py[r]["codes"]
+        np.testing.assert_array_equal(py[r]["indices"], native[r]["indices"])
+        for field in ("A_SST", "A_SST32", "A_BUN", "O_FLX"):
+            if field in native[r]:
+                assert py[r][field].dtype == native[r][field].dtype, field
+                np.testing.assert_array_equal(py[r][field], native[r][field], err_msg=field)
+    # and so the serial mapping's values, assembled over the atmosphere's ranks
+    atmos = {r: py[r] for r in (1, 2)}
+    np.testing.assert_array_equal(assemble(atmos, "", "A_SST", NA), native[0]["ref_sst"])
+    assert str(py[0]["component"]) == "Component: name: ocean, id: 1"
+    assert str(py[1]["component"]) == "Component: name: atmos, id: 2"
+    assert list(py[1]["freqs"]) == [4, 2, 2, 4]
+
+
+@needs_library
+def test_pyoasis_exceptions(tmp_path):
+    (tmp_path / "run").mkdir()
+    empty = run_dir(tmp_path / "run",
+                    "$NFIELDS\n  1\n$END\n$RUNTIME\n  10\n$END\n$STRINGS\n"
+                    "O_A A_A 1 2 1 r.nc EXPORTED\n4 5 4 5 ga ga\nP 0 P 0\nLOCTRANS\nAVERAGE\n"
+                    "$END\n")
+    nowhere = tmp_path / "nowhere"
+    nowhere.mkdir()
+    check_run(mpirun(1, __file__, "errors", empty, cwd=nowhere))
+    got = json.loads((empty / "errors.json").read_text())
+    me = "isthmus: rank 0: "
+    assert got["no_namcouple"] == [
+        "OasisException", "Error initialising component ocean (6): " + me +
+        "isthmus_coupler_create: the configuration file namcouple cannot be read (component "
+        "ocean)"]
+    assert got["empty_name"] == ["PyOasisException", "Component name empty."]
+    assert got["second"] == ["PyOasisException", "There should be only one component."]
+    assert got["bad_partition"] == ["PyOasisException", "Global indices list empty."]
+    assert got["not_int"] == ["PyOasisException",
+                              "The elements of the list in argument 0 must be integers."]
+    assert got["bad_kinout"] == ["PyOasisException",
+                                 "kinout parameter neither OASIS_IN or OASIS_OUT."]
+    assert got["get_before_enddef"] == [
+        "OasisException", "Error in getting data from another component (1): " + me +
+        "isthmus_coupler_get: get before enddef (component ocean)"]
+    assert got["wrong_size"] == [
+        "OasisException", "Field of the wrong size (1): field O_A: array of shape (7,), "
+        "expected 20 points x 1 levels"]
+    assert got["bad_dtype"] == ["PyOasisException",
+                                "Data type of field can only by float32 or float64"]
+    assert got["date_not_int"] == ["PyOasisException", "Argument 0 must be of type <class 'int'>."]
+    assert got["is_active"] == [True, False]
+    assert got["box_points"] == 20 and got["cube_points"] == 60
+    assert got["put_loctrans"] == ["OASIS_SENT", "OASIS_RECVD", "OASIS_LOCTRANS", "OASIS_SENT",
+                                   "OASIS_RECVD", 2.0, 2.0]
+    import netCDF4
+
+    with netCDF4.Dataset(empty / "grids.nc") as ds:  # Fortran (nx, ny) is (ny, nx) here
+        assert ds["ga.lon"].shape == (5, 4) and ds["ga.clo"].shape == (4, 5, 4)
+        assert ds["ga.lon"][0, 3] == 270 and ds["ga.lat"][4, 0] == 60
+    with netCDF4.Dataset(empty / "masks.nc") as ds:
+        assert list(np.asarray(ds["ga.msk"][:]).sum(axis=1)) == [0, 0, 0, 0, 4]
+    assert (empty / "areas.nc").is_file()
+    assert got["enddef_error"] == [
+        "OasisException", "Error in enddef (1): " + me + "isthmus_coupler_enddef: enddef after "
+        "enddef (component ocean)"]
+
+
+# ---- the MPI side ---------------------------------------------------------------------------
+
+
+def toy_main(rundir, nocean):
+    """test_coupler_api.py's toy, as a pyoasis script would write it."""
+    sys.path.insert(0, str(SHIM))
+    import pyoasis
+    from mpi4py import MPI
+    from pyoasis import OASIS
+
+    assert pyoasis.__name__ == "isthmus.pyoasis"  # the shim gave isthmus's module
+    world = MPI.COMM_WORLD
+    ocean = world.rank < nocean
+    comp = pyoasis.Component("ocean" if ocean else "atmos")
+    out = {"ocean": ocean, "codes": [], "bad_codes": 0, "component": str(comp)}
+    local = comp.localcomm
+    if ocean:
+        _, offset, size = ocean_part(local.rank, local.size)
+        part = pyoasis.ApplePartition(offset, size)
+        g = np.arange(offset, offset + size)
+        sends = [pyoasis.Var("O_SST", part, OASIS.OUT), pyoasis.Var("O_SST32", part, OASIS.OUT),
+                 pyoasis.Var("O_BUN", part, OASIS.OUT, bundle_size=LEVELS)]
+        values = [pyoasis.asarray(sst(g)), pyoasis.asarray(sst(g), dtype=np.float32),
+                  pyoasis.asarray(np.stack([sst(g) + 10 * k for k in range(LEVELS)], axis=1))]
+        receives = [(pyoasis.Var("O_FLX", part, OASIS.IN), np.float64, 1)]
+    else:
+        g = atmos_indices(local.rank, local.size)
+        part = pyoasis.PointsPartition([int(i) + 1 for i in g], name="lmdz")  # 1-based
+        sends = [pyoasis.Var("A_FLX", part, OASIS.OUT)]
+        values = [pyoasis.asarray(flux(g))]
+        receives = [(pyoasis.Var("A_SST", part, OASIS.IN), np.float64, 1),
+                    (pyoasis.Var("A_SST32", part, OASIS.IN), np.float32, 1),
+                    (pyoasis.Var("A_BUN", part, OASIS.IN, bundle_size=LEVELS), np.float64,
+                     LEVELS)]
+    out["indices"] = g
+    comp.enddef()
+    out["freqs"] = [v.cpl_freqs[0] for v in sends + [r[0] for r in receives]]
+    for date in DATES:
+        for var, v in zip(sends, values):
+            inquired = var.put_inquire(date)
+            info = var.put(date, v)
+            expected = OASIS.SENT if date % PERIODS[var.name] == 0 else OASIS.OK
+            out["codes"].append((var.name, date, info.value))
+            out["bad_codes"] += (info != expected) + (info != inquired)
+        for var, dtype, levels in receives:
+            buf = pyoasis.asarray(np.full((len(g), levels) if levels > 1 else len(g), -1.0),
+                                  dtype=dtype)
+            info = var.get(date, buf)
+            coupled = date % PERIODS[var.name] == 0
+            out["bad_codes"] += info != (OASIS.RECVD if coupled else OASIS.OK)
+            if coupled:  # the native API's layout: level-major
+                out[var.name] = np.ascontiguousarray(buf.T) if levels > 1 else buf.copy()
+            else:
+                out["bad_codes"] += int(np.any(buf != -1))
+    del comp  # terminates, as with pyoasis
+    np.savez(Path(rundir) / f"rank{world.rank}.npz", **{k: np.asarray(v) for k, v in out.items()})
+
+
+def errors_main(rundir):
+    """pyoasis's exceptions on one rank, to errors.json."""
+    sys.path.insert(0, str(SHIM))
+    import pyoasis
+    from pyoasis import OASIS
+
+    got = {}
+
+    def catch(key, fn):
+        try:
+            got[key] = fn()
+        except (pyoasis.OasisException, pyoasis.PyOasisException) as e:
+            got[key] = [type(e).__name__, str(e)]
+
+    catch("no_namcouple", lambda: pyoasis.Component("ocean"))  # the cwd has no namcouple
+    catch("empty_name", lambda: pyoasis.Component(""))
+    os.chdir(rundir)
+    comp = pyoasis.Component("ocean")
+    catch("second", lambda: pyoasis.Component("atmos"))
+    catch("bad_partition", lambda: pyoasis.PointsPartition([]))
+    catch("not_int", lambda: pyoasis.PointsPartition([1.5, 2]))
+    part = pyoasis.BoxPartition(0, 4, 5, 4, name="ga")
+    got["box_points"] = part.local_size
+    got["cube_points"] = pyoasis.CubePartition(0, 4, 5, 4, 5, 3, name="cube").local_size
+    catch("bad_kinout", lambda: pyoasis.Var("O_A", part, OASIS.SENT))
+    var = pyoasis.Var("O_A", part, OASIS.OUT)
+    unused = pyoasis.Var("O_UNUSED", part, OASIS.IN)
+    got["is_active"] = [var.is_active, unused.is_active]
+    field = pyoasis.asarray(np.ones((4, 5)))
+    catch("get_before_enddef", lambda: unused.get(0, field))
+    catch("wrong_size", lambda: var.put(0, pyoasis.asarray(np.ones(7))))
+    catch("bad_dtype", lambda: var.put(0, np.ones((4, 5), dtype=np.int32)))
+    catch("date_not_int", lambda: var.put(0.5, field))
+    back = pyoasis.Var("A_A", part, OASIS.IN)
+    comp.enddef()
+    # within the component, LOCTRANS AVERAGE over the period of 2 s, the coupling date's own
+    # put included: 0 is sent alone, then the mean of the puts at 1 and 2
+    codes = [var.put(0, field).name, back.get(0, field).name]
+    codes.append(var.put(1, pyoasis.asarray(np.full((4, 5), 1.0))).name)
+    codes.append(var.put(2, pyoasis.asarray(np.full((4, 5), 3.0))).name)
+    received = pyoasis.asarray(np.zeros((4, 5)), dtype=np.float32)
+    codes.append(back.get(2, received).name)
+    got["put_loctrans"] = codes + [float(received.min()), float(received.max())]
+    catch("enddef_error", lambda: comp.enddef())
+    lon, lat = np.meshgrid(np.arange(4.0) * 90, np.arange(5.0) * 30 - 60, indexing="ij")
+    grid = pyoasis.Grid("ga", 4, 5, pyoasis.asarray(lon), pyoasis.asarray(lat))
+    grid.set_corners(pyoasis.asarray(np.stack([lon - 45, lon + 45, lon + 45, lon - 45], 2)),
+                     pyoasis.asarray(np.stack([lat - 15, lat - 15, lat + 15, lat + 15], 2)))
+    grid.set_mask(np.asfortranarray((lat > 50).astype(np.int32)))
+    grid.set_area(pyoasis.asarray(np.ones((4, 5))))
+    grid.write()
+    (Path(rundir) / "errors.json").write_text(json.dumps(got))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "toy":
+        toy_main(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "errors":
+        errors_main(sys.argv[2])
