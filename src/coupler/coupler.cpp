@@ -81,9 +81,10 @@ void Coupler::init(MPI_Comm world, Config config) {
   timeout_s_ = opt_.timeout_s;
   if (timeout_s_ <= 0)
     if (const char* env = std::getenv("ISTHMUS_COUPLER_TIMEOUT")) timeout_s_ = std::atof(env);
-  ISTHMUS_MPI(MPI_Comm_dup(world, &world_));
-  // every communicator made from this one inherits it: MPI errors are returned, never abort
-  ISTHMUS_MPI(MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN));
+  // The caller's communicator, used for one collective (below) and as the parent of the
+  // groups' communicators; the coupler's own messages travel only on communicators it creates
+  // (never on the caller's, where a model's wildcard receive could take them).
+  world_ = world;
   int size = 0, rank = 0;
   ISTHMUS_MPI(MPI_Comm_size(world_, &size));
   ISTHMUS_MPI(MPI_Comm_rank(world_, &rank));
@@ -108,6 +109,7 @@ void Coupler::init(MPI_Comm world, Config config) {
   const auto& members = comps_[me_].world_ranks;
   ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(members.size()), members.data(), &group));
   ISTHMUS_MPI(MPI_Comm_create_group(world_, group, kTagGroupLocal, &full_));
+  ISTHMUS_MPI(MPI_Comm_set_errhandler(full_, MPI_ERRORS_RETURN));
   local_ = full_;
   MPI_Group_free(&group);
   MPI_Group_free(&world_group);
@@ -123,7 +125,6 @@ Coupler::~Coupler() {
   for (auto& [pair, comm] : pair_comms_) MPI_Comm_free(&comm);
   if (local_ != MPI_COMM_NULL && local_ != full_) MPI_Comm_free(&local_);
   if (full_ != MPI_COMM_NULL) MPI_Comm_free(&full_);
-  if (world_ != MPI_COMM_NULL) MPI_Comm_free(&world_);
 }
 
 void Coupler::set_coupling_comm(MPI_Comm coupling) {
@@ -246,25 +247,37 @@ void Coupler::exchange_declarations() {
   std::vector<std::string> texts(comps_.size());
   texts[me_] = own;
   if (rank == 0) {
-    // the components' first ranks, point to point: never a collective over the world
+    // the components' first ranks, point to point on a communicator of their own (made by them
+    // alone: never a collective over the world); component c's first rank is its rank c
+    MPI_Group world_group, group;
+    std::vector<int> leaders;
+    for (const Component& c : comps_) leaders.push_back(c.world_ranks[0]);
+    ISTHMUS_MPI(MPI_Comm_group(world_, &world_group));
+    ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(leaders.size()), leaders.data(), &group));
+    MPI_Comm firsts = MPI_COMM_NULL;
+    ISTHMUS_MPI(MPI_Comm_create_group(world_, group, kTagDeclarations, &firsts));
+    MPI_Group_free(&group);
+    MPI_Group_free(&world_group);
+    ISTHMUS_MPI(MPI_Comm_set_errhandler(firsts, MPI_ERRORS_RETURN));
     std::vector<MPI_Request> reqs;
     for (size_t c = 0; c < comps_.size(); ++c) {
       if (static_cast<int>(c) == me_) continue;
       reqs.emplace_back();
-      ISTHMUS_MPI(MPI_Isend(own.data(), static_cast<int>(own.size()), MPI_CHAR,
-                            comps_[c].world_ranks[0], kTagDeclarations, world_, &reqs.back()));
+      ISTHMUS_MPI(MPI_Isend(own.data(), static_cast<int>(own.size()), MPI_CHAR, static_cast<int>(c),
+                            kTagDeclarations, firsts, &reqs.back()));
     }
     for (size_t c = 0; c < comps_.size(); ++c) {
       if (static_cast<int>(c) == me_) continue;
       MPI_Status st;
-      ISTHMUS_MPI(MPI_Probe(comps_[c].world_ranks[0], kTagDeclarations, world_, &st));
+      ISTHMUS_MPI(MPI_Probe(static_cast<int>(c), kTagDeclarations, firsts, &st));
       int n = 0;
       ISTHMUS_MPI(MPI_Get_count(&st, MPI_CHAR, &n));
       texts[c].resize(n);
-      ISTHMUS_MPI(MPI_Recv(texts[c].data(), n, MPI_CHAR, comps_[c].world_ranks[0],
-                           kTagDeclarations, world_, MPI_STATUS_IGNORE));
+      ISTHMUS_MPI(MPI_Recv(texts[c].data(), n, MPI_CHAR, static_cast<int>(c), kTagDeclarations,
+                           firsts, MPI_STATUS_IGNORE));
     }
     ISTHMUS_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
+    MPI_Comm_free(&firsts);
   }
   for (auto& t : texts) broadcast(full_, t);
   // from now on a component is its coupling ranks (pair communicators, messages)
@@ -305,6 +318,7 @@ MPI_Comm Coupler::pair_comm(int a, int b) {
     ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(members.size()), members.data(), &group));
     const int tag = kTagGroupPair + (a * static_cast<int>(comps_.size()) + b) % 30000;
     ISTHMUS_MPI(MPI_Comm_create_group(world_, group, tag, &comm));
+    ISTHMUS_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
     MPI_Group_free(&group);
     MPI_Group_free(&world_group);
   }

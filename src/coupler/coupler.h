@@ -137,7 +137,7 @@ class Coupler {
   CouplerOptions opt_;
   double timeout_s_ = 0;           // the option, or the environment's
   Config config_;
-  MPI_Comm world_ = MPI_COMM_NULL;
+  MPI_Comm world_ = MPI_COMM_NULL;  // the caller's: one collective, and the groups' parent
   MPI_Comm full_ = MPI_COMM_NULL;   // every rank of the component
   MPI_Comm local_ = MPI_COMM_NULL;  // its coupling ranks: full_ itself, or set_coupling_comm's
   bool active() const { return local_ != MPI_COMM_NULL; }
