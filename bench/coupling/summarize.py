@@ -29,9 +29,9 @@ def main(paths):
         print(f"\n#### {case}, {ns} + {nd} ranks, {part} partitions"
               + (f", simulated ({platform})" if simulated else ", real MPI"))
         print()
-        print("| side | fields (grouping) | variant | set-up s | ping-pong median ms (min-max) | "
+        print("| side | fields (grouping) | variant | set-up s | ping-pong median ms (min-max) | CPU ms | "
               "back to back ms | mapping / transfer ms | vs fused mapping | fused / unfused | checks |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         # the reference of each (side, fields, grouping) run, for the ratios
         ref = {}
         for r in rs:
@@ -43,7 +43,7 @@ def main(paths):
                         "one entry per field": " entries"}.get(r["grouping"], r["grouping"])
             head = f"| {r['side']} | {r['fields']}{grouping} | {r['variant']} |"
             if "error" in r:
-                print(f"{head} error: {r['error']} | | | | | | |")
+                print(f"{head} error: {r['error']} | | | | | | | |")
                 continue
             pp = r.get("pingpong_median_s")
             fused = ref[k].get("mapping-fused", {}).get("pingpong_median_s")
@@ -59,12 +59,13 @@ def main(paths):
             if "same_bits_as_fused" in r:
                 checks.append("same bits as fused" if r["same_bits_as_fused"] else "BITS DIFFER")
             rng = f" ({ms(r.get('pingpong_min_s'))}-{ms(r.get('pingpong_max_s'))})" if pp is not None else ""
-            print(f"{head} {r['setup_s']:.3g} | {ms(pp)}{rng} | {ms(r.get('pingpong_unbarriered_mean_s'))} | "
+            print(f"{head} {r['setup_s']:.3g} | {ms(pp)}{rng} | {'n/a' if simulated else ms(r.get('pingpong_cpu_median_s'))} | "
+                  f"{ms(r.get('pingpong_unbarriered_mean_s'))} | "
                   f"{split} | {vs_fused} | {fu} | {', '.join(checks)} |")
         if simulated:
-            s = rs[0].get("sim", {})
+            s = rs[-1].get("sim", {})
             print(f"\nHost: {s.get('wall_s', '?')} s wall, {s.get('cpu_s', '?')} s CPU, "
-                  f"peak PSS {s.get('peak_pss_gib', s.get('peak_pss', '?'))} GiB (last run of this group).")
+                  f"peak PSS {s.get('peak_pss_bytes', 0) / 2**30:.2f} GiB (last run of this group).")
 
 
 if __name__ == "__main__":
