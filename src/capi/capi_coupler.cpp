@@ -155,13 +155,18 @@ int isthmus_coupler_def_var(isthmus_coupler* cpl, const char* name, int partitio
   ISTHMUS_REQUIRE_HANDLE(cpl);
   return guarded(cpl->state.get(), __func__, [&] {
     coupler::Coupler& c = usable(cpl);
-    if (!var) fail(ISTHMUS_ERR_ARG, "var (the output pointer) is NULL");
-    if (direction != ISTHMUS_VAR_IN && direction != ISTHMUS_VAR_OUT)
-      fail(ISTHMUS_ERR_ARG, "direction ", direction, " (0 ISTHMUS_VAR_IN, 1 ISTHMUS_VAR_OUT)");
-    if (type != ISTHMUS_DOUBLE && type != ISTHMUS_FLOAT)
-      fail(ISTHMUS_ERR_ARG, "type ", type, " (0 ISTHMUS_DOUBLE, 1 ISTHMUS_FLOAT)");
-    *var = c.def_var(name ? name : "", partition, static_cast<coupler::VarDirection>(direction),
-                     static_cast<DataType>(type), bundle);
+    // a bad argument on one rank fails inside def_var's agreement: every rank alike
+    std::optional<Error> bad;
+    if (!var) bad = Error(ISTHMUS_ERR_ARG, "var (the output pointer) is NULL");
+    else if (direction != ISTHMUS_VAR_IN && direction != ISTHMUS_VAR_OUT)
+      bad = Error(ISTHMUS_ERR_ARG, "direction " + std::to_string(direction) +
+                                       " (0 ISTHMUS_VAR_IN, 1 ISTHMUS_VAR_OUT)");
+    else if (type != ISTHMUS_DOUBLE && type != ISTHMUS_FLOAT)
+      bad = Error(ISTHMUS_ERR_ARG, "type " + std::to_string(type) + " (0 ISTHMUS_DOUBLE, 1 ISTHMUS_FLOAT)");
+    const int id = c.def_var(name ? name : "", partition,
+                             static_cast<coupler::VarDirection>(bad ? 0 : direction),
+                             bad ? DataType::Double : static_cast<DataType>(type), bundle, bad);
+    *var = id;
   });
 }
 

@@ -178,14 +178,18 @@ int Coupler::def_partition(const IndexList* points, const std::string& name,
 }
 
 int Coupler::def_var(const std::string& name, int partition, VarDirection dir, DataType type,
-                     int bundle) {
+                     int bundle, const std::optional<Error>& failure) {
   if (me_ < 0) fail(ISTHMUS_ERR_ARG, "def_var: this rank runs no component");
   if (!active())
     fail(ISTHMUS_ERR_ARG, "def_var: this rank of ", name_, " is not in its coupling communicator");
   Agreement a;
   a.check([&] {
     require_defining("def_var");
+    if (failure) throw *failure;
     if (name.empty()) fail(ISTHMUS_ERR_ARG, "def_var: empty field name (component ", name_, ")");
+    if (dir != VarDirection::In && dir != VarDirection::Out)
+      fail(ISTHMUS_ERR_ARG, "def_var ", name, ": direction ", static_cast<int>(dir),
+           " (0 in, 1 out)");
     if (partition < 0 || partition >= static_cast<int>(partitions_.size()))
       fail(ISTHMUS_ERR_ARG, "def_var ", name, ": partition ", partition, " is not defined (",
            partitions_.size(), " partitions in component ", name_, ")");

@@ -62,7 +62,7 @@ class Coupler {
   int def_partition(const IndexList* points, const std::string& name = "",
                     const std::optional<Error>& failure = std::nullopt);
   int def_var(const std::string& name, int partition, VarDirection dir, DataType type,
-              int bundle = 1);
+              int bundle = 1, const std::optional<Error>& failure = std::nullopt);
   void enddef();
 
   // Local calls; the return value is OASIS's info code (coupling.h). A field the configuration

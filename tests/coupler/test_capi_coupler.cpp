@@ -256,6 +256,16 @@ TEST(CapiCoupler, ErrorsNameWhatAndWhere) {
   EXPECT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, good, 3, "p", &part), ISTHMUS_OK)
       << isthmus_coupler_last_error(cpl);
   EXPECT_EQ(part, 0);
+  // a bad direction on the last rank only: def_var fails on every rank, none left waiting
+  int var = -1;
+  rc = isthmus_coupler_def_var(cpl, "F", 0, world_rank() == world_size() - 1 ? 7 : ISTHMUS_VAR_OUT,
+                               ISTHMUS_DOUBLE, 1, &var);
+  EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_ARG)) << isthmus_coupler_last_error(cpl);
+  if (world_rank() == world_size() - 1) {
+    EXPECT_EQ(std::string(isthmus_coupler_last_error(cpl)),
+              "isthmus: rank " + std::to_string(world_rank()) +
+                  ": isthmus_coupler_def_var: direction 7 (0 ISTHMUS_VAR_IN, 1 ISTHMUS_VAR_OUT)");
+  }
   // a serial partition without isize: the grid is its length
   const int serial[3] = {0, 0, 57};
   EXPECT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, serial, 3, "s", &part), ISTHMUS_OK)
