@@ -104,8 +104,11 @@ int isthmus_coupler_def_partition(isthmus_coupler* cpl, const isthmus_decomp* po
   ISTHMUS_REQUIRE_HANDLE(cpl);
   return guarded(cpl->state.get(), __func__, [&] {
     coupler::Coupler& c = usable(cpl);
-    if (!partition) fail(ISTHMUS_ERR_ARG, "partition (the output pointer) is NULL");
-    *partition = c.def_partition(points ? &points->list : nullptr, name ? name : "");
+    // a NULL output on one rank fails inside def_partition's agreement, as a NULL input does
+    std::optional<Error> bad;
+    if (!partition) bad = Error(ISTHMUS_ERR_ARG, "partition (the output pointer) is NULL");
+    const int id = c.def_partition(points ? &points->list : nullptr, name ? name : "", bad);
+    *partition = id;
   });
 }
 
@@ -115,12 +118,12 @@ int isthmus_coupler_def_partition_oasis(isthmus_coupler* cpl, int64_t global_siz
   ISTHMUS_REQUIRE_HANDLE(cpl);
   return guarded(cpl->state.get(), __func__, [&] {
     coupler::Coupler& c = usable(cpl);
-    if (!partition) fail(ISTHMUS_ERR_ARG, "partition (the output pointer) is NULL");
     // A bad ig_paral on one rank must not leave the others in the size reduction or in
     // def_partition's agreement: it takes part with no points and fails there.
     std::optional<IndexList> points;
     std::optional<Error> bad;
     try {
+      if (!partition) fail(ISTHMUS_ERR_ARG, "partition (the output pointer) is NULL");
       if (!ig_paral) fail(ISTHMUS_ERR_ARG, "ig_paral is NULL");
       // a serial partition is the whole grid: its length is the size; any other kind is read
       // against a bound first, then against the largest index of the component
