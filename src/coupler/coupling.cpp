@@ -312,13 +312,13 @@ void Coupling::write_partial_restart(const std::string& path) {
                 src_fields(states), {{loctrans_counter_name(ends_.number), counts}});
 }
 
-void Coupling::start(const double* const* src) {
+void Coupling::start(const double* const* src, double* const* dst) {
   if (src) ++stats_.sends;  // a destination-only rank starts its receives with nothing to send
   if (mapping_) {
     mapping_->start(src);
   } else {
     std::vector<void*> out;
-    for (auto& r : recv_) out.push_back(r.data());
+    for (size_t f = 0; f < recv_.size(); ++f) out.push_back(dst ? dst[f] : recv_[f].data());
     redist_->start(0, reinterpret_cast<const void* const*>(src), ends_.dst ? out.data() : nullptr);
   }
   pending_ = true;
@@ -456,10 +456,21 @@ int Coupling::put_timed(int k, int date, const void* data, DataType type, bool w
     fail(ISTHMUS_ERR_ARG, "put of ", e.src_names[k], " at date ", date,
          ": the array is NULL but this rank holds ", ends_.src_points.size(), " points");
   if (write_restart) write_restart_ = true;
-  if (type == DataType::Float) acc_[k].add(static_cast<const float*>(data));
-  else acc_[k].add(static_cast<const double*>(data));
   const int64_t lagged = static_cast<int64_t>(date) + e.lag;
   const bool instant = e.loctrans.value_or(TimeOp::Instant) == TimeOp::Instant;
+  if (instant && nfields_ == 1 && type == DataType::Double && lagged % e.period == 0 &&
+      !e.blasold && !src_output_ && !write_restart_ && exchanges() && !ends_.dst &&
+      !(runtime_ > 0 && lagged >= runtime_)) {
+    // The common case, a plain send: the model's array goes into the messages at once (start
+    // packs before it returns), without the accumulator's and the send buffer's copies.
+    put_date_[k] = static_cast<int>(lagged);
+    if (pending_) finish(nullptr, "put", date);  // the previous coupling, if still in flight
+    const double* src[] = {static_cast<const double*>(data)};
+    start(src);
+    return kSent;
+  }
+  if (type == DataType::Float) acc_[k].add(static_cast<const float*>(data));
+  else acc_[k].add(static_cast<const double*>(data));
   int info = instant ? kOk : kLocTrans;
   if (lagged % e.period == 0) {
     put_date_[k] = static_cast<int>(lagged);
@@ -504,12 +515,24 @@ int Coupling::get_timed(int k, int date, void* data, DataType type) {
     if (input_) {
       input_->read(date, dst_fields(recv_));
     } else {
-      if (!ends_.src) start(nullptr);
-      else if (!pending_)
+      if (ends_.src && !pending_)
         fail(ISTHMUS_ERR_ARG, "get of ", e.dst_names[k], " at date ", date, " in component ",
              ends_.dst_component, ": its put (", e.src_names[k],
              ") has not been called for this date on these ranks; with source and destination on "
              "the same ranks the put must come first (or use LAG)");
+      // The common case, one double field received as it is: straight into the model's array
+      // (the mapping multiplies into it), without the receive buffer's copy.
+      if (nfields_ == 1 && type == DataType::Double && !e.blasnew && !dst_output_ &&
+          (mapping_ || !ends_.src)) {
+        double* dst[] = {static_cast<double*>(data)};
+        if (!ends_.src) start(nullptr, dst);
+        finish(dst, "get", date);
+        received_date_ = date;
+        recv_holds_date_ = false;
+        got_date_[k] = date;
+        return kRecvd;
+      }
+      if (!ends_.src) start(nullptr);
       std::vector<double*> dst;
       for (auto& r : recv_) dst.push_back(r.data());
       finish(dst.data(), "get", date);
@@ -519,6 +542,10 @@ int Coupling::get_timed(int k, int date, void* data, DataType type) {
       if (dst_output_) dst_output_->write(date, dst_fields(recv_));
     }
     received_date_ = date;
+    recv_holds_date_ = true;
+  } else if (!recv_holds_date_) {
+    fail(ISTHMUS_ERR_ARG, "get of ", e.dst_names[k], " at date ", date,
+         ": received already at this date (into the array of the first get)");
   }
   got_date_[k] = date;
   const std::vector<double>& r = recv_[k];

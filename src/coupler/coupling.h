@@ -106,7 +106,8 @@ class Coupling {
   void set_conservation(const std::string& run_dir);
   void build_exchange(MPI_Comm comm, const std::string& run_dir, Method method,
                       Agreement& restart_check);
-  void start(const double* const* src);      // every rank of the exchange
+  // every rank of the exchange; dst: where an identity exchange writes (default: recv_)
+  void start(const double* const* src, double* const* dst = nullptr);
   void finish(double* const* dst, const char* call, int date);
   void check_date(const char* what, int date, int& last) const;
   // The source side at a coupling date (OASIS's comm_now): restart, send, output. Returns the
@@ -152,7 +153,8 @@ class Coupling {
   // destination side
   std::vector<std::vector<double>> recv_;
   std::vector<int> got_date_;                // per field: the date it was last received for
-  int received_date_ = -1;                   // the date recv_ holds
+  int received_date_ = -1;                   // the date last received
+  bool recv_holds_date_ = true;              // false: it went straight into the model's array
   int last_get_ = -1;
   CouplingStats stats_;
 };
