@@ -11,7 +11,10 @@ on demand. smpirun gets the options that make large runs feasible:
   in a list with linear removal (1024 ranks of mixed collectives: 219 s -> 14.6 s);
 - ``contexts/guard-size:0`` and a 1 GiB ``smpi/shared-malloc-blocksize``: fewer memory mappings
   per simulated rank, so that 10^4+ ranks stay under vm.max_map_count;
-- ``smpi/display-timing:yes``: SimGrid reports the simulated end time, recorded with the results.
+- ``smpi/display-timing:yes``: SimGrid reports the simulated end time, recorded with the results;
+- ``smpi/allgather:rdb``: recursive doubling, as real MPIs do for small allgathers; SMPI 3.32's
+  default sends between every pair of ranks, which made the coupler's one world allgather cost
+  152 s of host time at 256+256 ranks (2.1 s with rdb; docs/results/coupling.md).
 
 Memory is measured as PSS of the simulator process (``/proc/PID/smaps_rollup``): SMPI's shared
 buffers are mapped once per rank and maxrss would count every mapping again.
@@ -42,6 +45,7 @@ RUN_CFG: Dict[str, str] = {
     "contexts/guard-size": "0",
     "smpi/shared-malloc-blocksize": str(1 << 30),
     "smpi/display-timing": "yes",
+    "smpi/allgather": "rdb",
 }
 
 
