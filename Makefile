@@ -18,6 +18,10 @@ build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 demo: build
+	@echo "== 1. the coupled toy (examples/toy): ocean on ORCA2 (2 ranks) <-> atmosphere on LMDZ (3 ranks)"
+	examples/toy/run.sh tests/mpirun.sh tests/data/orca2-lmdz $(BUILD)/demo-toy 2 3 $(BUILD)/examples/toy/toy_c
+	$${PYTHON:-python3} examples/toy/plot.py $(BUILD)/demo-toy $(BUILD)/demo-toy/toy.png
+	@echo "== 2. redistribution (examples/demo_redist.c): 10 fields between two decompositions, 3 + 5 ranks"
 	tests/mpirun.sh 8 $(BUILD)/examples/demo_redist
 
 test: build
