@@ -223,7 +223,7 @@ void run_case(MPI_Comm world, int me, const Layout& lay, const GridPair& g, cons
     if (ctx) isthmus_context_destroy(&ctx);
     if (cpl) isthmus_coupler_destroy(&cpl);
   };
-  isthmus_coupler_options copt{g.run_dir.c_str()};
+  isthmus_coupler_options copt{g.run_dir.c_str(), 0.0};
   std::vector<double> setup, setup_cpu;
   for (int r = 0; r < o.setup_reps && !failed; ++r) {
     teardown();
