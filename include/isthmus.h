@@ -581,6 +581,10 @@ typedef struct isthmus_mapping_options {
   int keep_unmapped;    /* nonzero: destination points without a link keep their value;
                            0 (default): they receive fill_value                               */
   double fill_value;    /* default 0                                                          */
+  int unfused;          /* nonzero: OASIS3-MCT's two-phase path (rearrange within the source
+                           ranks, multiply, transfer), the reference benchmarks compare the
+                           fused path with; destination side only, not with keep_unmapped;
+                           0 (default): one communication phase                              */
 } isthmus_mapping_options;
 int isthmus_mapping_options_init(isthmus_mapping_options* opt);
 

@@ -33,6 +33,7 @@ MappingOptions mapping_options(Agreement& agreement, const isthmus_mapping_optio
     mo.method = static_cast<Method>(o->method);
     mo.keep_unmapped = o->keep_unmapped != 0;
     mo.fill_value = o->fill_value;
+    mo.fused = o->unfused == 0;
   });
   return mo;
 }
@@ -47,6 +48,7 @@ int isthmus_mapping_options_init(isthmus_mapping_options* opt) {
   opt->method = ISTHMUS_METHOD_AUTO;
   opt->keep_unmapped = 0;
   opt->fill_value = 0.0;
+  opt->unfused = 0;
   return ISTHMUS_OK;
 }
 
