@@ -1,3 +1,4 @@
+#include <sched.h>
 #include <time.h>
 
 #include <algorithm>
@@ -49,14 +50,23 @@ void count_traffic(trace::Trace& t, const MessageLayout& L) {
   c.bytes_received += static_cast<int64_t>(L.recv_total());
 }
 
-// Sleeps between polls of a wait with a timeout: 10 us, doubling to 1 ms, back to 10 us after
-// progress. A poll every millisecond keeps a rank waiting for seconds near zero CPU (8 ranks
-// share 2 cores here), while a message that arrives mid-exchange is seen within microseconds.
-// nanosleep, not std::this_thread: SMPI maps it to simulated time.
+// Between polls of a wait with a timeout: first a few polls that only yield the core (a
+// message of a running exchange arrives within microseconds, and a coupler's get must not pay a
+// sleep's granularity per exchange), then sleeps of 10 us doubling to 1 ms, back to the start
+// after progress. A poll every millisecond keeps a rank waiting for seconds near zero CPU (8
+// ranks share 2 cores here). nanosleep, not std::this_thread: SMPI maps it to simulated time.
 class Backoff {
  public:
-  void reset() { ns_ = kFirst; }
+  void reset() {
+    ns_ = kFirst;
+    yields_ = 0;
+  }
   void sleep() {
+    if (yields_ < kYields) {
+      ++yields_;
+      sched_yield();
+      return;
+    }
     timespec ts{0, ns_};
     nanosleep(&ts, nullptr);
     ns_ = std::min(ns_ * 2, kLast);
@@ -64,7 +74,9 @@ class Backoff {
 
  private:
   static constexpr long kFirst = 10'000, kLast = 1'000'000;
+  static constexpr int kYields = 200;
   long ns_ = kFirst;
+  int yields_ = 0;
 };
 
 // A message that is long at scale (thousands of silent peers) would hide the point; the first
