@@ -69,6 +69,18 @@ Entry entry(const std::string& src, const std::string& dst, int period, int64_t 
   return e;
 }
 
+// SO (ORCA2, torc) -> SA (LMDZ, lmdz) every second through a weights file
+Entry orca2_to_lmdz(const std::string& weights) {
+  Entry e = entry("SO", "SA", 1, 182, 149);
+  e.dst_nx = 96;
+  e.dst_ny = 72;
+  e.src_grid = "torc";
+  e.dst_grid = "lmdz";
+  e.mapping = MappingSpec{};
+  e.mapping->file = weights;
+  return e;
+}
+
 double value(int64_t g, int date, int f = 0, int l = 0) {
   return std::sin(0.01 * g + f) * 100 + date * 0.25 + l * 1000;
 }
@@ -259,13 +271,7 @@ TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
     Config cfg;
     cfg.file = "namcouple";
     cfg.runtime = 2;
-    Entry e = entry("SO", "SA", 1, 182, 149);
-    e.dst_nx = 96;
-    e.dst_ny = 72;
-    e.src_grid = "torc";
-    e.dst_grid = "lmdz";
-    e.mapping = MappingSpec{};
-    e.mapping->file = file;
+    Entry e = orca2_to_lmdz(file);
     e.mapping->side = side;
     e.mapping->side_given = true;
     cfg.entries.push_back(e);
@@ -428,13 +434,7 @@ TEST(Coupler, ConservRestoresTheSourceIntegral) {
     Config cfg;
     cfg.file = "namcouple";
     cfg.runtime = 2;
-    Entry e = entry("SO", "SA", 1, 182, 149);
-    e.dst_nx = 96;
-    e.dst_ny = 72;
-    e.src_grid = "torc";
-    e.dst_grid = "lmdz";
-    e.mapping = MappingSpec{};
-    e.mapping->file = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc";
+    Entry e = orca2_to_lmdz(std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc");
     e.conserv = ConservSpec{};
     e.conserv->type = type;
     cfg.entries.push_back(e);
