@@ -1,0 +1,216 @@
+! The native module isthmus (bindings/fortran/isthmus.F90): the world cut in two by rank, the
+! last rank running natb, the others nata. They exchange four fields on a 1-D grid of 12 points
+! (identity entries of the namcouple this program writes, every 2 s, LAG=0): X (real(8), 1-D)
+! and B (real(8), a bundle of 3 levels in a 2-D array) from nata, Y (real(4), 1-D) and C
+! (real(4), a bundle of 2) from natb. nata holds an apple partition, natb an orange one of two
+! segments. Every value and every info code is checked. Errors through stat, after which the
+! program goes on: def_field of a partition that does not exist, a put of the wrong kind, a put
+! of the wrong shape (1-D for a bundle, a wrong size) and a second create. Also: local_comm, run_dir, timeout, report.
+program test_native
+  use mpi
+  use isthmus
+  implicit none
+  integer, parameter :: n = 12, nb = 3, nc = 2
+  type(isthmus_coupler_t) :: cpl
+  type(isthmus_partition_t) :: part, nopart
+  type(isthmus_field_t) :: fx, fb, fy, fc, fbad
+  integer :: wrank, wsize, comm, lrank, lsize, ierr, stat, info, date, i, k, first, cnt
+  integer :: bad, allbad, u
+  integer, allocatable :: gidx(:), paral(:)
+  logical :: in_a
+  real(8), allocatable :: x(:), b(:, :)
+  real(4), allocatable :: y(:), c(:, :)
+  character(len=:), allocatable :: text
+
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, wrank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, wsize, ierr)
+  bad = 0
+  in_a = wrank < wsize - 1
+  if (wrank == 0) then
+    open(newunit=u, file='namcouple_native', status='replace', action='write')
+    write(u, '(a)') '$NFIELDS', '  4', '$RUNTIME', '  4', '$NLOGPRT', '  0 0', '$STRINGS', &
+      'A_X B_X 1 2 0 rst_x.nc EXPORTED', '12 1 12 1 agrid bgrid LAG=0', 'R 0 R 0', &
+      'A_B B_B 1 2 0 rst_b.nc EXPORTED', '12 1 12 1 agrid bgrid LAG=0', 'R 0 R 0', &
+      'B_Y A_Y 1 2 0 rst_y.nc EXPORTED', '12 1 12 1 bgrid agrid LAG=0', 'R 0 R 0', &
+      'B_C A_C 1 2 0 rst_c.nc EXPORTED', '12 1 12 1 bgrid agrid LAG=0', 'R 0 R 0', '$END'
+    close(u)
+  end if
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+
+  call cpl%create(MPI_COMM_WORLD, merge('nata', 'natb', in_a), 'namcouple_native', &
+                  run_dir='.', timeout=120d0)
+  call expect(merge(1, 0, cpl%created()), 1, 'created')
+  ! a second create fails and leaves the coupler as it was
+  call cpl%create(MPI_COMM_WORLD, 'nata', 'namcouple_native', stat=stat)
+  call expect(stat, ISTHMUS_ERR_ARG, 'a second create''s stat')
+  call cpl%local_comm(comm)
+  call MPI_Comm_rank(comm, lrank, ierr)
+  call MPI_Comm_size(comm, lsize, ierr)
+  call expect(lsize, merge(wsize - 1, 1, in_a), 'the local communicator''s size')
+
+  ! nata: an apple partition; natb (one rank): an orange of two segments, 6..11 then 0..5
+  if (in_a) then
+    first = n * lrank / lsize
+    cnt = n * (lrank + 1) / lsize - first
+    paral = [1, first, cnt]
+    gidx = [(first + i - 1, i = 1, cnt)]
+  else
+    cnt = n
+    paral = [3, 2, 6, 6, 0, 6]
+    gidx = [(6 + i - 1, i = 1, 6), (i - 1, i = 1, 6)]
+  end if
+  call cpl%def_partition(part, paral, global_size=n, name=merge('agrid', 'bgrid', in_a))
+  call expect(part%id, 0, 'the partition''s id')
+
+  ! the error case: a partition that does not exist; the program goes on
+  nopart%id = 99
+  call cpl%def_field(fbad, 'A_BAD', nopart, ISTHMUS_OUT, ISTHMUS_REAL8, stat=stat)
+  call expect(stat, ISTHMUS_ERR_ARG, 'def_field of partition 99: stat')
+  if (index(cpl%last_error(), 'partition 99 is not defined') == 0) then
+    write(*, '(a)') 'unexpected message: '//cpl%last_error()
+    bad = bad + 1
+  end if
+  call expect(fbad%id, -1, 'the failed field''s id')
+
+  if (in_a) then
+    call cpl%def_field(fx, 'A_X', part, ISTHMUS_OUT, ISTHMUS_REAL8)
+    call cpl%def_field(fb, 'A_B', part, ISTHMUS_OUT, ISTHMUS_REAL8, bundle=nb)
+    call cpl%def_field(fy, 'A_Y', part, ISTHMUS_IN, ISTHMUS_REAL4)
+    call cpl%def_field(fc, 'A_C', part, ISTHMUS_IN, ISTHMUS_REAL4, bundle=nc, stat=stat)
+    call expect(stat, ISTHMUS_OK, 'def_field''s stat')
+  else
+    call cpl%def_field(fx, 'B_X', part, ISTHMUS_IN, ISTHMUS_REAL8)
+    call cpl%def_field(fb, 'B_B', part, ISTHMUS_IN, ISTHMUS_REAL8, bundle=nb)
+    call cpl%def_field(fy, 'B_Y', part, ISTHMUS_OUT, ISTHMUS_REAL4)
+    call cpl%def_field(fc, 'B_C', part, ISTHMUS_OUT, ISTHMUS_REAL4, bundle=nc)
+  end if
+  call expect(int(fb%points), cnt, 'the bundle''s points')
+  call expect(fb%bundle, nb, 'the bundle''s size')
+  call cpl%enddef(stat=stat)
+  call expect(stat, ISTHMUS_OK, 'enddef''s stat')
+
+  allocate(x(cnt), b(cnt, nb), y(cnt), c(cnt, nc))
+  ! errors found before any call: the wrong kind, the wrong shape; nothing is sent
+  x = 0
+  b = 0
+  y = 0
+  c = 0
+  if (in_a) then
+    call cpl%put(fx, 0, y, info, stat=stat)
+  else
+    call cpl%put(fy, 0, x, info, stat=stat)
+  end if
+  call expect(stat, ISTHMUS_ERR_ARG, 'a put of the wrong kind: stat')
+  if (in_a) then
+    call cpl%put(fb, 0, b(:, 1), info, stat=stat)
+  else
+    call cpl%put(fc, 0, c(:, 1), info, stat=stat)
+  end if
+  call expect(stat, ISTHMUS_ERR_ARG, 'a bundle''s put from a 1-D array: stat')
+  call expect(info, ISTHMUS_COUPLING_OK, 'its info')
+  if (in_a) then
+    call cpl%put(fb, 0, b(:, 1:2), info, stat=stat)
+  else
+    call cpl%put(fc, 0, c(2:, :), info, stat=stat)
+  end if
+  call expect(stat, ISTHMUS_ERR_ARG, 'a put of the wrong shape: stat')
+
+  do date = 0, 3
+    if (in_a) then
+      x = [(value(gidx(i), 0, date, 1), i = 1, cnt)]
+      b = reshape([((value(gidx(i), k, date, 2), i = 1, cnt), k = 1, nb)], [cnt, nb])
+      call cpl%put(fx, date, x, info)
+      call expect(info, sent(date), 'put X''s info')
+      call cpl%put(fb, date, b, info, stat=stat)
+      call expect(stat, ISTHMUS_OK, 'put B''s stat')
+      call expect(info, sent(date), 'put B''s info')
+      y = -1
+      c = -1
+      call cpl%get(fy, date, y, info)
+      call expect(info, recvd(date), 'get Y''s info')
+      call cpl%get(fc, date, c, info)
+      call expect(info, recvd(date), 'get C''s info')
+      do i = 1, cnt
+        call check(real(y(i), 8), value(gidx(i), 0, date, 3), date, 'Y')
+        do k = 1, nc
+          call check(real(c(i, k), 8), value(gidx(i), k, date, 4), date, 'C')
+        end do
+      end do
+    else
+      y = [(real(value(gidx(i), 0, date, 3), 4), i = 1, cnt)]
+      c = reshape([((real(value(gidx(i), k, date, 4), 4), i = 1, cnt), k = 1, nc)], [cnt, nc])
+      call cpl%put(fy, date, y, info)
+      call expect(info, sent(date), 'put Y''s info')
+      call cpl%put(fc, date, c, info)
+      call expect(info, sent(date), 'put C''s info')
+      x = -1
+      b = -1
+      call cpl%get(fx, date, x, info)
+      call expect(info, recvd(date), 'get X''s info')
+      call cpl%get(fb, date, b, info, stat=stat)
+      call expect(stat, ISTHMUS_OK, 'get B''s stat')
+      call expect(info, recvd(date), 'get B''s info')
+      do i = 1, cnt
+        call check(x(i), value(gidx(i), 0, date, 1), date, 'X')
+        do k = 1, nb
+          call check(b(i, k), value(gidx(i), k, date, 2), date, 'B')
+        end do
+      end do
+    end if
+  end do
+
+  call cpl%report(text)
+  if (lrank == 0 .and. len(text) == 0) then
+    write(*, '(a)') 'the report is empty on the component''s first rank'
+    bad = bad + 1
+  end if
+  call cpl%terminate()
+  call cpl%destroy()
+  call expect(merge(1, 0, cpl%created()), 0, 'created after destroy')
+  call cpl%terminate(stat=stat)
+  call expect(stat, ISTHMUS_ERR_ARG, 'terminate after destroy: stat')
+
+  call MPI_Allreduce(bad, allbad, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (wrank == 0 .and. allbad == 0) write(*, '(a)') 'fortran native: ok'
+  call MPI_Finalize(ierr)
+
+contains
+
+  ! point g, level k (0 for a field of one level), field f: exact in real(4)
+  real(8) function value(g, k, date, f)
+    integer, intent(in) :: g, k, date, f
+    value = g + 100 * date + 10 * k + 1000 * f + 0.5d0
+  end function
+
+  integer function sent(date)
+    integer, intent(in) :: date
+    sent = merge(ISTHMUS_COUPLING_SENT, ISTHMUS_COUPLING_OK, mod(date, 2) == 0)
+  end function
+
+  integer function recvd(date)
+    integer, intent(in) :: date
+    recvd = merge(ISTHMUS_COUPLING_RECVD, ISTHMUS_COUPLING_OK, mod(date, 2) == 0)
+  end function
+
+  ! received at a coupling date: the value sent; else the array left alone (-1)
+  subroutine check(got, want, date, what)
+    real(8), intent(in) :: got, want
+    integer, intent(in) :: date
+    character(len=*), intent(in) :: what
+    real(8) :: expected
+    expected = merge(want, -1d0, mod(date, 2) == 0)
+    if (abs(got - expected) <= 1d-12) return
+    write(*, '(a,i0,a,i0,2(a,f0.3))') 'world rank ', wrank, ': field '//what//' at ', date, &
+      ': ', got, ' instead of ', expected
+    bad = bad + 1
+  end subroutine
+
+  subroutine expect(got, want, what)
+    integer, intent(in) :: got, want
+    character(len=*), intent(in) :: what
+    if (got == want) return
+    write(*, '(a,i0,a,i0,a,i0)') 'world rank ', wrank, ': '//what//': ', got, ' instead of ', want
+    bad = bad + 1
+  end subroutine
+end program test_native
