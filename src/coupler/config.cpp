@@ -76,6 +76,12 @@ bool operator==(const Config& a, const Config& b) {
          a.entries == b.entries;
 }
 
+std::string colon_group(const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? ":" : "") + names[i];
+  return s;
+}
+
 std::string scripr_file_name(const Entry& e) {
   std::string name = "rmp_" + e.src_grid + "_to_" + e.dst_grid + "_";
   if (!e.scripr) return name + "NONE.nc";
@@ -85,12 +91,6 @@ std::string scripr_file_name(const Entry& e) {
 }
 
 namespace {
-
-std::string names(const std::vector<std::string>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ":" : "") + v[i];
-  return s;
-}
 
 const char* side_text(MapSide s) {
   switch (s) {
@@ -151,9 +151,9 @@ std::string describe(const Config& c) {
       << ": unused since OASIS3-MCT, no effect\n";
   for (size_t i = 0; i < c.entries.size(); ++i) {
     const Entry& e = c.entries[i];
-    s << "entry " << i + 1 << " (line " << e.line << "): " << names(e.src_names);
+    s << "entry " << i + 1 << " (line " << e.line << "): " << colon_group(e.src_names);
     if (e.status != FieldStatus::Input && e.status != FieldStatus::Output)
-      s << " -> " << names(e.dst_names);
+      s << " -> " << colon_group(e.dst_names);
     s << ", " << field_status_name(e.status) << ", every " << e.period << " s";
     if (e.src_names.size() > 1) s << ", " << e.src_names.size() << " fields in one exchange";
     s << "\n";

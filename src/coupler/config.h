@@ -145,6 +145,8 @@ inline bool operator!=(const Config& a, const Config& b) { return !(a == b); }
 // The weights file OASIS's SCRIPR reads or writes for this entry (mod_oasis_coupler.F90), e.g.
 // rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc: the normalization only for CONSERV.
 std::string scripr_file_name(const Entry& e);
+// A colon group as the namcouple writes it: "U:V".
+std::string colon_group(const std::vector<std::string>& names);
 
 // Reads a namcouple; throws Error(ISTHMUS_ERR_CONFIG) naming file, line and keyword
 // (ISTHMUS_ERR_FILE if the file cannot be read).

@@ -26,11 +26,6 @@ uint64_t hash_of(const std::string& s, uint64_t seed) {
 
 const char* direction_name(VarDirection d) { return d == VarDirection::In ? "in" : "out"; }
 
-std::string names_of(const std::vector<std::string>& v) {
-  std::string s;
-  for (size_t k = 0; k < v.size(); ++k) s += (k ? ":" : "") + v[k];
-  return s;
-}
 
 // Broadcasts a string from rank 0 of comm.
 void broadcast(MPI_Comm comm, std::string& s) {
@@ -349,13 +344,13 @@ void Coupler::enddef() {
         if (d.name == field && d.dir == dir) {
           if (found >= 0)
             fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": field ", field, " (", role,
-                 " of entry ", names_of(e.src_names), ") is declared ", direction_name(dir),
+                 " of entry ", colon_group(e.src_names), ") is declared ", direction_name(dir),
                  " by two components, ", comps_[found].name, " and ", comps_[c].name);
           found = static_cast<int>(c);
         }
     if (found < 0)
       fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": field ", field, " (", role,
-           " of entry ", names_of(e.src_names), ") is declared ", direction_name(dir),
+           " of entry ", colon_group(e.src_names), ") is declared ", direction_name(dir),
            " by no component (components: ", components, ")");
     return found;
   };
@@ -380,7 +375,7 @@ void Coupler::enddef() {
       const int c = find(e, f, VarDirection::Out, "source");
       if (sc >= 0 && c != sc)
         fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": the source fields of entry ",
-             names_of(e.src_names), " belong to different components (", comps_[sc].name, ", ",
+             colon_group(e.src_names), " belong to different components (", comps_[sc].name, ", ",
              comps_[c].name, ")");
       sc = c;
     }
@@ -389,7 +384,7 @@ void Coupler::enddef() {
       const int c = find(e, f, VarDirection::In, "destination");
       if (dc >= 0 && c != dc)
         fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": the destination fields of entry ",
-             names_of(e.src_names), " belong to different components (", comps_[dc].name, ", ",
+             colon_group(e.src_names), " belong to different components (", comps_[dc].name, ", ",
              comps_[c].name, ")");
       dc = c;
     }
@@ -407,7 +402,7 @@ void Coupler::enddef() {
       const Declared& d = declared(dc, e.dst_names[k]);
       if (k > 0 && (s.global_size != ends.src_grid_size || d.global_size != ends.dst_grid_size))
         fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": the fields of entry ",
-             names_of(e.src_names), " are not all on grids of the same size");
+             colon_group(e.src_names), " are not all on grids of the same size");
       if (s.bundle != d.bundle)
         fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": field ", s.name, " of ",
              comps_[sc].name, " has bundle size ", s.bundle, " but ", d.name, " of ",
@@ -417,12 +412,12 @@ void Coupler::enddef() {
       ends.levels.push_back(s.bundle);
     }
     if (e.src_nx > 0 && e.src_ny > 0 && e.src_nx * e.src_ny != ends.src_grid_size)
-      fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": entry ", names_of(e.src_names),
+      fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": entry ", colon_group(e.src_names),
            " gives the source grid ", e.src_grid, " as ", e.src_nx, " x ", e.src_ny, " = ",
            e.src_nx * e.src_ny, " points, but ", comps_[sc].name, " defines ", e.src_names[0],
            " on a partition of ", ends.src_grid_size, " points");
     if (e.dst_nx > 0 && e.dst_ny > 0 && e.dst_nx * e.dst_ny != ends.dst_grid_size)
-      fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": entry ", names_of(e.src_names),
+      fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": entry ", colon_group(e.src_names),
            " gives the destination grid ", e.dst_grid, " as ", e.dst_nx, " x ", e.dst_ny, " = ",
            e.dst_nx * e.dst_ny, " points, but ", comps_[dc].name, " defines ", e.dst_names[0],
            " on a partition of ", ends.dst_grid_size, " points");
@@ -433,7 +428,7 @@ void Coupler::enddef() {
       for (const std::string& n : names)
         if (vars_[local_var(n)].partition != p)
           fail(ISTHMUS_ERR_CONFIG, config_.file, ":", e.line, ": the fields of entry ",
-               names_of(e.src_names), " are defined on different partitions in ", name_);
+               colon_group(e.src_names), " are defined on different partitions in ", name_);
       return p;
     };
     ends.src = me_ == sc && has_src;
@@ -527,14 +522,14 @@ void Coupler::check_sequence(const Coupling& c, int date, bool get) const {
     const Entry& e = n->entry();
     if (date > last + e.period)
       fail(ISTHMUS_ERR_ARG, "component ", name_, " at date ", date, ": the coupling of ",
-           names_of(e.src_names), " (line ", e.line, ", period ", e.period, ") last exchanged at ",
+           colon_group(e.src_names), " (line ", e.line, ", period ", e.period, ") last exchanged at ",
            last, " and skipped date ", last + e.period,
            ": the model's time step does not reach every coupling date (a partner would wait for "
            "it for ever)");
     if (get && n != &c && c.entry().seq > e.seq && e.seq > 0 && date >= last + e.period)
       fail(ISTHMUS_ERR_ARG, "component ", name_, " at date ", date, ": get of ",
-           names_of(c.entry().dst_names), " (line ", c.entry().line, ", SEQ=", c.entry().seq,
-           ") before the coupling of ", names_of(e.src_names), " (line ", e.line, ", SEQ=", e.seq,
+           colon_group(c.entry().dst_names), " (line ", c.entry().line, ", SEQ=", c.entry().seq,
+           ") before the coupling of ", colon_group(e.src_names), " (line ", e.line, ", SEQ=", e.seq,
            ") due at date ", last + e.period, ": the configuration's sequence says that one comes "
            "first (a partner waiting in that order would wait for ever)");
   }
@@ -651,7 +646,7 @@ std::string Coupler::report() {
                     1e3 * time_sum[i * kTimes + j] / size);
       return std::string(b);
     };
-    std::string entry = names_of(e.src_names) + ">" + names_of(e.dst_names);
+    std::string entry = colon_group(e.src_names) + ">" + colon_group(e.dst_names);
     if (entry.size() > 28) entry = entry.substr(0, 25) + "...";
     const char* side = c.ends().src && c.ends().dst ? "both" : c.ends().src ? "put" : "get";
     std::snprintf(line, sizeof line, "%-28s %-4s %6lld %6lld %6lld %6lld %9lld %11.3f %15s %15s %15s %15s\n",

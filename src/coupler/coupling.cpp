@@ -14,9 +14,7 @@ namespace isthmus::coupler {
 namespace {
 
 std::string where(const Entry& e) {
-  std::string names;
-  for (size_t k = 0; k < e.src_names.size(); ++k) names += (k ? ":" : "") + e.src_names[k];
-  return "entry " + names + " (line " + std::to_string(e.line) + ")";
+  return "entry " + colon_group(e.src_names) + " (line " + std::to_string(e.line) + ")";
 }
 
 remap::Side side_of(MapSide s) {
@@ -114,7 +112,7 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
   }
 
   if (e.status == FieldStatus::Exported || e.status == FieldStatus::Expout) {
-    build_exchange(comm, run_dir, method, agreement);
+    build_exchange(comm, method, agreement);
     // messages, bytes and waiting time for the communication report: a clock read per exchange
     (mapping_ ? mapping_->redist() : *redist_).trace().set_on(true);
   } else {
@@ -124,7 +122,7 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
   for (int f = 0; f < nfields_; ++f) {
     if (ends_.src) {
       const size_t n = static_cast<size_t>(ends_.src_points.size()) * ends_.levels[f];
-      acc_.emplace_back(e.loctrans.value_or(TimeOp::Instant), n);
+      acc_.emplace_back(time_op(), n);
       send_.emplace_back(n, 0.0);
     }
     if (ends_.dst)
@@ -155,13 +153,12 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
     emit(-e.lag, 0);
   }
   // after the lagged send, which leaves the accumulators alone: OASIS reads them second too
-  if (ends_.src && e.loctrans.value_or(TimeOp::Instant) != TimeOp::Instant &&
+  if (ends_.src && !instant() &&
       !e.restart_file.empty())
     read_partial_restart();
 }
 
-void Coupling::build_exchange(MPI_Comm comm, const std::string& run_dir, Method method,
-                              Agreement& agreement) {
+void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement) {
   const Entry& e = *ends_.entry;
   const IndexList* src = ends_.src ? &ends_.src_points : nullptr;
   const IndexList* dst = ends_.dst ? &ends_.dst_points : nullptr;
@@ -170,7 +167,7 @@ void Coupling::build_exchange(MPI_Comm comm, const std::string& run_dir, Method 
   else if (e.scripr) weights = scripr_file_name(e);
   if (!weights.empty()) {
     // OASIS looks the file up in the run directory; so do we (an absolute name is kept)
-    const std::string path = weights[0] == '/' ? weights : run_dir + "/" + weights;
+    const std::string path = in_run_dir(weights);
     remap::WeightsExpect expect;
     expect.src_grid_size = ends_.src_grid_size;
     expect.dst_grid_size = ends_.dst_grid_size;
@@ -184,7 +181,7 @@ void Coupling::build_exchange(MPI_Comm comm, const std::string& run_dir, Method 
     mapping_ = std::make_unique<remap::Mapping>(comm, src, dst, info.src_grid_size,
                                                 info.dst_grid_size,
                                                 remap::links_of(slab, info.num_wgts), mo, agreement);
-    if (e.conserv) set_conservation(run_dir);
+    if (e.conserv) set_conservation();
   } else {
     agreement.check([&] {
       if (ends_.src_grid_size != ends_.dst_grid_size)
@@ -203,7 +200,7 @@ void Coupling::build_exchange(MPI_Comm comm, const std::string& run_dir, Method 
 // CONSERV: as OASIS, both grids' areas and masks come from areas.nc and masks.nc in the run
 // directory; each side reads its own grid over its component, and a failure to read joins the
 // mapping's agreement over both components, so no rank is left in the global sums.
-void Coupling::set_conservation(const std::string& run_dir) {
+void Coupling::set_conservation() {
   const Entry& e = *ends_.entry;
   remap::Conservation c;
   switch (e.conserv->type) {
@@ -219,20 +216,15 @@ void Coupling::set_conservation(const std::string& run_dir) {
     case SumMethod::Lsum16: c.method = GlobalSumMethod::Lsum16; break;
     case SumMethod::Ddpdd: c.method = GlobalSumMethod::Ddpdd; break;
   }
-  auto shape = [](int64_t nx, int64_t ny, int64_t size) {
-    return nx > 0 && ny > 0 ? GridShape{nx, ny} : GridShape{size, 1};
-  };
   Agreement agreement;
   try {
     if (ends_.src) {
-      AreasAndMask am = read_areas_and_mask(ends_.local, run_dir, e.src_grid, ends_.src_points,
-                                            shape(e.src_nx, e.src_ny, ends_.src_grid_size));
+      AreasAndMask am = read_areas_and_mask(files_, run_dir_, e.src_grid, ends_.src_points, src_shape_);
       c.src_area = std::move(am.area);
       c.src_mask = std::move(am.active);
     }
     if (ends_.dst) {
-      AreasAndMask am = read_areas_and_mask(ends_.local, run_dir, e.dst_grid, ends_.dst_points,
-                                            shape(e.dst_nx, e.dst_ny, ends_.dst_grid_size));
+      AreasAndMask am = read_areas_and_mask(files_, run_dir_, e.dst_grid, ends_.dst_points, dst_shape_);
       c.dst_area = std::move(am.area);
       c.dst_mask = std::move(am.active);
     }
@@ -271,7 +263,7 @@ void Coupling::read_lagged_restart() {
 void Coupling::read_partial_restart() {
   const Entry& e = *ends_.entry;
   const std::string path = in_run_dir(e.restart_file);
-  const TimeOp op = e.loctrans.value_or(TimeOp::Instant);
+  const TimeOp op = time_op();
   // 4.0 and later name the state after the entry, 2.0 after the operation; a file without
   // either starts the accumulation from nothing (OASIS reads it with abort=.false.)
   std::string prefix, counter;
@@ -299,14 +291,13 @@ void Coupling::read_partial_restart() {
 }
 
 void Coupling::write_partial_restart(const std::string& path) {
-  const bool instant = ends_.entry->loctrans.value_or(TimeOp::Instant) == TimeOp::Instant;
   std::vector<std::vector<double>> states;
   std::vector<int> counts;
   for (int f = 0; f < nfields_; ++f) {
     // OASIS keeps no INSTANT state between coupling dates: its vector is zeros, its count 0
-    if (instant) states.emplace_back(acc_[f].size(), 0.0);
+    if (instant()) states.emplace_back(acc_[f].size(), 0.0);
     else states.push_back(acc_[f].state());
-    counts.insert(counts.end(), ends_.levels[f], instant ? 0 : acc_[f].oasis_counter());
+    counts.insert(counts.end(), ends_.levels[f], instant() ? 0 : acc_[f].oasis_counter());
   }
   write_restart(files_, path, ends_.src_points, src_shape_, loctrans_prefix(ends_.number),
                 src_fields(states), {{loctrans_counter_name(ends_.number), counts}});
@@ -369,22 +360,20 @@ int Coupling::put_inquire(int k, int date) const {
   // the codes put and emit would return, with nothing done (OASIS's oasis_put_inquire)
   const Entry& e = *ends_.entry;
   const int64_t lagged = static_cast<int64_t>(date) + e.lag;
-  const int idle = e.loctrans.value_or(TimeOp::Instant) == TimeOp::Instant ? kOk : kLocTrans;
+  const int idle = instant() ? kOk : kLocTrans;
   if (lagged % e.period != 0) return idle;
   for (int f = 0; f < nfields_; ++f)
     if (f != k && put_date_[f] != lagged) return kWaitgroup;
   int info = idle;
   if (!e.restart_file.empty() && e.lag > 0 && runtime_ > 0 && lagged == runtime_) info = kToRest;
-  if (exchanges() && !(runtime_ > 0 && lagged >= runtime_)) info = kSent;
+  if (exchanges() && !beyond_run(lagged)) info = kSent;
   if (src_output_) info = info == kSent ? kSentOut : info == kToRest ? kToRestOut : kOutput;
   return info;
 }
 
 int Coupling::emit(int date, int64_t lagged) {
   const Entry& e = *ends_.entry;
-  int info = e.loctrans.value_or(TimeOp::Instant) == TimeOp::Instant ? kOk : kLocTrans;
-  // beyond the run's end nothing is sent: the lagged value of $RUNTIME is the next run's date 0
-  const bool beyond = runtime_ > 0 && lagged >= runtime_;
+  int info = instant() ? kOk : kLocTrans;
   if (!e.restart_file.empty()) {
     if (e.lag > 0 && runtime_ > 0 && lagged == runtime_) {
       info = kToRest;
@@ -396,7 +385,7 @@ int Coupling::emit(int date, int64_t lagged) {
                     src_shape_, "", src_fields(send_));
     }
   }
-  if (exchanges() && !beyond) {
+  if (exchanges() && !beyond_run(lagged)) {
     info = kSent;
     // after the restart write: the file holds the value before BLASOLD, which the next run
     // applies when it sends it
@@ -457,10 +446,9 @@ int Coupling::put_timed(int k, int date, const void* data, DataType type, bool w
          ": the array is NULL but this rank holds ", ends_.src_points.size(), " points");
   if (write_restart) write_restart_ = true;
   const int64_t lagged = static_cast<int64_t>(date) + e.lag;
-  const bool instant = e.loctrans.value_or(TimeOp::Instant) == TimeOp::Instant;
-  if (instant && nfields_ == 1 && type == DataType::Double && lagged % e.period == 0 &&
+  if (instant() && nfields_ == 1 && type == DataType::Double && lagged % e.period == 0 &&
       !e.blasold && !src_output_ && !write_restart_ && exchanges() && !ends_.dst &&
-      !(runtime_ > 0 && lagged >= runtime_)) {
+      !beyond_run(lagged)) {
     // The common case, a plain send: the model's array goes into the messages at once (start
     // packs before it returns), without the accumulator's and the send buffer's copies.
     put_date_[k] = static_cast<int>(lagged);
@@ -471,7 +459,7 @@ int Coupling::put_timed(int k, int date, const void* data, DataType type, bool w
   }
   if (type == DataType::Float) acc_[k].add(static_cast<const float*>(data));
   else acc_[k].add(static_cast<const double*>(data));
-  int info = instant ? kOk : kLocTrans;
+  int info = instant() ? kOk : kLocTrans;
   if (lagged % e.period == 0) {
     put_date_[k] = static_cast<int>(lagged);
     bool all = true;  // the entry travels once all its fields are put
@@ -491,7 +479,7 @@ int Coupling::put_timed(int k, int date, const void* data, DataType type, bool w
   // coupling date saves it to the dated TA file (once)
   if (!e.restart_file.empty()) {
     const bool last_period = runtime_ > 0 && lagged + e.period >= runtime_;
-    if ((last_period && !instant) || write_restart_) {
+    if ((last_period && !instant()) || write_restart_) {
       std::string path = in_run_dir(e.restart_file);
       if (!last_period) {
         write_restart_ = false;

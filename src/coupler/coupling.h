@@ -101,11 +101,14 @@ class Coupling {
   const Redist& redist() const { return mapping_ ? mapping_->redist() : *redist_; }  // exchanges()
 
  private:
+  TimeOp time_op() const { return ends_.entry->loctrans.value_or(TimeOp::Instant); }
+  bool instant() const { return time_op() == TimeOp::Instant; }
+  // beyond the run's end nothing is sent: the lagged value of $RUNTIME is the next run's date 0
+  bool beyond_run(int64_t lagged) const { return runtime_ > 0 && lagged >= runtime_; }
   int put_timed(int k, int date, const void* data, DataType type, bool write_restart);
   int get_timed(int k, int date, void* data, DataType type);
-  void set_conservation(const std::string& run_dir);
-  void build_exchange(MPI_Comm comm, const std::string& run_dir, Method method,
-                      Agreement& restart_check);
+  void set_conservation();
+  void build_exchange(MPI_Comm comm, Method method, Agreement& agreement);
   // every rank of the exchange; dst: where an identity exchange writes (default: recv_)
   void start(const double* const* src, double* const* dst = nullptr);
   void finish(double* const* dst, const char* call, int date);
