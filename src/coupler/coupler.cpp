@@ -27,12 +27,27 @@ uint64_t hash_of(const std::string& s, uint64_t seed) {
 const char* direction_name(VarDirection d) { return d == VarDirection::In ? "in" : "out"; }
 
 
-// Broadcasts a string from rank 0 of comm.
-void broadcast(MPI_Comm comm, std::string& s) {
+// Broadcasts a string from `root` of comm.
+void broadcast(MPI_Comm comm, std::string& s, int root = 0) {
   long long n = static_cast<long long>(s.size());
-  ISTHMUS_MPI(MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, comm));
+  ISTHMUS_MPI(MPI_Bcast(&n, 1, MPI_LONG_LONG, root, comm));
   s.resize(static_cast<size_t>(n));
-  if (n > 0) ISTHMUS_MPI(MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, 0, comm));
+  if (n > 0) ISTHMUS_MPI(MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, root, comm));
+}
+
+// The communicator of some ranks of `world` (in the order given), made by them alone — never a
+// collective over the world — with MPI errors returned.
+MPI_Comm comm_of(MPI_Comm world, const std::vector<int>& ranks, int tag) {
+  MPI_Group world_group, group;
+  ISTHMUS_MPI(MPI_Comm_group(world, &world_group));
+  ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(ranks.size()), ranks.data(), &group));
+  MPI_Comm comm = MPI_COMM_NULL;
+  const int rc = MPI_Comm_create_group(world, group, tag, &comm);
+  MPI_Group_free(&group);
+  MPI_Group_free(&world_group);
+  ISTHMUS_MPI(rc);
+  ISTHMUS_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+  return comm;
 }
 
 }  // namespace
@@ -99,15 +114,8 @@ void Coupler::init(MPI_Comm world, Config config) {
   }
   if (me_ < 0) return;
   comps_[me_].name = name_;
-  MPI_Group world_group, group;
-  ISTHMUS_MPI(MPI_Comm_group(world_, &world_group));
-  const auto& members = comps_[me_].world_ranks;
-  ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(members.size()), members.data(), &group));
-  ISTHMUS_MPI(MPI_Comm_create_group(world_, group, kTagGroupLocal, &full_));
-  ISTHMUS_MPI(MPI_Comm_set_errhandler(full_, MPI_ERRORS_RETURN));
+  full_ = comm_of(world_, comps_[me_].world_ranks, kTagGroupLocal);
   local_ = full_;
-  MPI_Group_free(&group);
-  MPI_Group_free(&world_group);
   // two names with one hash would make one component of two: a second hash tells them apart
   Agreement a;
   a.match("the component name's hash (two component names collide)",
@@ -235,29 +243,16 @@ void Coupler::exchange_declarations() {
          << ' ' << v.bundle << '\n';
     fields = fs.str();
   }
-  if (first_active > 0) {
-    // the first rank does not couple: the first coupling rank tells it
-    long long n = static_cast<long long>(fields.size());
-    ISTHMUS_MPI(MPI_Bcast(&n, 1, MPI_LONG_LONG, first_active, full_));
-    fields.resize(static_cast<size_t>(n));
-    if (n > 0) ISTHMUS_MPI(MPI_Bcast(fields.data(), static_cast<int>(n), MPI_CHAR, first_active, full_));
-  }
+  if (first_active > 0) broadcast(full_, fields, first_active);  // the first rank does not couple
   const std::string own = os.str() + fields;
   std::vector<std::string> texts(comps_.size());
   texts[me_] = own;
   if (rank == 0) {
     // the components' first ranks, point to point on a communicator of their own (made by them
     // alone: never a collective over the world); component c's first rank is its rank c
-    MPI_Group world_group, group;
     std::vector<int> leaders;
     for (const Component& c : comps_) leaders.push_back(c.world_ranks[0]);
-    ISTHMUS_MPI(MPI_Comm_group(world_, &world_group));
-    ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(leaders.size()), leaders.data(), &group));
-    MPI_Comm firsts = MPI_COMM_NULL;
-    ISTHMUS_MPI(MPI_Comm_create_group(world_, group, kTagDeclarations, &firsts));
-    MPI_Group_free(&group);
-    MPI_Group_free(&world_group);
-    ISTHMUS_MPI(MPI_Comm_set_errhandler(firsts, MPI_ERRORS_RETURN));
+    MPI_Comm firsts = comm_of(world_, leaders, kTagDeclarations);
     std::vector<MPI_Request> reqs;
     for (size_t c = 0; c < comps_.size(); ++c) {
       if (static_cast<int>(c) == me_) continue;
@@ -312,14 +307,7 @@ MPI_Comm Coupler::pair_comm(int a, int b) {
     std::vector<int> members = comps_[a].coupling_ranks;
     members.insert(members.end(), comps_[b].coupling_ranks.begin(), comps_[b].coupling_ranks.end());
     std::sort(members.begin(), members.end());
-    MPI_Group world_group, group;
-    ISTHMUS_MPI(MPI_Comm_group(world_, &world_group));
-    ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(members.size()), members.data(), &group));
-    const int tag = kTagGroupPair + (a * static_cast<int>(comps_.size()) + b) % 30000;
-    ISTHMUS_MPI(MPI_Comm_create_group(world_, group, tag, &comm));
-    ISTHMUS_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
-    MPI_Group_free(&group);
-    MPI_Group_free(&world_group);
+    comm = comm_of(world_, members, kTagGroupPair + (a * static_cast<int>(comps_.size()) + b) % 30000);
   }
   pair_comms_[{a, b}] = comm;
   return comm;
