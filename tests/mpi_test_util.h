@@ -9,9 +9,12 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 inline int world_rank() { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
@@ -77,3 +80,38 @@ inline bool same_code_everywhere(int rc, int expected, MPI_Comm comm = MPI_COMM_
 enum class MisuseOn { OneRank, AllRanks };
 inline bool is_misused(MisuseOn on) { return on == MisuseOn::AllRanks || world_rank() == world_size() - 1; }
 inline const char* misuse_name(MisuseOn on) { return on == MisuseOn::AllRanks ? "all ranks" : "one rank"; }
+
+// A fresh directory for one test at one rank count (several rank counts may run at once: the
+// name holds both and rank 0's process id), made by rank 0 and removed when it goes.
+class TempRunDir {
+ public:
+  explicit TempRunDir(const std::string& name) {
+    int pid = static_cast<int>(getpid());
+    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    path_ = (std::filesystem::temp_directory_path() /
+             ("isthmus_" + name + "_np" + std::to_string(world_size()) + "_" + std::to_string(pid)))
+                .string();
+    if (world_rank() == 0) {
+      std::filesystem::remove_all(path_);
+      std::filesystem::create_directories(path_);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  ~TempRunDir() {
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (world_rank() == 0) std::filesystem::remove_all(path_);
+  }
+  TempRunDir(const TempRunDir&) = delete;
+  TempRunDir& operator=(const TempRunDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& file) const { return path_ + "/" + file; }
+  // rank 0 writes a file, every rank waits for it
+  std::string write(const std::string& file, const std::string& text) const {
+    if (world_rank() == 0) std::ofstream(*this / file) << text;
+    MPI_Barrier(MPI_COMM_WORLD);
+    return *this / file;
+  }
+
+ private:
+  std::string path_;
+};

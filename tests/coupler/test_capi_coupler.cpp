@@ -19,22 +19,6 @@ namespace {
 
 const std::string kData = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
 
-// A run directory of this test binary's own (several rank counts may run at once).
-std::string run_dir() {
-  char host[64] = {0};
-  gethostname(host, sizeof host - 1);
-  int pid = world_rank() == 0 ? static_cast<int>(getpid()) : 0;
-  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  return "/tmp/isthmus-test-capi-coupler-" + std::to_string(pid);
-}
-
-void write_file(const std::string& path, const std::string& text) {
-  if (world_rank() == 0) {
-    std::ofstream(path) << text;
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
-}
-
 double sst(int64_t g) { return 271.0 + 30 * std::sin(g * 0.0007) + g * 1e-7; }
 double flux(int64_t g) { return -120.0 + 80 * std::cos(g * 0.003); }
 
@@ -77,16 +61,14 @@ TEST(CapiCoupler, Orca2LmdzBothWaysThroughANamcoupleAndItsYaml) {
   Watchdog w("capi coupler orca2-lmdz");
   const int me = world_rank(), size = world_size();
   if (size < 2) GTEST_SKIP() << "needs two components";
-  const std::string dir = run_dir();
-  if (me == 0) mkdir(dir.c_str(), 0755);
-  const std::string nam = dir + "/namcouple";
-  write_file(nam,
+  const TempRunDir dir("capi_coupler");
+  const std::string nam = dir.write("namcouple",
              "$NFIELDS\n  2\n$END\n$RUNTIME\n  8\n$END\n$NLOGPRT\n  0 0\n$END\n$STRINGS\n"
              "O_SST A_SST 1 2 1 rst_o.nc EXPORTED\n182 149 96 72 torc lmdz\nP 2 P 0\nMAPPING\n"
              "rmp_torc_to_lmdz_BILINEAR.nc dst bfb\n"
              "A_FLX O_FLX 1 4 1 rst_a.nc EXPORTED\n96 72 182 149 lmdz torc\nP 0 P 2\nMAPPING\n"
              "rmp_lmdz_to_torc_BILINEAR.nc src sum\n$END\n");
-  const std::string yaml = dir + "/coupling.yaml";
+  const std::string yaml = dir / "coupling.yaml";
   if (me == 0) {
     int64_t length = 0;
     char err[512];
@@ -208,12 +190,6 @@ TEST(CapiCoupler, Orca2LmdzBothWaysThroughANamcoupleAndItsYaml) {
   EXPECT_TRUE(all_ranks(received[0].size() == received[1].size() &&
                         std::memcmp(received[0].data(), received[1].data(),
                                     received[0].size() * sizeof(double)) == 0));
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (me == 0) {
-    unlink(nam.c_str());
-    unlink(yaml.c_str());
-    rmdir(dir.c_str());
-  }
 }
 
 // Errors through the C API: a missing configuration file fails on every rank with
@@ -232,10 +208,8 @@ TEST(CapiCoupler, ErrorsNameWhatAndWhere) {
   isthmus_coupler_destroy(&cpl);
   EXPECT_EQ(cpl, nullptr);
 
-  const std::string dir = run_dir();
-  if (world_rank() == 0) mkdir(dir.c_str(), 0755);
-  const std::string nam = dir + "/namcouple.empty";
-  write_file(nam, "$NFIELDS\n  0\n$END\n$RUNTIME\n  10\n$END\n$STRINGS\n$END\n");
+  const TempRunDir dir("capi_coupler_errors");
+  const std::string nam = dir.write("namcouple.empty", "$NFIELDS\n  0\n$END\n$RUNTIME\n  10\n$END\n$STRINGS\n$END\n");
   ASSERT_EQ(isthmus_coupler_create(MPI_COMM_WORLD, "ocean", nam.c_str(), nullptr, &cpl), ISTHMUS_OK)
       << isthmus_coupler_last_error(cpl);
   double v = 0;
@@ -272,9 +246,4 @@ TEST(CapiCoupler, ErrorsNameWhatAndWhere) {
       << isthmus_coupler_last_error(cpl);
   EXPECT_EQ(part, 1);
   isthmus_coupler_destroy(&cpl);
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (world_rank() == 0) {
-    unlink(nam.c_str());
-    rmdir(dir.c_str());
-  }
 }

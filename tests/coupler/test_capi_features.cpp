@@ -106,44 +106,13 @@ std::vector<int64_t> indices_of(const std::vector<int>& ig) {
 
 // ---- run directories, namcouples ----------------------------------------------------------
 
-// A directory per test and rank count (several rank counts may run at once), made by rank 0.
-class RunDir {
- public:
-  explicit RunDir(const std::string& tag) {
-    int pid = static_cast<int>(getpid());
-    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    path_ = (std::filesystem::temp_directory_path() /
-             ("isthmus_capi_features_" + tag + "_np" + std::to_string(world_size()) + "_" +
-              std::to_string(pid)))
-                .string();
-    if (world_rank() == 0) {
-      std::filesystem::remove_all(path_);
-      std::filesystem::create_directories(path_);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-  }
-  ~RunDir() {
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (world_rank() == 0) std::filesystem::remove_all(path_);
-  }
-  RunDir(const RunDir&) = delete;
-  RunDir& operator=(const RunDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& file) const { return path_ + "/" + file; }
-  // rank 0 writes a file, every rank waits for it
-  std::string write(const std::string& file, const std::string& text) const {
-    if (world_rank() == 0) std::ofstream(*this / file) << text;
-    MPI_Barrier(MPI_COMM_WORLD);
-    return *this / file;
-  }
-  // the shared weights, linked into the run directory where OASIS looks them up
+// This binary's run directories, where the shared weights are linked as OASIS looks them up.
+struct RunDir : TempRunDir {
+  explicit RunDir(const std::string& tag) : TempRunDir("capi_features_" + tag) {}
   void link_data(const std::string& file) const {
     if (world_rank() == 0) std::filesystem::create_symlink(kData + "/" + file, *this / file);
     MPI_Barrier(MPI_COMM_WORLD);
   }
-
- private:
-  std::string path_;
 };
 
 // The namcouple's first section in OASIS3-MCT 4.0's style (no $END after the keywords).

@@ -416,12 +416,8 @@ void grid_of(const std::string& dir, const std::string& grid, std::vector<double
 TEST(Coupler, ConservRestoresTheSourceIntegral) {
   Watchdog w("coupler CONSERV");
   Layout L;
-  int pid = static_cast<int>(getpid());
-  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("isthmus_conserv_np" + std::to_string(L.size) + "_" + std::to_string(pid))).string();
-  if (L.me == 0) std::filesystem::create_directories(dir);
-  MPI_Barrier(MPI_COMM_WORLD);
+  const TempRunDir run("conserv");
+  const std::string& dir = run.path();
   write_oasis_grid_files(dir);
   MPI_Barrier(MPI_COMM_WORLD);
   std::vector<double> as, ad;
@@ -472,8 +468,6 @@ TEST(Coupler, ConservRestoresTheSourceIntegral) {
         << (type == ConservType::Global ? "GLOBAL" : "GLBPOS");
     EXPECT_TRUE(all_ranks(negative == 0));
   }
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (L.me == 0) std::filesystem::remove_all(dir);
 }
 
 // A get whose put never comes (the ocean stops putting after date 2, the atmosphere still

@@ -76,35 +76,9 @@ double value(int64_t g, int t, int l = 0, int field = 0) {
   return std::sin(0.013 * g + l + field) * 100 + t * 0.37 + l * 10 + field * 1000;
 }
 
-// A directory per test and rank count (several rank counts may run at once), made by rank 0.
-class Dir {
- public:
-  explicit Dir(const std::string& tag) {
-    int pid = static_cast<int>(getpid());
-    MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    path_ = (std::filesystem::temp_directory_path() /
-             ("isthmus_cplfiles_" + tag + "_np" + std::to_string(world_size()) + "_" +
-              std::to_string(pid)))
-                .string();
-    if (world_rank() == 0) {
-      std::filesystem::remove_all(path_);
-      std::filesystem::create_directories(path_);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
-  }
-  ~Dir() {
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (world_rank() == 0) std::filesystem::remove_all(path_);
-  }
-  Dir(const Dir&) = delete;
-  Dir& operator=(const Dir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string operator/(const std::string& file) const { return path_ + "/" + file; }
-
- private:
-  std::string path_;
+struct Dir : TempRunDir {
+  explicit Dir(const std::string& tag) : TempRunDir("cplfiles_" + tag) {}
 };
-
 
 // A netCDF file read on one rank, for checking layouts and values.
 class NcReader {

@@ -59,13 +59,8 @@ void write_grid_files(const std::string& dir) {
 
 TEST(GridFiles, AreasAndMasksReachEachRanksPoints) {
   Watchdog w("grid files");
-  int pid = static_cast<int>(getpid());
-  MPI_Bcast(&pid, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("isthmus_grids_np" + std::to_string(world_size()) + "_" + std::to_string(pid)))
-                              .string() + "/";
-  if (world_rank() == 0) std::filesystem::create_directories(dir);
-  MPI_Barrier(MPI_COMM_WORLD);
+  const TempRunDir run("grids");
+  const std::string dir = run.path() + "/";
   write_grid_files(dir);
   std::mt19937 rng(5);
   std::vector<int64_t> mine;
@@ -89,6 +84,4 @@ TEST(GridFiles, AreasAndMasksReachEachRanksPoints) {
   }
   EXPECT_TRUE(same_code_everywhere(code, ISTHMUS_ERR_FILE));
   EXPECT_EQ(msg, "grid file \"" + dir + "areas.nc\": no variable \"lmdz.srf\"");
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (world_rank() == 0) std::filesystem::remove_all(dir);
 }
