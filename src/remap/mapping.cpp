@@ -590,7 +590,7 @@ void Mapping::start(const double* const* src_fields) {
     // the source integrals, among the source ranks only; the previous ones have left by now
     // unless the destination is behind by a whole coupling (then this waits for it)
     ISTHMUS_MPI(MPI_Wait(&ss_request_, MPI_STATUS_IGNORE));
-    integrand(src_fields, true, side_terms_, side_ptrs_);
+    integrand(src_fields, true, side_terms(src_size_));
     global_sum(src_comm_, static_cast<int>(side_ptrs_.size()), side_ptrs_.data(), src_size_,
                nullptr, cons_.method, ss_sent_.data());
     int r = 0;
@@ -631,7 +631,7 @@ void Mapping::finish(double* const* dst_fields) {
     ISTHMUS_MPI(MPI_Recv(ss_got_.data(), static_cast<int>(ss_got_.size()), MPI_DOUBLE, src_leader_,
                          0, cons_comm_, MPI_STATUS_IGNORE));
   ISTHMUS_MPI(MPI_Bcast(ss_got_.data(), static_cast<int>(ss_got_.size()), MPI_DOUBLE, 0, dst_comm_));
-  integrand(dst_fields, false, side_terms_, side_ptrs_);
+  integrand(dst_fields, false, side_terms(dst_size_));
   global_sum(dst_comm_, static_cast<int>(side_ptrs_.size()), side_ptrs_.data(), dst_size_, nullptr,
              cons_.method, sd_.data());
   correct(dst_fields, ss_got_.data(), sd_.data());
@@ -643,24 +643,28 @@ Mapping::~Mapping() {
     if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
 }
 
-void Mapping::integrand(const double* const* fields, bool source,
-                        std::vector<std::vector<double>>& terms,
-                        std::vector<const double*>& ptrs) const {
+void Mapping::integrand(const double* const* fields, bool source, double* const* out) const {
   const int64_t n = source ? src_size_ : dst_size_;
   const std::vector<double>& area = source ? cons_.src_area : cons_.dst_area;
   const std::vector<int>& mask = source ? cons_.src_mask : cons_.dst_mask;
   const int stride = source ? nw_ : 1;  // a second-order field's companions carry no integral
   size_t k = 0;
   for (size_t f = 0; f < opt_.nlevels.size(); ++f)
-    for (int l = 0; l < opt_.nlevels[f]; ++l, ++k) {
-      if (terms.size() <= k) terms.emplace_back();
-      terms[k].assign(static_cast<size_t>(n), 0.0);
+    for (int l = 0; l < opt_.nlevels[f]; ++l, ++k)
       for (int64_t i = 0; i < n; ++i)
-        if (mask.empty() || mask[i]) terms[k][i] = fields[f * stride][l * n + i] * area[i];
-    }
-  terms.resize(k);
-  ptrs.clear();
-  for (auto& t : terms) ptrs.push_back(t.data());
+        out[k][i] = mask.empty() || mask[i] ? fields[f * stride][l * n + i] * area[i] : 0.0;
+}
+
+double* const* Mapping::side_terms(int64_t n) {
+  // one array of n per field and level, kept between calls (no allocation once sized)
+  side_out_.clear();
+  side_ptrs_.clear();
+  for (auto& t : side_terms_) {
+    t.resize(static_cast<size_t>(n));
+    side_out_.push_back(t.data());
+    side_ptrs_.push_back(t.data());
+  }
+  return side_out_.data();
 }
 
 void Mapping::split_conservation_comms() {
@@ -685,6 +689,7 @@ void Mapping::split_conservation_comms() {
   dst_leader_ = lead[1];
   int nfl = 0;
   for (int l : opt_.nlevels) nfl += l;
+  side_terms_.assign(nfl, {});
   ss_sent_.assign(nfl, 0.0);
   ss_got_.assign(nfl, 0.0);
   sd_.assign(nfl, 0.0);
@@ -730,6 +735,12 @@ void Mapping::set_conservation(Conservation c, Agreement& agreement) {
   for (int l : opt_.nlevels) nfl += l;
   cons_terms_.assign(2 * nfl, std::vector<double>(n, 0.0));
   for (auto& t : cons_terms_) cons_ptrs_.push_back(t.data());
+  cons_src_out_.clear();
+  cons_dst_out_.clear();
+  for (int k = 0; k < nfl; ++k) {
+    cons_src_out_.push_back(cons_terms_[2 * k].data());
+    cons_dst_out_.push_back(cons_terms_[2 * k + 1].data() + src_size_);
+  }
   cons_sums_.assign(2 * nfl, 0.0);
   std::vector<double> a(n, 0.0), b(n, 0.0);
   for (int64_t i = 0; i < src_size_; ++i)
@@ -746,21 +757,12 @@ void Mapping::set_conservation(Conservation c, Agreement& agreement) {
 
 void Mapping::conserve(const double* const* src_fields, double* const* dst_fields,
                        const std::optional<Error>& failure) {
-  const int nfields = static_cast<int>(opt_.nlevels.size());
-  auto active_src = [&](int64_t i) { return cons_.src_mask.empty() || cons_.src_mask[i]; };
-  auto active_dst = [&](int64_t i) { return cons_.dst_mask.empty() || cons_.dst_mask[i]; };
   Agreement agreement;
   if (failure) agreement.record(failure->code(), failure->what());
-  int k = 0;
-  for (int f = 0; f < nfields && !failure; ++f)
-    for (int l = 0; l < opt_.nlevels[f]; ++l, k += 2) {
-      double* ts = cons_terms_[k].data();
-      double* td = cons_terms_[k + 1].data();
-      for (int64_t i = 0; i < src_size_; ++i)
-        ts[i] = active_src(i) ? src_fields[f * nw_][l * src_size_ + i] * cons_.src_area[i] : 0.0;
-      for (int64_t i = 0; i < dst_size_; ++i)
-        td[src_size_ + i] = active_dst(i) ? dst_fields[f][l * dst_size_ + i] * cons_.dst_area[i] : 0.0;
-    }
+  if (!failure) {
+    integrand(src_fields, true, cons_src_out_.data());
+    integrand(dst_fields, false, cons_dst_out_.data());
+  }
   global_sum(comm_, static_cast<int>(cons_terms_.size()), cons_ptrs_.data(), src_size_ + dst_size_,
              nullptr, cons_.method, cons_sums_.data(), &agreement);
   // Every rank holds the same sums: the checks below fail on every rank alike.

@@ -141,9 +141,10 @@ class Mapping {
   void multiply(double* const* dst_fields);
   std::optional<Error> missing_output(double* const* dst_fields) const;
   void check_split() const;
-  // CONSERV's terms (value * area on active points) of one side, per field and level
-  void integrand(const double* const* fields, bool source, std::vector<std::vector<double>>& terms,
-                 std::vector<const double*>& ptrs) const;
+  // CONSERV's terms (value * area on active points, 0 elsewhere) of one side: out[k] receives
+  // field-level k's values (apply's combined arrays and the split path's share it)
+  void integrand(const double* const* fields, bool source, double* const* out) const;
+  double* const* side_terms(int64_t n);  // the split path's arrays for integrand, n per level
   // the correction of dst_fields from the integrals ss (source) and sd (destination)
   void correct(double* const* dst_fields, const double* ss, const double* sd) const;
   void split_conservation_comms();
@@ -159,6 +160,7 @@ class Mapping {
   double area_src_ = 0, area_dst_ = 0;   // Ws, Wd
   std::vector<std::vector<double>> cons_terms_;  // 2 per field and level: source, destination
   std::vector<const double*> cons_ptrs_;
+  std::vector<double*> cons_src_out_, cons_dst_out_;  // where integrand writes each side's terms
   std::vector<double> cons_sums_;
   bool src_side_ = false;                // partial sums on the source ranks (OASIS sum)
   int nw_ = 1;                           // weights per link
@@ -189,6 +191,7 @@ class Mapping {
   int src_leader_ = -1, dst_leader_ = -1;
   std::vector<std::vector<double>> side_terms_;
   std::vector<const double*> side_ptrs_;
+  std::vector<double*> side_out_;
   std::vector<double> ss_sent_, ss_got_, sd_;
   MPI_Request ss_request_ = MPI_REQUEST_NULL;
 };
