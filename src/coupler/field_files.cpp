@@ -156,13 +156,10 @@ int64_t checked_global_size(GridShape shape) {
 }
 
 // Local checks of a call's fields and the matches every rank must agree on.
-void check_fields(Agreement& a, const IndexList& points, GridShape shape,
-                  const std::vector<FieldData>& fields) {
+// The fields' own checks and what every rank must agree on: names, levels, types, arrays where
+// this rank holds `local` points.
+void check_field_list(Agreement& a, int64_t local, const std::vector<FieldData>& fields) {
   a.check([&] {
-    const int64_t n = checked_global_size(shape);
-    if (points.global_size() != n)
-      fail(ISTHMUS_ERR_ARG, "the points' global size ", points.global_size(),
-           " is not nx * ny = ", shape.nx, " * ", shape.ny);
     for (size_t f = 0; f < fields.size(); ++f) {
       const FieldData& d = fields[f];
       if (d.name.empty()) fail(ISTHMUS_ERR_ARG, "field ", f, " has no name");
@@ -171,17 +168,28 @@ void check_fields(Agreement& a, const IndexList& points, GridShape shape,
       if (d.type != DataType::Double && d.type != DataType::Float)
         fail(ISTHMUS_ERR_ARG, "field \"", d.name, "\" has type ", type_name(d.type),
              " (double or float)");
-      if (points.size() > 0 && !d.data)
-        fail(ISTHMUS_ERR_ARG, "field \"", d.name, "\" has no data but this rank holds ",
-             points.size(), " points");
+      if (local > 0 && !d.data)
+        fail(ISTHMUS_ERR_ARG, "field \"", d.name, "\" has no data but this rank holds ", local,
+             " points");
     }
   });
   uint64_t h = 0;
   for (const FieldData& d : fields) h = mix64(hash_string(h, d.name) ^ uint64_t(d.nlevels));
-  a.match("nx", shape.nx);
-  a.match("ny", shape.ny);
   a.match("the number of fields", static_cast<int64_t>(fields.size()));
   a.match_hash("the field names and levels", h >> 2);
+}
+
+void check_fields(Agreement& a, const IndexList& points, GridShape shape,
+                  const std::vector<FieldData>& fields) {
+  a.check([&] {
+    const int64_t n = checked_global_size(shape);
+    if (points.global_size() != n)
+      fail(ISTHMUS_ERR_ARG, "the points' global size ", points.global_size(),
+           " is not nx * ny = ", shape.nx, " * ", shape.ny);
+  });
+  a.match("nx", shape.nx);
+  a.match("ny", shape.ny);
+  check_field_list(a, points.size(), fields);
 }
 
 // One level of a field as doubles (the field's own array when it is double).
@@ -655,14 +663,8 @@ void OutputFile::write(int date, const std::vector<FieldData>& fields) {
   Agreement a;
   // The points are the gather's: only the field arguments are checked here.
   const int64_t local = gather_->local_size();
-  a.check([&] {
-    for (const FieldData& d : fields)
-      if (local > 0 && !d.data) fail(ISTHMUS_ERR_ARG, "field \"", d.name, "\" has no data");
-  });
-  uint64_t h = 0;
-  for (const FieldData& d : fields) h = mix64(hash_string(h, d.name) ^ uint64_t(d.nlevels));
+  check_field_list(a, local, fields);
   a.match("the date", date);
-  a.match_hash("the field names and levels", h >> 2);
   a.conclude(comm_);
 
   Outcome out;
@@ -692,18 +694,8 @@ InputFile::~InputFile() = default;
 void InputFile::read(int date, const std::vector<FieldData>& fields) {
   Agreement a;
   const int64_t local = gather_->local_size();
-  a.check([&] {
-    for (const FieldData& d : fields) {
-      if (local > 0 && !d.data) fail(ISTHMUS_ERR_ARG, "field \"", d.name, "\" has no data");
-      if (d.type != DataType::Double && d.type != DataType::Float)
-        fail(ISTHMUS_ERR_ARG, "field \"", d.name, "\" has type ", type_name(d.type),
-             " (double or float)");
-    }
-  });
-  uint64_t h = 0;
-  for (const FieldData& d : fields) h = mix64(hash_string(h, d.name) ^ uint64_t(d.nlevels));
+  check_field_list(a, local, fields);
   a.match("the date", date);
-  a.match_hash("the field names and levels", h >> 2);
   a.conclude(comm_);
 
   Outcome out;
