@@ -87,17 +87,21 @@ constexpr int64_t kRouteChunk = int64_t{1} << 17;
 
 // Sends every record (width int64 values, the first a key in [0, n)) to every rank whose part
 // holds the key (with lowest_only: to the lowest of them), through the homes of a
-// block-distributed directory. make(k, out) appends record k < nrecords to out. The records
-// travel in rounds of at most kRouteChunk per rank (as many rounds as the busiest rank needs),
-// two sparse exchanges a round, O(records * log P) per rank. consume(record) takes each record
-// received (in an order that depends only on the data) as it arrives, so that no rank ever holds
-// all its routed records twice; counts the records whose key no rank holds.
-template <typename Make, typename Consume>
+// block-distributed directory. key(k) is the key of record k < nrecords and make(k, out) writes
+// its width values to out. The records travel in rounds of at most kRouteChunk per rank (as many
+// rounds as the busiest rank needs), two sparse exchanges a round, O(records * log P) per rank.
+// consume(record) takes each record received (in an order that depends only on the data) as it
+// arrives, so that no rank ever holds all its routed records twice, and reserve(m) comes before
+// m more of them; counts the records whose key no rank holds. A record whose home or holder is
+// this rank is never copied into a message (one whose home is this rank is made again where the
+// home reads it), and the messages are sized by a counting pass before they are filled.
+template <typename Key, typename Make, typename Reserve, typename Consume>
 void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, int width,
-                      int64_t nrecords, Make&& make, Consume&& consume, bool lowest_only,
-                      int64_t& unheld) {
-  int size = 1;
+                      int64_t nrecords, Key&& key, Make&& make, Reserve&& reserve,
+                      Consume&& consume, bool lowest_only, int64_t& unheld) {
+  int size = 1, me = 0;
   ISTHMUS_MPI(MPI_Comm_size(comm, &size));
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
   const int64_t block = std::max<int64_t>(1, (n + size - 1) / size);
   auto home = [block](int64_t g) { return static_cast<int>(g / block); };
   int64_t rounds = std::max<int64_t>(1, (nrecords + kRouteChunk - 1) / kRouteChunk);
@@ -107,39 +111,77 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, int wi
     int64_t start, end;
     int rank;
   };
-  std::vector<HeldRun> held;       // at the home: the holders' runs, sorted by start
-  std::vector<int64_t> reach;      // the largest end among held[0..i]
-  std::vector<int64_t> one;
+  std::vector<HeldRun> held;   // at the home: the holders' runs, sorted by start
+  std::vector<int64_t> reach;  // the largest end among held[0..i]
+  // Calls f(rank) for every holder of key (with lowest_only: the lowest one); false if none.
+  // Overlapping runs (a point held by several ranks) are rare, so walk back while some earlier
+  // run may still reach the key.
+  auto for_holders = [&](int64_t key, auto&& f) {
+    auto it = std::upper_bound(held.begin(), held.end(), key,
+                               [](int64_t x, const HeldRun& r) { return x < r.start; });
+    int lowest = -1;
+    for (size_t i = static_cast<size_t>(it - held.begin()); i-- > 0 && reach[i] > key;) {
+      if (held[i].end <= key) continue;
+      if (lowest_only) {
+        if (lowest < 0 || held[i].rank < lowest) lowest = held[i].rank;
+        continue;
+      }
+      f(held[i].rank);
+      lowest = held[i].rank;
+    }
+    if (lowest_only && lowest >= 0) f(lowest);
+    return lowest >= 0;
+  };
+  std::vector<int64_t> count(size);
+  std::vector<size_t> fill(size);
   for (int64_t round = 0; round < rounds; ++round) {
     // To the homes: [nruns, (start, len)..., records]; the holders' runs in the first round only.
-    std::vector<std::vector<int64_t>> to(size);
+    const int64_t first = round * kRouteChunk, last = std::min(nrecords, first + kRouteChunk);
+    std::vector<std::vector<int64_t>> runs(size);
     if (round == 0 && holders)
       for (const Segment& sg : holders->segments()) {
         int64_t g = sg.start, left = sg.length;
         while (left > 0) {
           const int h = home(g);
           const int64_t len = std::min(left, (static_cast<int64_t>(h) + 1) * block - g);
-          if (to[h].empty()) to[h].push_back(0);
-          to[h].insert(to[h].end(), {g, len});
-          ++to[h][0];
+          runs[h].insert(runs[h].end(), {g, len});
           g += len;
           left -= len;
         }
       }
-    const int64_t first = round * kRouteChunk, last = std::min(nrecords, first + kRouteChunk);
+    std::fill(count.begin(), count.end(), 0);
+    for (int64_t k = first; k < last; ++k) ++count[home(key(k))];
+    const int64_t own = count[me];
+    count[me] = 0;  // made again at the home step
+    std::vector<std::vector<int64_t>> to(size);
+    for (int h = 0; h < size; ++h) {
+      if (runs[h].empty() && count[h] == 0) continue;
+      to[h].resize(1 + runs[h].size() + static_cast<size_t>(count[h]) * width);
+      to[h][0] = static_cast<int64_t>(runs[h].size() / 2);
+      std::copy(runs[h].begin(), runs[h].end(), to[h].begin() + 1);
+      fill[h] = 1 + runs[h].size();
+    }
+    runs.clear();
     for (int64_t k = first; k < last; ++k) {
-      one.clear();
-      make(k, one);
-      auto& v = to[home(one[0])];
-      if (v.empty()) v.push_back(0);
-      v.insert(v.end(), one.begin(), one.end());
+      const int h = home(key(k));
+      if (h == me) continue;
+      make(k, to[h].data() + fill[h]);
+      fill[h] += width;
     }
     std::vector<Message> out;
     for (int h = 0; h < size; ++h)
-      if (!to[h].empty()) out.push_back({h, std::move(to[h])});
-    to.clear();
+      if (h != me && !to[h].empty()) out.push_back({h, std::move(to[h])});
     std::vector<Message> in = sparse_exchange(comm, kTagRoute, out);
     out.clear();
+    // this rank's own holders' runs, in their place among the received messages (sorted by
+    // source rank); its own records are made again below
+    if (!to[me].empty() || own > 0) {
+      if (to[me].empty()) to[me].push_back(0);  // no runs
+      auto at = std::lower_bound(in.begin(), in.end(), me,
+                                 [](const Message& m, int r) { return m.rank < r; });
+      in.insert(at, Message{me, std::move(to[me])});
+    }
+    to.clear();
 
     if (round == 0) {
       for (const Message& m : in)
@@ -151,34 +193,37 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, int wi
       reach.resize(held.size());
       for (size_t i = 0; i < held.size(); ++i) reach[i] = std::max(held[i].end, i ? reach[i - 1] : INT64_MIN);
     }
-    // At the home: each record to every holder of its key (or the lowest).
-    std::vector<std::vector<int64_t>> fwd(size);
-    for (Message& m : in) {
-      const std::vector<int64_t>& d = m.data;
-      for (size_t k = 1 + 2 * static_cast<size_t>(d[0]); k < d.size(); k += width) {
-        const int64_t key = d[k];
-        // every run with start <= key and end > key; overlapping runs (a point held by several
-        // ranks) are rare, so walk back while some earlier run may still reach the key
-        auto it = std::upper_bound(held.begin(), held.end(), key,
-                                   [](int64_t x, const HeldRun& r) { return x < r.start; });
-        int lowest = -1;
-        for (size_t i = static_cast<size_t>(it - held.begin()); i-- > 0 && reach[i] > key;) {
-          if (held[i].end <= key) continue;
-          if (lowest_only) {
-            if (lowest < 0 || held[i].rank < lowest) lowest = held[i].rank;
-            continue;
+    // At the home: each record to every holder of its key (or the lowest); those this rank
+    // holds are consumed here. Two passes over the records: count, then fill.
+    std::vector<int64_t> one(width);
+    auto records = [&](const Message& m, auto&& f) {
+      if (m.rank == me) {
+        for (int64_t k = first; k < last; ++k)
+          if (home(key(k)) == me) {
+            make(k, one.data());
+            f(one.data());
           }
-          auto& v = fwd[held[i].rank];
-          v.insert(v.end(), d.begin() + k, d.begin() + k + width);
-          lowest = held[i].rank;
-        }
-        if (lowest < 0) {
-          ++unheld;
-        } else if (lowest_only) {
-          auto& v = fwd[lowest];
-          v.insert(v.end(), d.begin() + k, d.begin() + k + width);
-        }
+        return;
       }
+      const std::vector<int64_t>& d = m.data;
+      for (size_t k = 1 + 2 * static_cast<size_t>(d[0]); k < d.size(); k += width) f(d.data() + k);
+    };
+    std::fill(count.begin(), count.end(), 0);
+    for (const Message& m : in)
+      records(m, [&](const int64_t* r) {
+        if (!for_holders(r[0], [&](int h) { ++count[h]; })) ++unheld;
+      });
+    reserve(count[me]);
+    std::vector<std::vector<int64_t>> fwd(size);
+    for (int r = 0; r < size; ++r)
+      if (r != me && count[r] > 0) fwd[r].reserve(static_cast<size_t>(count[r]) * width);
+    for (Message& m : in) {
+      records(m, [&](const int64_t* r) {
+        for_holders(r[0], [&](int h) {
+          if (h == me) consume(r);
+          else fwd[h].insert(fwd[h].end(), r, r + width);
+        });
+      });
       std::vector<int64_t>().swap(m.data);  // free as we go
     }
     in.clear();
@@ -187,12 +232,92 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, int wi
     fwd.clear();
     in = sparse_exchange(comm, kTagRoute + 1, out);
     out.clear();
+    int64_t arrived = 0;
+    for (const Message& m : in) arrived += static_cast<int64_t>(m.data.size()) / width;
+    reserve(arrived);
     for (Message& m : in) {
       for (size_t k = 0; k < m.data.size(); k += width) consume(m.data.data() + k);
       std::vector<int64_t>().swap(m.data);
     }
   }
 }
+
+// The entries of a mapping's rows as they arrive from the routing, one array per member.
+struct RowEntries {
+  explicit RowEntries(int nw) : nw(nw) {}
+  int nw;
+  std::vector<int64_t> row, number, col;
+  std::vector<double> w;  // nw per entry
+  int64_t size() const { return static_cast<int64_t>(row.size()); }
+  void reserve(int64_t n) {
+    row.reserve(n);
+    number.reserve(n);
+    col.reserve(n);
+    w.reserve(static_cast<size_t>(n) * nw);
+  }
+  void add(int64_t r, int64_t num, int64_t c, const int64_t* weight_bits) {
+    row.push_back(r);
+    number.push_back(num);
+    col.push_back(c);
+    for (int j = 0; j < nw; ++j) w.push_back(double_of(weight_bits[j]));
+  }
+};
+
+// The distinct values of a list of non-negative keys, sorted, and the position of each key among
+// them. A hash table numbers the values as they first appear, so only the distinct values are
+// sorted (a mapping's links name each point a few times), and its size follows their number.
+class DistinctValues {
+ public:
+  DistinctValues() = default;
+  explicit DistinctValues(const std::vector<int64_t>& keys) {
+    const size_t n = keys.size();
+    std::vector<int64_t> slot_key(64, -1), slot_id(64);
+    size_t mask = 63;
+    auto slot_of = [&](int64_t key) {
+      size_t h = static_cast<size_t>((static_cast<uint64_t>(key) * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+      while (slot_key[h] != key && slot_key[h] >= 0) h = (h + 1) & mask;
+      return h;
+    };
+    std::vector<int64_t> id(n);
+    for (size_t k = 0; k < n; ++k) {
+      size_t h = slot_of(keys[k]);
+      if (slot_key[h] < 0) {
+        if (2 * (values_.size() + 1) > mask + 1) {  // keep the table at most half full
+          std::vector<int64_t> old_key = std::move(slot_key), old_id = std::move(slot_id);
+          mask = 2 * (mask + 1) - 1;
+          slot_key.assign(mask + 1, -1);
+          slot_id.assign(mask + 1, 0);
+          for (size_t i = 0; i < old_key.size(); ++i)
+            if (old_key[i] >= 0) {
+              const size_t g = slot_of(old_key[i]);
+              slot_key[g] = old_key[i];
+              slot_id[g] = old_id[i];
+            }
+          h = slot_of(keys[k]);
+        }
+        slot_key[h] = keys[k];
+        slot_id[h] = static_cast<int64_t>(values_.size());
+        values_.push_back(keys[k]);
+      }
+      id[k] = slot_id[h];
+    }
+    // first-appearance numbers -> sorted positions
+    std::vector<int64_t> by_value(values_.size());
+    std::iota(by_value.begin(), by_value.end(), 0);
+    std::sort(by_value.begin(), by_value.end(), [&](int64_t a, int64_t b) { return values_[a] < values_[b]; });
+    std::vector<int64_t> rank(values_.size());
+    for (size_t i = 0; i < by_value.size(); ++i) rank[by_value[i]] = static_cast<int64_t>(i);
+    std::sort(values_.begin(), values_.end());
+    for (size_t k = 0; k < n; ++k) id[k] = rank[id[k]];
+    position_ = std::move(id);
+  }
+  const std::vector<int64_t>& values() const { return values_; }
+  int64_t size() const { return static_cast<int64_t>(values_.size()); }
+  int64_t position(int64_t k) const { return position_[k]; }  // of keys[k] in values()
+
+ private:
+  std::vector<int64_t> values_, position_;
+};
 
 uint64_t levels_hash(const std::vector<int>& levels) {
   return hash_values(levels.data(), static_cast<int64_t>(levels.size()));
@@ -310,68 +435,55 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   // Destination side: every holder of the destination point gets the link. Source side: the
   // lowest holder of the source point (the rank whose value the directory would send). Each
   // routed link becomes a row entry as it arrives. Returns the links no rank took.
-  struct Triplet {
-    int64_t row, number, col;
-    size_t w;  // where its nw_ weights start in tw
-  };
-  std::vector<double> tw;
-  auto route = [&](bool by_dst, auto&& consume) {
+  auto route = [&](bool by_dst, RowEntries& into, auto&& consume) {
     int64_t unheld = 0, unused = 0;
-    auto make = [&](int64_t k, std::vector<int64_t>& out) {
-      out.insert(out.end(), {by_dst ? links.dst[k] : links.src[k], links.number[k],
-                             by_dst ? links.src[k] : links.dst[k]});
-      for (int j = 0; j < nw_; ++j) out.push_back(bits_of(links.weights[k * nw_ + j]));
+    const std::vector<int64_t>& keys = by_dst ? links.dst : links.src;
+    const std::vector<int64_t>& others = by_dst ? links.src : links.dst;
+    auto key = [&](int64_t k) { return keys[k]; };
+    auto make = [&](int64_t k, int64_t* out) {
+      out[0] = keys[k];
+      out[1] = links.number[k];
+      out[2] = others[k];
+      for (int j = 0; j < nw_; ++j) out[3 + j] = bits_of(links.weights[k * nw_ + j]);
     };
+    auto reserve = [&](int64_t more) { into.reserve(into.size() + more); };
     route_to_holders(comm, by_dst ? dst_grid_size : src_grid_size, by_dst ? dst : src, width,
-                     static_cast<int64_t>(links.size()), make, consume, !by_dst, unheld);
+                     static_cast<int64_t>(links.size()), key, make, reserve, consume, !by_dst, unheld);
     ISTHMUS_MPI(MPI_Allreduce(&unheld, &unused, 1, MPI_INT64_T, MPI_SUM, comm));
     return unused;
   };
-  auto distinct = [](std::vector<int64_t> v) {
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-    return v;
-  };
   int64_t unused_dst = 0, unused_src = 0;
   // Destination side: rows are local destination points, columns the source points needed.
-  std::vector<Triplet> dst_rows;
-  std::vector<int64_t> needed;
+  RowEntries dst_rows(nw_);
+  DistinctValues needed;
   if (opt_.side != Side::Src) {
     std::optional<Positions> where;
     if (dst) where.emplace(*dst);
-    unused_dst = route(true, [&](const int64_t* r) {
-      dst_rows.push_back({where ? (*where)(r[0]) : -1, r[1], r[2], tw.size()});
-      for (int j = 0; j < nw_; ++j) tw.push_back(double_of(r[3 + j]));
+    unused_dst = route(true, dst_rows, [&](const int64_t* r) {
+      dst_rows.add(where ? (*where)(r[0]) : -1, r[1], r[2], r + 3);
     });
-    std::vector<int64_t> cols;
-    cols.reserve(dst_rows.size());
-    for (const Triplet& t : dst_rows) cols.push_back(t.col);
-    needed = distinct(std::move(cols));
+    needed = DistinctValues(dst_rows.col);
   }
   // Source side: rows are the destination points this rank's links touch (partial sums),
   // columns its local source points.
-  std::vector<Triplet> src_rows;
-  std::vector<int64_t> partial;
+  RowEntries src_rows(nw_);
+  DistinctValues partial;
   if (opt_.side != Side::Dst) {
     std::optional<Positions> where;
     if (src) where.emplace(*src);
-    unused_src = route(false, [&](const int64_t* r) {
+    unused_src = route(false, src_rows, [&](const int64_t* r) {
       const int64_t pos = where ? (*where)(r[0]) : -1;
       if (masked && pos >= 0 && !opt_.src_mask[pos]) return;  // a masked source contributes nothing
-      src_rows.push_back({r[2], r[1], pos, tw.size()});
-      for (int j = 0; j < nw_; ++j) tw.push_back(double_of(r[3 + j]));
+      src_rows.add(r[2], r[1], pos, r + 3);
     });
-    std::vector<int64_t> rows;
-    rows.reserve(src_rows.size());
-    for (const Triplet& t : src_rows) rows.push_back(t.row);
-    partial = distinct(std::move(rows));
+    partial = DistinctValues(src_rows.row);
   }
 
   // auto (OASIS opt): the side that moves fewer values per level, over all ranks; a tie keeps
   // the bit-for-bit destination side.
   Side side = opt_.side;
   if (side == Side::Auto) {
-    int64_t local[2] = {static_cast<int64_t>(needed.size()), static_cast<int64_t>(partial.size())}, global[2];
+    int64_t local[2] = {needed.size(), partial.size()}, global[2];
     ISTHMUS_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, comm));
     info_.dst_side_values = global[0];
     info_.src_side_values = global[1];
@@ -381,24 +493,40 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   info_.global_unused_links = side == Side::Dst ? unused_dst : unused_src;
   src_side_ = side == Side::Src;
 
-  std::vector<Triplet>& rows = src_side_ ? src_rows : dst_rows;
-  std::sort(rows.begin(), rows.end(), [](const Triplet& a, const Triplet& b) {
-    return a.row != b.row ? a.row < b.row : a.number < b.number;
-  });
-  const int64_t nrows = src_side_ ? static_cast<int64_t>(partial.size()) : dst_size_;
+  // The rows in compressed form, each row's entries in link order: a counting sort by row, then
+  // each (short) row sorted by link number.
+  const RowEntries& rows = src_side_ ? src_rows : dst_rows;
+  const int64_t nrows = src_side_ ? partial.size() : dst_size_;
+  const int64_t nent = rows.size();
+  std::vector<int64_t> row_of(static_cast<size_t>(nent));
+  for (int64_t k = 0; k < nent; ++k) row_of[k] = src_side_ ? partial.position(k) : rows.row[k];
   row_start_.assign(nrows + 1, 0);
-  col_.resize(rows.size());
-  w_.resize(rows.size() * nw_);
-  for (size_t k = 0; k < rows.size(); ++k) {
-    const int64_t r = src_side_ ? std::lower_bound(partial.begin(), partial.end(), rows[k].row) - partial.begin()
-                                : rows[k].row;
-    ++row_start_[r + 1];
-    col_[k] = src_side_ ? rows[k].col
-                        : std::lower_bound(needed.begin(), needed.end(), rows[k].col) - needed.begin();
-    for (int j = 0; j < nw_; ++j) w_[k * nw_ + j] = tw[rows[k].w + j];
-  }
+  for (int64_t k = 0; k < nent; ++k) ++row_start_[row_of[k] + 1];
   std::partial_sum(row_start_.begin(), row_start_.end(), row_start_.begin());
-  info_.local_links = static_cast<int64_t>(rows.size());
+  std::vector<int64_t> order(static_cast<size_t>(nent));
+  {
+    std::vector<int64_t> next(row_start_.begin(), row_start_.end() - 1);
+    for (int64_t k = 0; k < nent; ++k) order[next[row_of[k]]++] = k;
+  }
+  auto by_number = [&](int64_t a, int64_t b) { return rows.number[a] < rows.number[b]; };
+  for (int64_t r = 0; r < nrows; ++r) {
+    int64_t* b = order.data() + row_start_[r];
+    int64_t* e = order.data() + row_start_[r + 1];
+    if (e - b <= 16) {
+      for (int64_t* i = b + 1; i < e; ++i)  // insertion sort: rows hold a few links
+        for (int64_t* j = i; j > b && by_number(*j, *(j - 1)); --j) std::swap(*j, *(j - 1));
+    } else {
+      std::sort(b, e, by_number);
+    }
+  }
+  col_.resize(static_cast<size_t>(nent));
+  w_.resize(static_cast<size_t>(nent) * nw_);
+  for (int64_t i = 0; i < nent; ++i) {
+    const int64_t k = order[i];
+    col_[i] = src_side_ ? rows.col[k] : needed.position(k);
+    for (int j = 0; j < nw_; ++j) w_[i * nw_ + j] = rows.w[k * nw_ + j];
+  }
+  info_.local_links = nent;
 
   // The one redistribution. Destination side: source parts -> the source points each
   // destination rank needs. Source side: the partial sums -> the destination parts, summed in
@@ -409,7 +537,7 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   std::vector<FieldSpec> specs;
   for (int f = 0; f < nfields; ++f)
     for (int j = 0; j < (src_side_ ? 1 : nw_); ++j) specs.push_back({DataType::Double, opt_.nlevels[f]});
-  const std::vector<int64_t>& staged = src_side_ ? partial : needed;
+  const std::vector<int64_t>& staged = src_side_ ? partial.values() : needed.values();
   IndexList part = IndexList::from_indices(src_side_ ? dst_grid_size : src_grid_size, staged.data(),
                                            static_cast<int64_t>(staged.size()));
   XmapOptions xo;
@@ -424,8 +552,8 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
                     : std::make_shared<Xmap>(comm, src, &part, xo, map_agreement);
   Agreement redist_agreement;
   redist_ = std::make_unique<Redist>(xmap_, specs, opt_.method, redist_agreement, comm);
-  info_.needed_points = src_side_ ? 0 : static_cast<int64_t>(needed.size());
-  info_.partial_points = src_side_ ? static_cast<int64_t>(partial.size()) : 0;
+  info_.needed_points = src_side_ ? 0 : needed.size();
+  info_.partial_points = src_side_ ? partial.size() : 0;
   if (src_side_) {
     const Schedule& fw = xmap_->forward();
     info_.unmapped_points = fw.fill_points();
