@@ -24,7 +24,7 @@ namespace isthmus {
 
 class Agreement {
  public:
-  static constexpr int kMaxMatches = 12;
+  static constexpr int kMaxMatches = 20;
 
   // Runs one local check. The first failure is kept (not thrown); later checks are skipped,
   // since they may depend on what failed.

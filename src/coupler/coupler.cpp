@@ -98,6 +98,7 @@ void Coupler::init(MPI_Comm world, Config config) {
   int size = 0, rank = 0;
   ISTHMUS_MPI(MPI_Comm_size(world_, &size));
   ISTHMUS_MPI(MPI_Comm_rank(world_, &rank));
+  world_rank_ = rank;
   // The one collective over the whole world: who runs which component (8 bytes per rank).
   const uint64_t mine = name_.empty() ? 0 : hash_of(name_, 1);
   std::vector<uint64_t> all(size);
@@ -385,6 +386,13 @@ void Coupler::enddef() {
     ends.allow_no_restart = config_.nnorest.value_or(false);
     ends.src_component = comps_[sc].name;
     ends.dst_component = comps_[dc].name;
+    if (e.mapping && e.mapping->side != MapSide::Auto) {
+      // the side that multiplies reads the weights (OASIS's bfb: the destination, sum: the source)
+      const std::vector<int>& readers = comps_[e.mapping->side == MapSide::Dst ? dc : sc].coupling_ranks;
+      const auto at = std::find(readers.begin(), readers.end(), world_rank_);
+      ends.weights_share.count = static_cast<int>(readers.size());
+      ends.weights_share.index = at == readers.end() ? -1 : static_cast<int>(at - readers.begin());
+    }
     for (size_t k = 0; k < e.src_names.size(); ++k) {
       const Declared& s = declared(sc, e.src_names[k]);
       const Declared& d = declared(dc, e.dst_names[k]);

@@ -67,10 +67,7 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
   const Entry& e = *ends_.entry;
   src_shape_ = shape_of(e.src_nx, e.src_ny, ends_.src_grid_size);
   dst_shape_ = shape_of(e.dst_nx, e.dst_ny, ends_.dst_grid_size);
-  // file calls get a communicator of their own, so that their messages never meet those of
-  // the exchanges or of another entry's files
-  if (ends_.local != MPI_COMM_NULL) ISTHMUS_MPI(MPI_Comm_dup(ends_.local, &files_comm_.comm));
-  files_ = files_comm_.comm;
+  files_ = ends_.local;
 
   // OASIS's oasis_advance_init: a lagged put entry starts from its restart file. Whether the
   // file is usable is settled before the exchange is built, so that its agreement fails every
@@ -173,7 +170,8 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
     expect.dst_grid_size = ends_.dst_grid_size;
     remap::WeightsInfo info;
     Agreement read_agreement;
-    remap::LinkSlab slab = remap::read_scrip_weights(comm, path, expect, &info, &read_agreement);
+    remap::LinkSlab slab =
+        remap::read_scrip_weights(comm, path, expect, &info, &read_agreement, ends_.weights_share);
     remap::MappingOptions mo;
     mo.side = e.mapping ? side_of(e.mapping->side) : remap::Side::Auto;
     mo.method = method;

@@ -47,6 +47,10 @@ struct CouplingEnds {
   MPI_Comm local = MPI_COMM_NULL;               // this rank's component (files are written and
                                                 // read collectively over it)
   bool allow_no_restart = false;                // $NNOREST: a missing lagged field is zeros
+  // This rank's share of the weights file's links: the ranks that multiply read them (a
+  // destination-side mapping's file is read by the destination component, whose ranks then
+  // route the links among themselves); the default, every rank of the pair.
+  remap::ReadShare weights_share;
   std::string src_component, dst_component;
   bool src = false, dst = false;
   IndexList src_points, dst_points;
@@ -127,19 +131,12 @@ class Coupling {
   int64_t runtime_;
   int nfields_;
   std::string run_dir_;
-  // a copy of ends_.local for file calls only; freed after the files that use it, also when
-  // the constructor fails
-  struct OwnedComm {
-    MPI_Comm comm = MPI_COMM_NULL;
-    OwnedComm() = default;
-    OwnedComm(const OwnedComm&) = delete;
-    OwnedComm& operator=(const OwnedComm&) = delete;
-    ~OwnedComm() {
-      if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
-    }
-  };
-  OwnedComm files_comm_;
-  MPI_Comm files_ = MPI_COMM_NULL;           // files_comm_.comm
+  // ends_.local: the component's communicator (the coupler's own, never the model's). File
+  // calls are blocking and collective over the component, made in the model's program order on
+  // each of its ranks, so they share it with the component's other calls of that kind (a
+  // communicator per entry cost an MPI_Comm_dup each: milliseconds of set-up when ranks share
+  // cores); the exchanges never use it.
+  MPI_Comm files_ = MPI_COMM_NULL;
   GridShape src_shape_, dst_shape_;
   std::unique_ptr<OutputFile> src_output_, dst_output_;
   std::unique_ptr<InputFile> input_;

@@ -86,8 +86,8 @@ class Positions {
 constexpr int64_t kRouteChunk = int64_t{1} << 17;
 
 // Sends every record (width int64 values, the first a key in [0, n)) to every rank whose part
-// holds the key (with lowest_only: to the lowest of them), through the homes of a
-// block-distributed directory. key(k) is the key of record k < nrecords and make(k, out) writes
+// holds the key (with lowest_only: to the lowest of them), through the homes of a directory
+// block-distributed over the ranks homes.first .. homes.first + homes.count - 1. key(k) is the key of record k < nrecords and make(k, out) writes
 // its width values to out. The records travel in rounds of at most kRouteChunk per rank (as many
 // rounds as the busiest rank needs), two sparse exchanges a round, O(records * log P) per rank.
 // consume(record) takes each record received (in an order that depends only on the data) as it
@@ -95,15 +95,19 @@ constexpr int64_t kRouteChunk = int64_t{1} << 17;
 // m more of them; counts the records whose key no rank holds. A record whose home or holder is
 // this rank is never copied into a message (one whose home is this rank is made again where the
 // home reads it), and the messages are sized by a counting pass before they are filled.
+struct Homes {
+  int first = 0, count = 1;
+};
+
 template <typename Key, typename Make, typename Reserve, typename Consume>
-void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, int width,
+void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes homes, int width,
                       int64_t nrecords, Key&& key, Make&& make, Reserve&& reserve,
                       Consume&& consume, bool lowest_only, int64_t& unheld) {
   int size = 1, me = 0;
   ISTHMUS_MPI(MPI_Comm_size(comm, &size));
   ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
-  const int64_t block = std::max<int64_t>(1, (n + size - 1) / size);
-  auto home = [block](int64_t g) { return static_cast<int>(g / block); };
+  const int64_t block = std::max<int64_t>(1, (n + homes.count - 1) / homes.count);
+  auto home = [block, homes](int64_t g) { return homes.first + static_cast<int>(g / block); };
   int64_t rounds = std::max<int64_t>(1, (nrecords + kRouteChunk - 1) / kRouteChunk);
   ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm));
 
@@ -143,7 +147,7 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, int wi
         int64_t g = sg.start, left = sg.length;
         while (left > 0) {
           const int h = home(g);
-          const int64_t len = std::min(left, (static_cast<int64_t>(h) + 1) * block - g);
+          const int64_t len = std::min(left, (static_cast<int64_t>(h - homes.first) + 1) * block - g);
           runs[h].insert(runs[h].end(), {g, len});
           g += len;
           left -= len;
@@ -389,7 +393,28 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   const int mask_slot = agreement.value(
       "whether a source mask is given (on ranks with source points)",
       src ? std::optional<int64_t>(opt_.src_mask.empty() ? 0 : 1) : std::nullopt);
+  // The homes of the routing's directory: the ranks from the first to the last that hold points
+  // of the side the links go to. When that side is one component of a communicator of two, the
+  // links never leave it (when its readers are its own ranks, see ReadShare); every rank when
+  // no rank holds any.
+  int me = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  auto rank_if = [me](bool holds, bool negated) {
+    return holds ? std::optional<int64_t>(negated ? -me : me) : std::nullopt;
+  };
+  const int holder_slots[2][2] = {
+      {agreement.maximum("the first rank with source points (negated)", rank_if(src, true)),
+       agreement.maximum("the last rank with source points", rank_if(src, false))},
+      {agreement.maximum("the first rank with destination points (negated)", rank_if(dst, true)),
+       agreement.maximum("the last rank with destination points", rank_if(dst, false))}};
   agreement.conclude(comm);
+  auto homes_of = [&](bool by_dst) {
+    const std::optional<int64_t> first = agreement.agreed(holder_slots[by_dst][0]);
+    const std::optional<int64_t> last = agreement.agreed(holder_slots[by_dst][1]);
+    if (!first || !last) return Homes{0, nranks};
+    return Homes{static_cast<int>(-*first), static_cast<int>(*last + *first + 1)};
+  };
   const bool masked = agreement.agreed(mask_slot).value_or(0) == 1;
   info_.side = opt_.side;
   nw_ = links.num_wgts;
@@ -401,8 +426,6 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
     int has = src ? 1 : 0, before = 0, holders = 0;
     ISTHMUS_MPI(MPI_Exscan(&has, &before, 1, MPI_INT, MPI_SUM, comm));
     ISTHMUS_MPI(MPI_Allreduce(&has, &holders, 1, MPI_INT, MPI_SUM, comm));
-    int me = 0;
-    ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
     if (me == 0) before = 0;  // MPI_Exscan leaves rank 0's result undefined
     std::vector<int64_t> seg = {0, 0};
     if (has && holders > 0) {
@@ -447,7 +470,8 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
       for (int j = 0; j < nw_; ++j) out[3 + j] = bits_of(links.weights[k * nw_ + j]);
     };
     auto reserve = [&](int64_t more) { into.reserve(into.size() + more); };
-    route_to_holders(comm, by_dst ? dst_grid_size : src_grid_size, by_dst ? dst : src, width,
+    route_to_holders(comm, by_dst ? dst_grid_size : src_grid_size, by_dst ? dst : src,
+                     homes_of(by_dst), width,
                      static_cast<int64_t>(links.size()), key, make, reserve, consume, !by_dst, unheld);
     ISTHMUS_MPI(MPI_Allreduce(&unheld, &unused, 1, MPI_INT64_T, MPI_SUM, comm));
     return unused;
