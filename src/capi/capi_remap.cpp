@@ -106,7 +106,7 @@ int isthmus_mapping_create_file(isthmus_context* ctx, const char* path, const is
     MappingOptions mo = mapping_options(agreement, opt, nfields, nlevels);
     auto m = std::make_unique<Mapping>(comm, src ? &src->list : nullptr, dst ? &dst->list : nullptr,
                                        info.src_grid_size, info.dst_grid_size,
-                                       links_of(slab, info.num_wgts), mo, agreement);
+                                       links_of(std::move(slab), info.num_wgts), mo, agreement);
     *mapping = new isthmus_mapping{ctx->state, std::move(m)};
   });
 }

@@ -178,7 +178,7 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
     mo.nlevels = ends_.levels;
     mapping_ = std::make_unique<remap::Mapping>(comm, src, dst, info.src_grid_size,
                                                 info.dst_grid_size,
-                                                remap::links_of(slab, info.num_wgts), mo, agreement);
+                                                remap::links_of(std::move(slab), info.num_wgts), mo, agreement);
     if (e.conserv) set_conservation();
   } else {
     agreement.check([&] {

@@ -40,6 +40,17 @@ Links links_of(const LinkSlab& slab, int num_wgts) {
   return l;
 }
 
+Links links_of(LinkSlab&& slab, int num_wgts) {
+  Links l;
+  l.num_wgts = num_wgts;
+  l.number.resize(slab.src.size());
+  std::iota(l.number.begin(), l.number.end(), slab.first_link);
+  l.src = std::move(slab.src);
+  l.dst = std::move(slab.dst);
+  l.weights = std::move(slab.weights);
+  return l;
+}
+
 namespace {
 
 constexpr int kTagRoute = 41;
@@ -522,15 +533,14 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   const RowEntries& rows = src_side_ ? src_rows : dst_rows;
   const int64_t nrows = src_side_ ? partial.size() : dst_size_;
   const int64_t nent = rows.size();
-  std::vector<int64_t> row_of(static_cast<size_t>(nent));
-  for (int64_t k = 0; k < nent; ++k) row_of[k] = src_side_ ? partial.position(k) : rows.row[k];
+  auto row_of = [&](int64_t k) { return src_side_ ? partial.position(k) : rows.row[k]; };
   row_start_.assign(nrows + 1, 0);
-  for (int64_t k = 0; k < nent; ++k) ++row_start_[row_of[k] + 1];
+  for (int64_t k = 0; k < nent; ++k) ++row_start_[row_of(k) + 1];
   std::partial_sum(row_start_.begin(), row_start_.end(), row_start_.begin());
   std::vector<int64_t> order(static_cast<size_t>(nent));
   {
     std::vector<int64_t> next(row_start_.begin(), row_start_.end() - 1);
-    for (int64_t k = 0; k < nent; ++k) order[next[row_of[k]]++] = k;
+    for (int64_t k = 0; k < nent; ++k) order[next[row_of(k)]++] = k;
   }
   auto by_number = [&](int64_t a, int64_t b) { return rows.number[a] < rows.number[b]; };
   for (int64_t r = 0; r < nrows; ++r) {
