@@ -98,7 +98,6 @@ void Coupler::init(MPI_Comm world, Config config) {
   int size = 0, rank = 0;
   ISTHMUS_MPI(MPI_Comm_size(world_, &size));
   ISTHMUS_MPI(MPI_Comm_rank(world_, &rank));
-  world_rank_ = rank;
   // The one collective over the whole world: who runs which component (8 bytes per rank).
   const uint64_t mine = name_.empty() ? 0 : hash_of(name_, 1);
   std::vector<uint64_t> all(size);
@@ -353,6 +352,11 @@ void Coupler::enddef() {
       if (vars_[v].name == field) return static_cast<int>(v);
     fail(ISTHMUS_ERR_INTERNAL, "field ", field, " is not this rank's");
   };
+  struct Pending {
+    CouplingEnds ends;
+    MPI_Comm comm;  // the pair's (the component's for a one-sided entry)
+  };
+  std::vector<Pending> pending;
   for (const Entry& e : config_.entries) {
     // an OUTPUT entry has only a source (it writes what is put), an INPUT entry only a
     // destination (its get reads a file); the one component then plays both roles below
@@ -386,13 +390,6 @@ void Coupler::enddef() {
     ends.allow_no_restart = config_.nnorest.value_or(false);
     ends.src_component = comps_[sc].name;
     ends.dst_component = comps_[dc].name;
-    if (e.mapping && e.mapping->side != MapSide::Auto) {
-      // the side that multiplies reads the weights (OASIS's bfb: the destination, sum: the source)
-      const std::vector<int>& readers = comps_[e.mapping->side == MapSide::Dst ? dc : sc].coupling_ranks;
-      const auto at = std::find(readers.begin(), readers.end(), world_rank_);
-      ends.weights_share.count = static_cast<int>(readers.size());
-      ends.weights_share.index = at == readers.end() ? -1 : static_cast<int>(at - readers.begin());
-    }
     for (size_t k = 0; k < e.src_names.size(); ++k) {
       const Declared& s = declared(sc, e.src_names[k]);
       const Declared& d = declared(dc, e.dst_names[k]);
@@ -432,13 +429,22 @@ void Coupler::enddef() {
     if (ends.src) ends.src_points = partitions_[partition_of(e.src_names)];
     if (ends.dst) ends.dst_points = partitions_[partition_of(e.dst_names)];
     // a one-sided entry exchanges nothing: no pair communicator is made for it
-    auto c = std::make_unique<Coupling>(has_src && has_dst ? pair_comm(sc, dc) : local_, ends,
-                                        config_.runtime, opt_.run_dir, opt_.method);
+    pending.push_back({std::move(ends), has_src && has_dst ? pair_comm(sc, dc) : local_});
+  }
+  // Two phases: first each component reads and routes the weights of the entries it multiplies
+  // (over its own ranks: both components at the same time), then the entries' exchanges are
+  // built over the pairs, in configuration order.
+  for (Pending& p : pending) Coupling::prepare_weights(p.ends, opt_.run_dir);
+  for (Pending& p : pending) {
+    const Entry& e = *p.ends.entry;
+    const bool src = p.ends.src, dst = p.ends.dst;
+    auto c = std::make_unique<Coupling>(p.comm, std::move(p.ends), config_.runtime, opt_.run_dir,
+                                        opt_.method);
     for (size_t k = 0; k < e.src_names.size(); ++k) {
-      if (ends.src) vars_[local_var(e.src_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
-      if (ends.dst) vars_[local_var(e.dst_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
+      if (src) vars_[local_var(e.src_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
+      if (dst) vars_[local_var(e.dst_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
     }
-    if (timeout_s_ > 0) c->set_wait_timeout(timeout_s_, describe_ranks(has_src && has_dst ? pair_comm(sc, dc) : local_));
+    if (timeout_s_ > 0) c->set_wait_timeout(timeout_s_, describe_ranks(p.comm));
     couplings_.push_back(std::move(c));
   }
   defined_ = true;

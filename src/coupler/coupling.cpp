@@ -43,6 +43,11 @@ std::string dated_file(const char* kind, int date, const std::string& file) {
   return file.substr(0, slash + 1) + prefix + file.substr(slash + 1);
 }
 
+// OASIS looks files up in the run directory; so do we (an absolute name is kept).
+std::string path_in(const std::string& run_dir, const std::string& file) {
+  return !file.empty() && file[0] == '/' ? file : run_dir + "/" + file;
+}
+
 // Rank 0 of comm looks, every rank learns: an agreed answer costs one broadcast.
 bool file_exists(MPI_Comm comm, const std::string& path) {
   int rank = 0;
@@ -155,6 +160,35 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
     read_partial_restart();
 }
 
+bool Coupling::prepared_weights(const Entry& e) {
+  return (e.status == FieldStatus::Exported || e.status == FieldStatus::Expout) && e.mapping &&
+         e.mapping->side != MapSide::Auto;
+}
+
+void Coupling::prepare_weights(CouplingEnds& ends, const std::string& run_dir) {
+  const Entry& e = *ends.entry;
+  if (!prepared_weights(e)) return;
+  const bool dst_side = e.mapping->side == MapSide::Dst;
+  if (!(dst_side ? ends.dst : ends.src)) return;  // the other component
+  const std::string path = path_in(run_dir, e.mapping->file);
+  remap::WeightsExpect expect;
+  expect.src_grid_size = ends.src_grid_size;
+  expect.dst_grid_size = ends.dst_grid_size;
+  try {
+    remap::WeightsInfo info;
+    remap::LinkSlab slab = remap::read_scrip_weights(ends.local, path, expect, &info);
+    ends.weights = remap::prepare_links(
+        ends.local, side_of(e.mapping->side), dst_side ? &ends.dst_points : &ends.src_points,
+        info.src_grid_size, info.dst_grid_size, remap::links_of(std::move(slab), info.num_wgts));
+  } catch (const Error& err) {
+    if (err.code() == ISTHMUS_ERR_MPI) throw;
+    ends.weights = remap::PreparedLinks{};
+    ends.weights.prepared = true;
+    ends.weights.side = side_of(e.mapping->side);
+    ends.weights.failure = err;
+  }
+}
+
 void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement) {
   const Entry& e = *ends_.entry;
   const IndexList* src = ends_.src ? &ends_.src_points : nullptr;
@@ -163,22 +197,26 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
   if (e.mapping) weights = e.mapping->file;
   else if (e.scripr) weights = scripr_file_name(e);
   if (!weights.empty()) {
-    // OASIS looks the file up in the run directory; so do we (an absolute name is kept)
-    const std::string path = in_run_dir(weights);
-    remap::WeightsExpect expect;
-    expect.src_grid_size = ends_.src_grid_size;
-    expect.dst_grid_size = ends_.dst_grid_size;
-    remap::WeightsInfo info;
-    Agreement read_agreement;
-    remap::LinkSlab slab =
-        remap::read_scrip_weights(comm, path, expect, &info, &read_agreement, ends_.weights_share);
     remap::MappingOptions mo;
     mo.side = e.mapping ? side_of(e.mapping->side) : remap::Side::Auto;
     mo.method = method;
     mo.nlevels = ends_.levels;
-    mapping_ = std::make_unique<remap::Mapping>(comm, src, dst, info.src_grid_size,
-                                                info.dst_grid_size,
-                                                remap::links_of(std::move(slab), info.num_wgts), mo, agreement);
+    if (prepared_weights(e)) {
+      mapping_ = std::make_unique<remap::Mapping>(comm, src, dst, ends_.src_grid_size,
+                                                  ends_.dst_grid_size, std::move(ends_.weights),
+                                                  mo, agreement);
+    } else {
+      remap::WeightsExpect expect;
+      expect.src_grid_size = ends_.src_grid_size;
+      expect.dst_grid_size = ends_.dst_grid_size;
+      remap::WeightsInfo info;
+      Agreement read_agreement;
+      remap::LinkSlab slab =
+          remap::read_scrip_weights(comm, in_run_dir(weights), expect, &info, &read_agreement);
+      mapping_ = std::make_unique<remap::Mapping>(
+          comm, src, dst, info.src_grid_size, info.dst_grid_size,
+          remap::links_of(std::move(slab), info.num_wgts), mo, agreement);
+    }
     if (e.conserv) set_conservation();
   } else {
     agreement.check([&] {
@@ -235,7 +273,7 @@ void Coupling::set_conservation() {
 remap::Side Coupling::side() const { return mapping_ ? mapping_->info().side : remap::Side::Dst; }
 
 std::string Coupling::in_run_dir(const std::string& file) const {
-  return !file.empty() && file[0] == '/' ? file : run_dir_ + "/" + file;
+  return path_in(run_dir_, file);
 }
 
 std::vector<FieldData> Coupling::src_fields(std::vector<std::vector<double>>& values) {

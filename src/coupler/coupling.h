@@ -47,10 +47,9 @@ struct CouplingEnds {
   MPI_Comm local = MPI_COMM_NULL;               // this rank's component (files are written and
                                                 // read collectively over it)
   bool allow_no_restart = false;                // $NNOREST: a missing lagged field is zeros
-  // This rank's share of the weights file's links: the ranks that multiply read them (a
-  // destination-side mapping's file is read by the destination component, whose ranks then
-  // route the links among themselves); the default, every rank of the pair.
-  remap::ReadShare weights_share;
+  // The weights of a MAPPING entry with side dst (bfb) or src (sum), read and routed by the
+  // component that multiplies (Coupling::prepare_weights); empty on the other component.
+  remap::PreparedLinks weights;
   std::string src_component, dst_component;
   bool src = false, dst = false;
   IndexList src_points, dst_points;
@@ -79,6 +78,15 @@ class Coupling {
   // of both components (ISTHMUS_ERR_FILE, naming the file and the variable).
   Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std::string& run_dir,
            Method method);
+  // The first half of the set-up of an exported MAPPING entry whose side is dst or src, before
+  // any constructor: the component that multiplies reads the weights file and routes its links
+  // among its own ranks (remap::prepare_links), collective over ends.local; the other
+  // component's ranks return at once. So both components prepare their entries at the same
+  // time, and the constructors then build only the exchanges. A failure is kept in
+  // ends.weights and raised by the constructor on both components. Whether an entry is
+  // prepared: prepared_weights(entry).
+  static void prepare_weights(CouplingEnds& ends, const std::string& run_dir);
+  static bool prepared_weights(const Entry& e);
   Coupling(const Coupling&) = delete;
   Coupling& operator=(const Coupling&) = delete;
 

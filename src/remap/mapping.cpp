@@ -257,27 +257,6 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes 
   }
 }
 
-// The entries of a mapping's rows as they arrive from the routing, one array per member.
-struct RowEntries {
-  explicit RowEntries(int nw) : nw(nw) {}
-  int nw;
-  std::vector<int64_t> row, number, col;
-  std::vector<double> w;  // nw per entry
-  int64_t size() const { return static_cast<int64_t>(row.size()); }
-  void reserve(int64_t n) {
-    row.reserve(n);
-    number.reserve(n);
-    col.reserve(n);
-    w.reserve(static_cast<size_t>(n) * nw);
-  }
-  void add(int64_t r, int64_t num, int64_t c, const int64_t* weight_bits) {
-    row.push_back(r);
-    number.push_back(num);
-    col.push_back(c);
-    for (int j = 0; j < nw; ++j) w.push_back(double_of(weight_bits[j]));
-  }
-};
-
 // The distinct values of a list of non-negative keys, sorted, and the position of each key among
 // them. A hash table numbers the values as they first appear, so only the distinct values are
 // sorted (a mapping's links name each point a few times), and its size follows their number.
@@ -334,17 +313,153 @@ class DistinctValues {
   std::vector<int64_t> values_, position_;
 };
 
+// The checks of links that both ways of building a mapping make: the arrays' lengths, every
+// index inside its grid, every weight finite; the first bad link is named.
+void check_links(const Links& links, int64_t src_grid_size, int64_t dst_grid_size) {
+  if (links.num_wgts < 1 || links.num_wgts > 8)
+    fail(ISTHMUS_ERR_ARG, "links have ", links.num_wgts, " weights each (1 to 8)");
+  if (links.src.size() != links.size() || links.dst.size() != links.size() ||
+      links.weights.size() != links.size() * static_cast<size_t>(links.num_wgts))
+    fail(ISTHMUS_ERR_ARG, "the link arrays differ in length (", links.size(), " numbers, ",
+         links.src.size(), " sources, ", links.dst.size(), " destinations, ",
+         links.weights.size(), " weights of ", links.num_wgts, " per link)");
+  for (size_t k = 0; k < links.size(); ++k) {
+    if (links.src[k] < 0 || links.src[k] >= src_grid_size)
+      fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has source index ", links.src[k],
+           ", outside [0, ", src_grid_size, ")");
+    if (links.dst[k] < 0 || links.dst[k] >= dst_grid_size)
+      fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has destination index ", links.dst[k],
+           ", outside [0, ", dst_grid_size, ")");
+    for (int j = 0; j < links.num_wgts; ++j)
+      if (!std::isfinite(links.weights[k * links.num_wgts + j]))
+        fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has weight ", j + 1, " = ",
+             links.weights[k * links.num_wgts + j]);
+  }
+}
+
+// Routes each link to the rows of one side over comm, through the given homes: on the
+// destination side to every holder of its destination point, on the source side to the lowest
+// holder of its source point (the rank whose value the directory would send). Each link becomes
+// a row entry as it arrives (on the source side only where keep(local source position) is
+// true: masked sources contribute nothing). Returns the links no rank took, summed over comm.
+template <typename Keep>
+int64_t route_rows(MPI_Comm comm, bool by_dst, const IndexList* part, int64_t src_grid_size,
+                   int64_t dst_grid_size, Homes homes, const Links& links, LinkRows& into,
+                   Keep&& keep) {
+  const int nw = links.num_wgts;
+  into.nw = nw;
+  // each link as a record [key, number, other index, weight bits...], keyed by the side it goes
+  // to, made as the routing needs it
+  const int width = 3 + nw;
+  const std::vector<int64_t>& keys = by_dst ? links.dst : links.src;
+  const std::vector<int64_t>& others = by_dst ? links.src : links.dst;
+  auto key = [&](int64_t k) { return keys[k]; };
+  auto make = [&](int64_t k, int64_t* out) {
+    out[0] = keys[k];
+    out[1] = links.number[k];
+    out[2] = others[k];
+    for (int j = 0; j < nw; ++j) out[3 + j] = bits_of(links.weights[k * nw + j]);
+  };
+  auto reserve = [&](int64_t more) { into.reserve(into.size() + more); };
+  std::optional<Positions> where;
+  if (part) where.emplace(*part);
+  auto consume = [&](const int64_t* r) {
+    const int64_t pos = where ? (*where)(r[0]) : -1;
+    if (by_dst) {
+      into.add(pos, r[1], r[2], r + 3);
+    } else if (pos < 0 || keep(pos)) {
+      into.add(r[2], r[1], pos, r + 3);
+    }
+  };
+  int64_t unheld = 0, unused = 0;
+  route_to_holders(comm, by_dst ? dst_grid_size : src_grid_size, part, homes, width,
+                   static_cast<int64_t>(links.size()), key, make, reserve, consume, !by_dst, unheld);
+  ISTHMUS_MPI(MPI_Allreduce(&unheld, &unused, 1, MPI_INT64_T, MPI_SUM, comm));
+  return unused;
+}
+
 uint64_t levels_hash(const std::vector<int>& levels) {
   return hash_values(levels.data(), static_cast<int64_t>(levels.size()));
 }
 
 }  // namespace
 
+void LinkRows::reserve(int64_t n) {
+  row.reserve(n);
+  number.reserve(n);
+  col.reserve(n);
+  w.reserve(static_cast<size_t>(n) * nw);
+}
+
+void LinkRows::add(int64_t r, int64_t num, int64_t c, const int64_t* weight_bits) {
+  row.push_back(r);
+  number.push_back(num);
+  col.push_back(c);
+  for (int j = 0; j < nw; ++j) w.push_back(double_of(weight_bits[j]));
+}
+
+PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part,
+                            int64_t src_grid_size, int64_t dst_grid_size, const Links& links) {
+  PreparedLinks p;
+  p.prepared = true;
+  p.side = side;
+  Agreement a;
+  a.check([&] {
+    if (side != Side::Dst && side != Side::Src)
+      fail(ISTHMUS_ERR_ARG, "links are prepared for the side that multiplies, dst or src, not '",
+           side_name(side), "'");
+    if (src_grid_size < 0 || dst_grid_size < 0)
+      fail(ISTHMUS_ERR_ARG, "grid sizes ", src_grid_size, " (source) and ", dst_grid_size,
+           " (destination) must not be negative");
+    const int64_t size = side == Side::Dst ? dst_grid_size : src_grid_size;
+    if (part && part->global_size() != size)
+      fail(ISTHMUS_ERR_ARG, "the ", side == Side::Dst ? "destination" : "source",
+           " decomposition has global size ", part->global_size(), " but its grid has ", size,
+           " points");
+    check_links(links, src_grid_size, dst_grid_size);
+    if (links.num_wgts > 1 && side != Side::Dst)
+      fail(ISTHMUS_ERR_ARG, "links with ", links.num_wgts, " weights (second-order conservative) "
+           "are applied on the destination side only so far; side '", side_name(side), "'");
+  });
+  a.match("the mapping side", static_cast<int64_t>(side));
+  a.match("the source grid size", src_grid_size);
+  a.match("the destination grid size", dst_grid_size);
+  a.match("the number of weights per link", links.num_wgts);
+  try {
+    a.conclude(side_comm);
+  } catch (const Error& e) {
+    if (e.code() == ISTHMUS_ERR_MPI) throw;
+    p.failure = e;
+    return p;
+  }
+  int nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_size(side_comm, &nranks));
+  p.unused_links = route_rows(side_comm, side == Side::Dst, part, src_grid_size, dst_grid_size,
+                              Homes{0, nranks}, links, p.rows, [](int64_t) { return true; });
+  return p;
+}
+
 Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int64_t src_grid_size,
                  int64_t dst_grid_size, const Links& links, const MappingOptions& opt,
                  Agreement& agreement)
     : comm_(comm), opt_(opt), has_src_(src != nullptr), has_dst_(dst != nullptr) {
+  build(src, dst, src_grid_size, dst_grid_size, &links, nullptr, agreement);
+}
+
+Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int64_t src_grid_size,
+                 int64_t dst_grid_size, PreparedLinks&& prepared, const MappingOptions& opt,
+                 Agreement& agreement)
+    : comm_(comm), opt_(opt), has_src_(src != nullptr), has_dst_(dst != nullptr) {
+  build(src, dst, src_grid_size, dst_grid_size, nullptr, &prepared, agreement);
+}
+
+void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid_size,
+                    int64_t dst_grid_size, const Links* links, PreparedLinks* prepared,
+                    Agreement& agreement) {
+  MPI_Comm comm = comm_;
   const int nfields = static_cast<int>(opt_.nlevels.size());
+  if (prepared && prepared->failure)  // the side's own failure first: it is the cause
+    agreement.record(prepared->failure->code(), prepared->failure->what());
   agreement.check([&] {
     if (src_grid_size < 0 || dst_grid_size < 0)
       fail(ISTHMUS_ERR_ARG, "grid sizes ", src_grid_size, " (source) and ", dst_grid_size,
@@ -369,27 +484,25 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
            src ? src->size() : 0, " local source points");
     if (!opt_.fused && opt_.keep_unmapped)
       fail(ISTHMUS_ERR_ARG, "the unfused path cannot keep unmapped values (keep_unmapped)");
-    if (links.num_wgts < 1 || links.num_wgts > 8)
-      fail(ISTHMUS_ERR_ARG, "links have ", links.num_wgts, " weights each (1 to 8)");
-    if (links.num_wgts > 1 && opt_.side != Side::Dst)
-      fail(ISTHMUS_ERR_ARG, "links with ", links.num_wgts, " weights (second-order conservative) "
-           "are applied on the destination side only so far; side '", side_name(opt_.side), "'");
-    if (links.src.size() != links.size() || links.dst.size() != links.size() ||
-        links.weights.size() != links.size() * static_cast<size_t>(links.num_wgts))
-      fail(ISTHMUS_ERR_ARG, "the link arrays differ in length (", links.size(), " numbers, ",
-           links.src.size(), " sources, ", links.dst.size(), " destinations, ",
-           links.weights.size(), " weights of ", links.num_wgts, " per link)");
-    for (size_t k = 0; k < links.size(); ++k) {
-      if (links.src[k] < 0 || links.src[k] >= src_grid_size)
-        fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has source index ", links.src[k],
-             ", outside [0, ", src_grid_size, ")");
-      if (links.dst[k] < 0 || links.dst[k] >= dst_grid_size)
-        fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has destination index ", links.dst[k],
-             ", outside [0, ", dst_grid_size, ")");
-      for (int j = 0; j < links.num_wgts; ++j)
-        if (!std::isfinite(links.weights[k * links.num_wgts + j]))
-          fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has weight ", j + 1, " = ",
-               links.weights[k * links.num_wgts + j]);
+    if (links) {
+      if (links->num_wgts > 1 && links->num_wgts <= 8 && opt_.side != Side::Dst)
+        fail(ISTHMUS_ERR_ARG, "links with ", links->num_wgts, " weights (second-order conservative) "
+             "are applied on the destination side only so far; side '", side_name(opt_.side), "'");
+      check_links(*links, src_grid_size, dst_grid_size);
+    } else {
+      if (opt_.side == Side::Auto)
+        fail(ISTHMUS_ERR_ARG, "a mapping from prepared links needs the side that multiplies "
+             "(dst or src), not 'auto'");
+      if (!opt_.fused)
+        fail(ISTHMUS_ERR_ARG, "a mapping from prepared links is fused (the unfused path routes "
+             "its own links)");
+      if (prepared->prepared && prepared->side != opt_.side)
+        fail(ISTHMUS_ERR_ARG, "the links were prepared for side '", side_name(prepared->side),
+             "' but the mapping's side is '", side_name(opt_.side), "'");
+      const bool holds = opt_.side == Side::Dst ? dst != nullptr : src != nullptr;
+      if (holds && !prepared->prepared)
+        fail(ISTHMUS_ERR_ARG, "this rank holds ", opt_.side == Side::Dst ? "destination" : "source",
+             " points but its links were not prepared (prepare_links)");
     }
   });
   agreement.match("the source grid size", src_grid_size);
@@ -400,14 +513,21 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   agreement.match("keep_unmapped", opt_.keep_unmapped ? 1 : 0);
   agreement.match("the fill value (bits)", bits_of(opt_.fill_value));
   agreement.match("fused", opt_.fused ? 1 : 0);
-  agreement.match("the number of weights per link", links.num_wgts);
+  // known to every rank given links, and to the ranks that prepared them
+  const std::optional<int64_t> nw_known =
+      links ? std::optional<int64_t>(links->num_wgts)
+            : prepared->prepared ? std::optional<int64_t>(prepared->rows.nw) : std::nullopt;
+  const int nw_slot = agreement.value("the number of weights per link", nw_known);
+  const int unused_slot = agreement.value(
+      "the links no rank holds (on the ranks that prepared them)",
+      prepared && prepared->prepared && !prepared->failure ? std::optional<int64_t>(prepared->unused_links)
+                                                           : std::nullopt);
   const int mask_slot = agreement.value(
       "whether a source mask is given (on ranks with source points)",
       src ? std::optional<int64_t>(opt_.src_mask.empty() ? 0 : 1) : std::nullopt);
   // The homes of the routing's directory: the ranks from the first to the last that hold points
-  // of the side the links go to. When that side is one component of a communicator of two, the
-  // links never leave it (when its readers are its own ranks, see ReadShare); every rank when
-  // no rank holds any.
+  // of the side the links go to. When that side is one component of a communicator of two and
+  // holds the links, they never leave it; every rank when no rank holds any.
   int me = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
@@ -428,7 +548,7 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
   };
   const bool masked = agreement.agreed(mask_slot).value_or(0) == 1;
   info_.side = opt_.side;
-  nw_ = links.num_wgts;
+  nw_ = static_cast<int>(agreement.agreed(nw_slot).value_or(1));
   dst_size_ = dst ? dst->size() : 0;
   src_size_ = src ? src->size() : 0;
 
@@ -448,7 +568,7 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
     inner.fused = true;
     Agreement inner_agreement;
     inner_ = std::make_unique<Mapping>(comm, src, has ? &block : nullptr, src_grid_size, dst_grid_size,
-                                       links, inner, inner_agreement);
+                                       *links, inner, inner_agreement);
     info_ = inner_->info();
     Agreement out_agreement;
     out_xmap_ = std::make_shared<Xmap>(comm, has ? &block : nullptr, dst, XmapOptions{}, out_agreement);
@@ -463,56 +583,44 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
     return;
   }
 
-  // Each link as a record [key, number, other index, weight bits...], keyed by the side it
-  // goes to, made as the routing needs it.
-  const int width = 3 + nw_;
-  // Destination side: every holder of the destination point gets the link. Source side: the
-  // lowest holder of the source point (the rank whose value the directory would send). Each
-  // routed link becomes a row entry as it arrives. Returns the links no rank took.
-  auto route = [&](bool by_dst, RowEntries& into, auto&& consume) {
-    int64_t unheld = 0, unused = 0;
-    const std::vector<int64_t>& keys = by_dst ? links.dst : links.src;
-    const std::vector<int64_t>& others = by_dst ? links.src : links.dst;
-    auto key = [&](int64_t k) { return keys[k]; };
-    auto make = [&](int64_t k, int64_t* out) {
-      out[0] = keys[k];
-      out[1] = links.number[k];
-      out[2] = others[k];
-      for (int j = 0; j < nw_; ++j) out[3 + j] = bits_of(links.weights[k * nw_ + j]);
-    };
-    auto reserve = [&](int64_t more) { into.reserve(into.size() + more); };
-    route_to_holders(comm, by_dst ? dst_grid_size : src_grid_size, by_dst ? dst : src,
-                     homes_of(by_dst), width,
-                     static_cast<int64_t>(links.size()), key, make, reserve, consume, !by_dst, unheld);
-    ISTHMUS_MPI(MPI_Allreduce(&unheld, &unused, 1, MPI_INT64_T, MPI_SUM, comm));
-    return unused;
-  };
-  int64_t unused_dst = 0, unused_src = 0;
   // Destination side: rows are local destination points, columns the source points needed.
-  RowEntries dst_rows(nw_);
-  DistinctValues needed;
-  if (opt_.side != Side::Src) {
-    std::optional<Positions> where;
-    if (dst) where.emplace(*dst);
-    unused_dst = route(true, dst_rows, [&](const int64_t* r) {
-      dst_rows.add(where ? (*where)(r[0]) : -1, r[1], r[2], r + 3);
-    });
-    needed = DistinctValues(dst_rows.col);
-  }
   // Source side: rows are the destination points this rank's links touch (partial sums),
-  // columns its local source points.
-  RowEntries src_rows(nw_);
-  DistinctValues partial;
-  if (opt_.side != Side::Dst) {
-    std::optional<Positions> where;
-    if (src) where.emplace(*src);
-    unused_src = route(false, src_rows, [&](const int64_t* r) {
-      const int64_t pos = where ? (*where)(r[0]) : -1;
-      if (masked && pos >= 0 && !opt_.src_mask[pos]) return;  // a masked source contributes nothing
-      src_rows.add(r[2], r[1], pos, r + 3);
-    });
-    partial = DistinctValues(src_rows.row);
+  // columns its local source points. Links routed here, or prepared by their side.
+  auto keep = [&](int64_t pos) { return !masked || opt_.src_mask[pos]; };
+  int64_t unused_dst = 0, unused_src = 0;
+  LinkRows dst_rows, src_rows;
+  dst_rows.nw = src_rows.nw = nw_;
+  if (links) {
+    if (opt_.side != Side::Src)
+      unused_dst = route_rows(comm, true, dst, src_grid_size, dst_grid_size, homes_of(true), *links,
+                              dst_rows, keep);
+    if (opt_.side != Side::Dst)
+      unused_src = route_rows(comm, false, src, src_grid_size, dst_grid_size, homes_of(false),
+                              *links, src_rows, keep);
+  } else {
+    const int64_t unused = agreement.agreed(unused_slot).value_or(0);
+    LinkRows& rows = opt_.side == Side::Dst ? dst_rows : src_rows;
+    (opt_.side == Side::Dst ? unused_dst : unused_src) = unused;
+    rows = std::move(prepared->rows);
+    if (opt_.side == Side::Src && masked) {  // a masked source contributes nothing
+      size_t kept = 0;
+      for (size_t k = 0; k < rows.row.size(); ++k)
+        if (keep(rows.col[k])) {
+          rows.row[kept] = rows.row[k];
+          rows.number[kept] = rows.number[k];
+          rows.col[kept] = rows.col[k];
+          for (int j = 0; j < nw_; ++j) rows.w[kept * nw_ + j] = rows.w[k * nw_ + j];
+          ++kept;
+        }
+      rows.row.resize(kept);
+      rows.number.resize(kept);
+      rows.col.resize(kept);
+      rows.w.resize(kept * nw_);
+    }
   }
+  DistinctValues needed, partial;
+  if (opt_.side != Side::Src) needed = DistinctValues(dst_rows.col);
+  if (opt_.side != Side::Dst) partial = DistinctValues(src_rows.row);
 
   // auto (OASIS opt): the side that moves fewer values per level, over all ranks; a tie keeps
   // the bit-for-bit destination side.
@@ -530,7 +638,7 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
 
   // The rows in compressed form, each row's entries in link order: a counting sort by row, then
   // each (short) row sorted by link number.
-  const RowEntries& rows = src_side_ ? src_rows : dst_rows;
+  const LinkRows& rows = src_side_ ? src_rows : dst_rows;
   const int64_t nrows = src_side_ ? partial.size() : dst_size_;
   const int64_t nent = rows.size();
   auto row_of = [&](int64_t k) { return src_side_ ? partial.position(k) : rows.row[k]; };

@@ -45,6 +45,38 @@ Links links_of(LinkSlab&& slab, int num_wgts);
 enum class Side { Dst = 0, Src = 1, Auto = 2 };
 const char* side_name(Side s);
 
+// One rank's links as rows of the side that multiplies: on the destination side a row is a
+// local destination point (row: its position in the part) and col the global source index; on
+// the source side a row is a global destination index and col the local source position.
+struct LinkRows {
+  int nw = 1;                               // weights per link
+  std::vector<int64_t> row, number, col;
+  std::vector<double> w;                    // nw per entry
+  int64_t size() const { return static_cast<int64_t>(row.size()); }
+  void reserve(int64_t n);
+  void add(int64_t r, int64_t num, int64_t c, const int64_t* weight_bits);
+};
+
+// The first half of a mapping's set-up, for a caller that knows which side multiplies (Dst or
+// Src, not Auto): the links are held by that side's ranks only (they read the weights file) and
+// are routed among them, over the side's own communicator, to the ranks whose part holds each
+// link's point on that side (on the source side, the lowest such rank). Nothing crosses to the
+// other side, so two components can prepare their mappings at the same time; the Mapping
+// constructor that takes the result needs the pair's communicator only for its agreement and
+// the redistribution. Collective over side_comm; part may be null (a rank without points).
+// A failure (bad arguments, a link out of range) is not thrown here: every rank of the side
+// keeps it in `failure`, and the Mapping constructor's agreement raises it on every rank of the
+// pair, so that the other side is not left waiting.
+struct PreparedLinks {
+  bool prepared = false;   // by prepare_links (ranks of the other side pass a default object)
+  Side side = Side::Dst;
+  LinkRows rows;
+  int64_t unused_links = 0;  // over the side: links whose point no rank holds
+  std::optional<Error> failure;
+};
+PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part,
+                            int64_t src_grid_size, int64_t dst_grid_size, const Links& links);
+
 struct MappingOptions {
   Side side = Side::Dst;
   Method method = Method::Auto;   // how the redistribution moves its messages
@@ -99,6 +131,11 @@ class Mapping {
   Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int64_t src_grid_size,
           int64_t dst_grid_size, const Links& links, const MappingOptions& opt,
           Agreement& agreement);
+  // The same from links prepared by the side that multiplies (prepare_links; opt.side must be
+  // theirs and the mapping fused); the other side's ranks pass a default PreparedLinks.
+  Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int64_t src_grid_size,
+          int64_t dst_grid_size, PreparedLinks&& prepared, const MappingOptions& opt,
+          Agreement& agreement);
   ~Mapping();
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
@@ -137,6 +174,10 @@ class Mapping {
   const Redist& redist() const { return out_redist_ ? *out_redist_ : *redist_; }
 
  private:
+  // The constructors' work: from links (routed here) or from prepared rows.
+  void build(const IndexList* src, const IndexList* dst, int64_t src_grid_size,
+             int64_t dst_grid_size, const Links* links, PreparedLinks* prepared,
+             Agreement& agreement);
   void map(const double* const* src_fields, double* const* dst_fields);
   // src side: this rank's partial sums into needed_; the error of a missing input, if any
   std::optional<Error> partial_sums(const double* const* src_fields);

@@ -345,14 +345,13 @@ int64_t slab_begin(int64_t num_links, int rank, int nranks) {
 }
 
 LinkSlab read_scrip_weights(MPI_Comm comm, const std::string& path, const WeightsExpect& expect,
-                            WeightsInfo* info, Agreement* pending, const ReadShare& share) {
-  return read_scrip_weights_chunked(comm, path, expect, info, pending, kChunkLinks, share);
+                            WeightsInfo* info, Agreement* pending) {
+  return read_scrip_weights_chunked(comm, path, expect, info, pending, kChunkLinks);
 }
 
 LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
                                     const WeightsExpect& expect, WeightsInfo* info,
-                                    Agreement* pending, int64_t chunk_links,
-                                    const ReadShare& share) {
+                                    Agreement* pending, int64_t chunk_links) {
   Agreement own;
   Agreement& agreement = pending ? *pending : own;
   int rank = 0, nranks = 1;
@@ -368,24 +367,17 @@ LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
       fail(ISTHMUS_ERR_ARG, "expect.src_grid_size (", expect.src_grid_size,
            ") and expect.dst_grid_size (", expect.dst_grid_size, ") must be -1 (unchecked) or sizes");
     if (chunk_links < 1) fail(ISTHMUS_ERR_ARG, "chunk_links is ", chunk_links, ", expected 1 or more");
-    if (share.count < 0 || share.index < -1 || (share.count > 0 && share.index >= share.count))
-      fail(ISTHMUS_ERR_ARG, "this rank's share of the links is reader ", share.index, " of ",
-           share.count, " (expected -1 or 0 to count - 1)");
   });
-  agreement.match("the number of ranks that read links", share.count);
-  const int reader = share.count > 0 ? share.index : rank;
-  const int readers = share.count > 0 ? share.count : nranks;
   WeightsInfo header;
   LinkSlab slab;
-  HeaderReader reader_of_file(path, header);
-  agreement.check([&] { reader_of_file.read(expect); });
+  HeaderReader reader(path, header);
+  agreement.check([&] { reader.read(expect); });
   const bool header_ok = !agreement.failed();
   agreement.match_hash("the header of the weights file (num_links, num_wgts, grid sizes)",
                        header_ok ? std::optional<uint64_t>(header_hash(header)) : std::nullopt);
   agreement.check([&] {
-    if (reader >= 0)
-      read_links(reader_of_file, path, header, slab_begin(header.num_links, reader, readers),
-                 slab_begin(header.num_links, reader + 1, readers), chunk_links, slab);
+    read_links(reader, path, header, slab_begin(header.num_links, rank, nranks),
+               slab_begin(header.num_links, rank + 1, nranks), chunk_links, slab);
   });
   const bool slab_failed_here = header_ok && agreement.failed();
   try {

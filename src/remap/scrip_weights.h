@@ -46,17 +46,6 @@ struct WeightsExpect {
   int64_t src_grid_size = -1, dst_grid_size = -1;
 };
 
-// Which ranks read the links. By default (count 0) every rank of comm reads a slab, in rank
-// order. A caller that knows where the links are needed names the readers instead: this rank is
-// reader `index` of `count` (index -1: it reads no link, only the header, so that it learns
-// *info and checks the file like every rank). Readers' indices must increase with their rank in
-// comm (as a component's ranks do in a communicator of two components), so that the lowest
-// failing rank still holds the file's first bad link.
-struct ReadShare {
-  int index = -1;
-  int count = 0;
-};
-
 // The links of the slab of `rank` of `nranks`: [rank*L/P, (rank+1)*L/P) (sizes within 1).
 int64_t slab_begin(int64_t num_links, int rank, int nranks);
 
@@ -79,14 +68,12 @@ int64_t slab_begin(int64_t num_links, int rank, int nranks);
 // non-zero weight is an error. A rank stops reading at its first bad link; since slabs are in rank order, the lowest
 // failing rank holds the file's first bad link, and every rank's message names that one.
 LinkSlab read_scrip_weights(MPI_Comm comm, const std::string& path, const WeightsExpect& expect,
-                            WeightsInfo* info, Agreement* pending = nullptr,
-                            const ReadShare& share = ReadShare{});
+                            WeightsInfo* info, Agreement* pending = nullptr);
 
 // The same, reading at most chunk_links links per hyperslab read (tests use small chunks).
 LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
                                     const WeightsExpect& expect, WeightsInfo* info,
-                                    Agreement* pending, int64_t chunk_links,
-                                    const ReadShare& share = ReadShare{});
+                                    Agreement* pending, int64_t chunk_links);
 
 // Serial writer of a SCRIP file (one rank; e.g. a benchmark's synthetic matrix of 10^7 links),
 // streaming: links are appended in order, in any number of pieces, and never all held at once.

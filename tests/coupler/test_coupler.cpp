@@ -309,6 +309,47 @@ TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
   }
 }
 
+// A weights file that cannot be used fails enddef on every rank of both components with the
+// file's error (the component that multiplies reads it: the other must not be left waiting),
+// for each side; nothing hangs.
+TEST(Coupler, WeightsFileErrorsFailBothComponents) {
+  Watchdog w("coupler weights file errors");
+  Layout L;
+  const std::string dir = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
+  struct Case {
+    std::string file, says;
+  };
+  const Case cases[] = {
+      {"rmp_none_such.nc", "cannot open the weights file \"" + dir + "/rmp_none_such.nc\""},
+      // the other direction's file: its grids are the wrong way round
+      {"rmp_lmdz_to_torc_BILINEAR.nc",
+       "weights file \"" + dir + "/rmp_lmdz_to_torc_BILINEAR.nc\": src_grid_size is 6912, but the "
+       "source grid has 27118 points"}};
+  for (const Case& k : cases)
+    for (MapSide side : {MapSide::Dst, MapSide::Src, MapSide::Auto}) {
+      Config cfg;
+      cfg.file = "namcouple";
+      cfg.runtime = 2;
+      Entry e = orca2_to_lmdz(k.file);
+      e.mapping->side = side;
+      e.mapping->side_given = true;
+      cfg.entries.push_back(e);
+      CouplerOptions opt;
+      opt.run_dir = dir;
+      const std::string comp = L.two() ? L.component() : "both";
+      Coupler c(MPI_COMM_WORLD, comp, cfg, opt);
+      const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
+      const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
+      std::vector<int64_t> sidx = random_part(182 * 149, ls, lr, 7), didx = random_part(96 * 72, ls, lr, 8);
+      if (src) c.def_var("SO", c.def_partition(ptr(list_of(182 * 149, sidx))), VarDirection::Out, DataType::Double);
+      if (dst) c.def_var("SA", c.def_partition(ptr(list_of(96 * 72, didx))), VarDirection::In, DataType::Double);
+      const Outcome o = outcome_of([&] { c.enddef(); });
+      EXPECT_EQ(o.code, ISTHMUS_ERR_FILE) << k.file << ", side " << static_cast<int>(side) << ": " << o.msg;
+      EXPECT_NE(o.msg.find(k.says), std::string::npos) << o.msg;
+    }
+  EXPECT_TRUE(all_ranks(!::testing::Test::HasFailure()));
+}
+
 // Definition errors are raised at enddef on every rank of every component alike, naming the
 // configuration line, the field and the components.
 TEST(Coupler, DefinitionErrorsNameFieldLineAndComponents) {

@@ -22,7 +22,6 @@ using isthmus::Error;
 using isthmus::remap::LinkSlab;
 using isthmus::remap::read_scrip_weights;
 using isthmus::remap::read_scrip_weights_chunked;
-using isthmus::remap::ReadShare;
 using isthmus::remap::slab_begin;
 using isthmus::remap::WeightsExpect;
 using isthmus::remap::WeightsInfo;
@@ -88,35 +87,27 @@ SerialLinks without_null_links(const SerialLinks& all, int nw, int64_t* null_lin
 }
 
 // Every rank's slab gathered on every rank, after checking that the slabs' ranges are
-// contiguous, in rank order, and each within 1 of L/P (of L/count among the readers `share`
-// names; the other ranks' slabs empty). Returns the links of all slabs in rank order;
-// *null_links: the links left out, over all slabs.
+// contiguous, in rank order, and each within 1 of L/P. Returns the links of all slabs in rank
+// order; *null_links: the links left out, over all slabs.
 SerialLinks gather_slabs(const LinkSlab& slab, const WeightsInfo& info,
-                         int64_t* null_links = nullptr, const ReadShare& share = ReadShare{}) {
+                         int64_t* null_links = nullptr) {
   const int p = world_size();
-  const int64_t mine[5] = {slab.first_link, slab.end_link, slab.size(), slab.null_links,
-                           share.count > 0 ? share.index : world_rank()};
-  std::vector<int64_t> all(5 * size_t(p));
-  MPI_Allgather(mine, 5, MPI_INT64_T, all.data(), 5, MPI_INT64_T, MPI_COMM_WORLD);
-  const int readers = share.count > 0 ? share.count : p;
+  const int64_t mine[4] = {slab.first_link, slab.end_link, slab.size(), slab.null_links};
+  std::vector<int64_t> all(4 * size_t(p));
+  MPI_Allgather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, MPI_COMM_WORLD);
   int64_t next = 0, kept = 0, nulls = 0;
   std::vector<int> counts(static_cast<size_t>(p)), displs(static_cast<size_t>(p));
   for (int k = 0; k < p; ++k) {
-    const int64_t first = all[5 * size_t(k)], end = all[5 * size_t(k) + 1];
-    const int64_t n = all[5 * size_t(k) + 2], nn = all[5 * size_t(k) + 3];
-    const int64_t reader = all[5 * size_t(k) + 4];
-    counts[size_t(k)] = static_cast<int>(n);
-    displs[size_t(k)] = static_cast<int>(kept);
-    if (reader < 0) {
-      EXPECT_EQ(n + nn, 0) << "rank " << k << " reads no link";
-      continue;
-    }
+    const int64_t first = all[4 * size_t(k)], end = all[4 * size_t(k) + 1];
+    const int64_t n = all[4 * size_t(k) + 2], nn = all[4 * size_t(k) + 3];
     EXPECT_EQ(first, next) << "slab of rank " << k;
-    EXPECT_LE(std::llabs((end - first) * readers - info.num_links), readers - 1)
+    EXPECT_LE(std::llabs((end - first) * p - info.num_links), p - 1)
         << "slab of rank " << k << ": " << end - first << " links";
-    EXPECT_EQ(first, slab_begin(info.num_links, static_cast<int>(reader), readers));
+    EXPECT_EQ(first, slab_begin(info.num_links, k, p));
     EXPECT_EQ(n + nn, end - first) << "slab of rank " << k;
     next = end;
+    counts[size_t(k)] = static_cast<int>(n);
+    displs[size_t(k)] = static_cast<int>(kept);
     kept += n;
     nulls += nn;
   }
@@ -443,47 +434,6 @@ TEST(ScripWeights, RealBilinearFile) {
   const LinkSlab slab5 =
       read_scrip_weights_chunked(MPI_COMM_WORLD, path, WeightsExpect{}, &info5, nullptr, 5);
   expect_same_links(gather_slabs(slab5, info5), want);
-  EXPECT_TRUE(all_ranks(!HasFailure()));
-}
-
-// A caller names the readers (the coupler: the component that multiplies): here the ranks of
-// odd rank, and rank 0 when it is alone. The others read only the header and return no link;
-// the readers' slabs, in rank order, are the whole file.
-TEST(ScripWeights, OnlyTheNamedReadersReadLinks) {
-  Watchdog dog("OnlyTheNamedReadersReadLinks");
-  const std::string path = kData + "rmp_torc_to_lmdz_BILINEAR.nc";
-  const int me = world_rank(), size = world_size();
-  ReadShare share;
-  share.count = size == 1 ? 1 : size / 2;
-  share.index = size == 1 ? 0 : (me % 2 == 1 ? me / 2 : -1);
-  WeightsInfo info;
-  const LinkSlab slab =
-      read_scrip_weights_chunked(MPI_COMM_WORLD, path, WeightsExpect{}, &info, nullptr, 1000, share);
-  EXPECT_EQ(info.num_links, 19860);
-  EXPECT_EQ(info.dst_grid_size, 6912);
-  if (share.index < 0) {
-    EXPECT_EQ(slab.size(), 0);
-  } else {
-    EXPECT_EQ(slab.first_link, slab_begin(19860, share.index, share.count));
-    EXPECT_EQ(slab.end_link, slab_begin(19860, share.index + 1, share.count));
-  }
-  expect_same_links(gather_slabs(slab, info, nullptr, share),
-                    without_null_links(serial_read(path), 1, nullptr));
-  // a share outside its count: every rank fails, naming it
-  ReadShare bad{share.count, share.count};
-  const bool last = me == size - 1;
-  int rc = ISTHMUS_OK;
-  std::string msg;
-  try {
-    read_scrip_weights(MPI_COMM_WORLD, path, {}, &info, nullptr, last ? bad : share);
-  } catch (const Error& e) {
-    rc = e.code();
-    msg = e.what();
-  }
-  EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_ARG));
-  const std::string why = "this rank's share of the links is reader " + std::to_string(share.count) +
-                          " of " + std::to_string(share.count) + " (expected -1 or 0 to count - 1)";
-  EXPECT_EQ(msg, last ? why : "failed on rank " + std::to_string(size - 1) + ": " + why);
   EXPECT_TRUE(all_ranks(!HasFailure()));
 }
 
