@@ -257,6 +257,29 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes 
   }
 }
 
+// One rank's links as rows of the side that multiplies, as they arrive from the routing: on the
+// destination side a row is a local destination point (row: its position in the part) and col
+// the global source index; on the source side a row is a global destination index and col the
+// local source position.
+struct LinkRows {
+  int nw = 1;  // weights per link
+  std::vector<int64_t> row, number, col;
+  std::vector<double> w;  // nw per entry
+  int64_t size() const { return static_cast<int64_t>(row.size()); }
+  void reserve(int64_t n) {
+    row.reserve(n);
+    number.reserve(n);
+    col.reserve(n);
+    w.reserve(static_cast<size_t>(n) * nw);
+  }
+  void add(int64_t r, int64_t num, int64_t c, const int64_t* weight_bits) {
+    row.push_back(r);
+    number.push_back(num);
+    col.push_back(c);
+    for (int j = 0; j < nw; ++j) w.push_back(double_of(weight_bits[j]));
+  }
+};
+
 // The distinct values of a list of non-negative keys, sorted, and the position of each key among
 // them. A hash table numbers the values as they first appear, so only the distinct values are
 // sorted (a mapping's links name each point a few times), and its size follows their number.
@@ -378,25 +401,49 @@ int64_t route_rows(MPI_Comm comm, bool by_dst, const IndexList* part, int64_t sr
   return unused;
 }
 
+// The rows in compressed form (PreparedLinks' layout), each row's entries in link order: a
+// counting sort by row, then each (short) row sorted by link number. staged: the distinct
+// columns (destination side) or rows (source side); nrows: the local destination points
+// (destination side).
+void compress(const LinkRows& rows, bool src_side, const DistinctValues& staged, int64_t nrows,
+              std::vector<int64_t>& row_start, std::vector<int64_t>& col, std::vector<double>& w) {
+  if (src_side) nrows = staged.size();
+  const int nw = rows.nw;
+  const int64_t nent = rows.size();
+  auto row_of = [&](int64_t k) { return src_side ? staged.position(k) : rows.row[k]; };
+  row_start.assign(nrows + 1, 0);
+  for (int64_t k = 0; k < nent; ++k) ++row_start[row_of(k) + 1];
+  std::partial_sum(row_start.begin(), row_start.end(), row_start.begin());
+  std::vector<int64_t> order(static_cast<size_t>(nent));
+  {
+    std::vector<int64_t> next(row_start.begin(), row_start.end() - 1);
+    for (int64_t k = 0; k < nent; ++k) order[next[row_of(k)]++] = k;
+  }
+  auto by_number = [&](int64_t a, int64_t b) { return rows.number[a] < rows.number[b]; };
+  for (int64_t r = 0; r < nrows; ++r) {
+    int64_t* b = order.data() + row_start[r];
+    int64_t* e = order.data() + row_start[r + 1];
+    if (e - b <= 16) {
+      for (int64_t* i = b + 1; i < e; ++i)  // insertion sort: rows hold a few links
+        for (int64_t* j = i; j > b && by_number(*j, *(j - 1)); --j) std::swap(*j, *(j - 1));
+    } else {
+      std::sort(b, e, by_number);
+    }
+  }
+  col.resize(static_cast<size_t>(nent));
+  w.resize(static_cast<size_t>(nent) * nw);
+  for (int64_t i = 0; i < nent; ++i) {
+    const int64_t k = order[i];
+    col[i] = src_side ? rows.col[k] : staged.position(k);
+    for (int j = 0; j < nw; ++j) w[i * nw + j] = rows.w[k * nw + j];
+  }
+}
+
 uint64_t levels_hash(const std::vector<int>& levels) {
   return hash_values(levels.data(), static_cast<int64_t>(levels.size()));
 }
 
 }  // namespace
-
-void LinkRows::reserve(int64_t n) {
-  row.reserve(n);
-  number.reserve(n);
-  col.reserve(n);
-  w.reserve(static_cast<size_t>(n) * nw);
-}
-
-void LinkRows::add(int64_t r, int64_t num, int64_t c, const int64_t* weight_bits) {
-  row.push_back(r);
-  number.push_back(num);
-  col.push_back(c);
-  for (int j = 0; j < nw; ++j) w.push_back(double_of(weight_bits[j]));
-}
 
 PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part,
                             int64_t src_grid_size, int64_t dst_grid_size, const Links& links) {
@@ -434,8 +481,14 @@ PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part
   }
   int nranks = 1;
   ISTHMUS_MPI(MPI_Comm_size(side_comm, &nranks));
-  p.unused_links = route_rows(side_comm, side == Side::Dst, part, src_grid_size, dst_grid_size,
-                              Homes{0, nranks}, links, p.rows, [](int64_t) { return true; });
+  LinkRows rows;
+  const bool src_side = side == Side::Src;
+  p.nw = links.num_wgts;
+  p.unused_links = route_rows(side_comm, !src_side, part, src_grid_size, dst_grid_size,
+                              Homes{0, nranks}, links, rows, [](int64_t) { return true; });
+  DistinctValues staged(src_side ? rows.row : rows.col);
+  compress(rows, src_side, staged, part ? part->size() : 0, p.row_start, p.col, p.w);
+  p.staged = staged.values();
   return p;
 }
 
@@ -503,6 +556,14 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
       if (holds && !prepared->prepared)
         fail(ISTHMUS_ERR_ARG, "this rank holds ", opt_.side == Side::Dst ? "destination" : "source",
              " points but its links were not prepared (prepare_links)");
+      if (opt_.side == Side::Dst && dst && prepared->prepared && !prepared->failure &&
+          static_cast<int64_t>(prepared->row_start.size()) != dst->size() + 1)
+        fail(ISTHMUS_ERR_ARG, "the links were prepared for a destination part of ",
+             static_cast<int64_t>(prepared->row_start.size()) - 1, " points, the mapping's has ",
+             dst->size());
+      if (opt_.side == Side::Src && !opt_.src_mask.empty())
+        fail(ISTHMUS_ERR_ARG, "prepared links on the source side take no source mask (leave the "
+             "masked sources' links out before preparing them)");
     }
   });
   agreement.match("the source grid size", src_grid_size);
@@ -516,7 +577,7 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   // known to every rank given links, and to the ranks that prepared them
   const std::optional<int64_t> nw_known =
       links ? std::optional<int64_t>(links->num_wgts)
-            : prepared->prepared ? std::optional<int64_t>(prepared->rows.nw) : std::nullopt;
+            : prepared->prepared ? std::optional<int64_t>(prepared->nw) : std::nullopt;
   const int nw_slot = agreement.value("the number of weights per link", nw_known);
   const int unused_slot = agreement.value(
       "the links no rank holds (on the ranks that prepared them)",
@@ -585,90 +646,49 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
 
   // Destination side: rows are local destination points, columns the source points needed.
   // Source side: rows are the destination points this rank's links touch (partial sums),
-  // columns its local source points. Links routed here, or prepared by their side.
-  auto keep = [&](int64_t pos) { return !masked || opt_.src_mask[pos]; };
-  int64_t unused_dst = 0, unused_src = 0;
-  LinkRows dst_rows, src_rows;
-  dst_rows.nw = src_rows.nw = nw_;
-  if (links) {
+  // columns its local source points. Links routed and compressed here, or prepared by their side.
+  std::vector<int64_t> staged;  // the needed source points or the partial sums' destinations
+  if (prepared) {
+    src_side_ = opt_.side == Side::Src;
+    info_.side = opt_.side;
+    info_.global_unused_links = agreement.agreed(unused_slot).value_or(0);
+    row_start_ = std::move(prepared->row_start);
+    if (row_start_.empty()) row_start_.assign(1, 0);  // a rank of the other side
+    col_ = std::move(prepared->col);
+    w_ = std::move(prepared->w);
+    staged = std::move(prepared->staged);
+  } else {
+    auto keep = [&](int64_t pos) { return !masked || opt_.src_mask[pos]; };
+    int64_t unused_dst = 0, unused_src = 0;
+    LinkRows dst_rows, src_rows;
+    dst_rows.nw = src_rows.nw = nw_;
     if (opt_.side != Side::Src)
       unused_dst = route_rows(comm, true, dst, src_grid_size, dst_grid_size, homes_of(true), *links,
                               dst_rows, keep);
     if (opt_.side != Side::Dst)
       unused_src = route_rows(comm, false, src, src_grid_size, dst_grid_size, homes_of(false),
                               *links, src_rows, keep);
-  } else {
-    const int64_t unused = agreement.agreed(unused_slot).value_or(0);
-    LinkRows& rows = opt_.side == Side::Dst ? dst_rows : src_rows;
-    (opt_.side == Side::Dst ? unused_dst : unused_src) = unused;
-    rows = std::move(prepared->rows);
-    if (opt_.side == Side::Src && masked) {  // a masked source contributes nothing
-      size_t kept = 0;
-      for (size_t k = 0; k < rows.row.size(); ++k)
-        if (keep(rows.col[k])) {
-          rows.row[kept] = rows.row[k];
-          rows.number[kept] = rows.number[k];
-          rows.col[kept] = rows.col[k];
-          for (int j = 0; j < nw_; ++j) rows.w[kept * nw_ + j] = rows.w[k * nw_ + j];
-          ++kept;
-        }
-      rows.row.resize(kept);
-      rows.number.resize(kept);
-      rows.col.resize(kept);
-      rows.w.resize(kept * nw_);
+    DistinctValues needed, partial;
+    if (opt_.side != Side::Src) needed = DistinctValues(dst_rows.col);
+    if (opt_.side != Side::Dst) partial = DistinctValues(src_rows.row);
+    // auto (OASIS opt): the side that moves fewer values per level, over all ranks; a tie keeps
+    // the bit-for-bit destination side.
+    Side side = opt_.side;
+    if (side == Side::Auto) {
+      int64_t local[2] = {needed.size(), partial.size()}, global[2];
+      ISTHMUS_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, comm));
+      info_.dst_side_values = global[0];
+      info_.src_side_values = global[1];
+      side = global[1] < global[0] ? Side::Src : Side::Dst;
     }
+    info_.side = side;
+    info_.global_unused_links = side == Side::Dst ? unused_dst : unused_src;
+    src_side_ = side == Side::Src;
+    compress(src_side_ ? src_rows : dst_rows, src_side_, src_side_ ? partial : needed, dst_size_,
+             row_start_, col_, w_);
+    staged = (src_side_ ? partial : needed).values();
   }
-  DistinctValues needed, partial;
-  if (opt_.side != Side::Src) needed = DistinctValues(dst_rows.col);
-  if (opt_.side != Side::Dst) partial = DistinctValues(src_rows.row);
-
-  // auto (OASIS opt): the side that moves fewer values per level, over all ranks; a tie keeps
-  // the bit-for-bit destination side.
-  Side side = opt_.side;
-  if (side == Side::Auto) {
-    int64_t local[2] = {needed.size(), partial.size()}, global[2];
-    ISTHMUS_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, comm));
-    info_.dst_side_values = global[0];
-    info_.src_side_values = global[1];
-    side = global[1] < global[0] ? Side::Src : Side::Dst;
-  }
-  info_.side = side;
-  info_.global_unused_links = side == Side::Dst ? unused_dst : unused_src;
-  src_side_ = side == Side::Src;
-
-  // The rows in compressed form, each row's entries in link order: a counting sort by row, then
-  // each (short) row sorted by link number.
-  const LinkRows& rows = src_side_ ? src_rows : dst_rows;
-  const int64_t nrows = src_side_ ? partial.size() : dst_size_;
-  const int64_t nent = rows.size();
-  auto row_of = [&](int64_t k) { return src_side_ ? partial.position(k) : rows.row[k]; };
-  row_start_.assign(nrows + 1, 0);
-  for (int64_t k = 0; k < nent; ++k) ++row_start_[row_of(k) + 1];
-  std::partial_sum(row_start_.begin(), row_start_.end(), row_start_.begin());
-  std::vector<int64_t> order(static_cast<size_t>(nent));
-  {
-    std::vector<int64_t> next(row_start_.begin(), row_start_.end() - 1);
-    for (int64_t k = 0; k < nent; ++k) order[next[row_of(k)]++] = k;
-  }
-  auto by_number = [&](int64_t a, int64_t b) { return rows.number[a] < rows.number[b]; };
-  for (int64_t r = 0; r < nrows; ++r) {
-    int64_t* b = order.data() + row_start_[r];
-    int64_t* e = order.data() + row_start_[r + 1];
-    if (e - b <= 16) {
-      for (int64_t* i = b + 1; i < e; ++i)  // insertion sort: rows hold a few links
-        for (int64_t* j = i; j > b && by_number(*j, *(j - 1)); --j) std::swap(*j, *(j - 1));
-    } else {
-      std::sort(b, e, by_number);
-    }
-  }
-  col_.resize(static_cast<size_t>(nent));
-  w_.resize(static_cast<size_t>(nent) * nw_);
-  for (int64_t i = 0; i < nent; ++i) {
-    const int64_t k = order[i];
-    col_[i] = src_side_ ? rows.col[k] : needed.position(k);
-    for (int j = 0; j < nw_; ++j) w_[i * nw_ + j] = rows.w[k * nw_ + j];
-  }
-  info_.local_links = nent;
+  info_.local_links = static_cast<int64_t>(col_.size());
 
   // The one redistribution. Destination side: source parts -> the source points each
   // destination rank needs. Source side: the partial sums -> the destination parts, summed in
@@ -679,7 +699,6 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   std::vector<FieldSpec> specs;
   for (int f = 0; f < nfields; ++f)
     for (int j = 0; j < (src_side_ ? 1 : nw_); ++j) specs.push_back({DataType::Double, opt_.nlevels[f]});
-  const std::vector<int64_t>& staged = src_side_ ? partial.values() : needed.values();
   IndexList part = IndexList::from_indices(src_side_ ? dst_grid_size : src_grid_size, staged.data(),
                                            static_cast<int64_t>(staged.size()));
   XmapOptions xo;
@@ -694,8 +713,8 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
                     : std::make_shared<Xmap>(comm, src, &part, xo, map_agreement);
   Agreement redist_agreement;
   redist_ = std::make_unique<Redist>(xmap_, specs, opt_.method, redist_agreement, comm);
-  info_.needed_points = src_side_ ? 0 : needed.size();
-  info_.partial_points = src_side_ ? partial.size() : 0;
+  info_.needed_points = src_side_ ? 0 : static_cast<int64_t>(staged.size());
+  info_.partial_points = src_side_ ? static_cast<int64_t>(staged.size()) : 0;
   if (src_side_) {
     const Schedule& fw = xmap_->forward();
     info_.unmapped_points = fw.fill_points();

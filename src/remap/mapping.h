@@ -45,33 +45,28 @@ Links links_of(LinkSlab&& slab, int num_wgts);
 enum class Side { Dst = 0, Src = 1, Auto = 2 };
 const char* side_name(Side s);
 
-// One rank's links as rows of the side that multiplies: on the destination side a row is a
-// local destination point (row: its position in the part) and col the global source index; on
-// the source side a row is a global destination index and col the local source position.
-struct LinkRows {
-  int nw = 1;                               // weights per link
-  std::vector<int64_t> row, number, col;
-  std::vector<double> w;                    // nw per entry
-  int64_t size() const { return static_cast<int64_t>(row.size()); }
-  void reserve(int64_t n);
-  void add(int64_t r, int64_t num, int64_t c, const int64_t* weight_bits);
-};
-
 // The first half of a mapping's set-up, for a caller that knows which side multiplies (Dst or
 // Src, not Auto): the links are held by that side's ranks only (they read the weights file) and
 // are routed among them, over the side's own communicator, to the ranks whose part holds each
 // link's point on that side (on the source side, the lowest such rank). Nothing crosses to the
 // other side, so two components can prepare their mappings at the same time; the Mapping
 // constructor that takes the result needs the pair's communicator only for its agreement and
-// the redistribution. Collective over side_comm; part may be null (a rank without points).
+// the redistribution: the rows are already in the mapping's compressed form. Collective over
+// side_comm; part may be null (a rank without points); the mapping must be given the same part.
 // A failure (bad arguments, a link out of range) is not thrown here: every rank of the side
 // keeps it in `failure`, and the Mapping constructor's agreement raises it on every rank of the
 // pair, so that the other side is not left waiting.
 struct PreparedLinks {
   bool prepared = false;   // by prepare_links (ranks of the other side pass a default object)
   Side side = Side::Dst;
-  LinkRows rows;
+  int nw = 1;              // weights per link
   int64_t unused_links = 0;  // over the side: links whose point no rank holds
+  // This rank's rows in link order, compressed: row r's entries are [row_start[r],
+  // row_start[r + 1]) of col and w (nw each). Destination side: a row per local destination
+  // point, col a position in staged (the source points it needs, sorted); source side: a row
+  // per destination point in staged (those its links reach, sorted), col a local source position.
+  std::vector<int64_t> row_start, col, staged;
+  std::vector<double> w;
   std::optional<Error> failure;
 };
 PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part,
