@@ -15,6 +15,70 @@ namespace {
 // Hyperslab reads of at most this many links: a bad link stops the reading within one chunk.
 constexpr int64_t kChunkLinks = int64_t{1} << 16;
 
+// The header as rank 0 read it, for one broadcast: [status, then the header or the error].
+// status 0: read; 1: failed (code, message); 2: not read (rank 0's own arguments failed).
+void put_word(std::string& b, int64_t v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); }
+void put_text(std::string& b, const std::string& t) {
+  put_word(b, static_cast<int64_t>(t.size()));
+  b += t;
+}
+void put_words(std::string& b, const std::vector<int64_t>& v) {
+  put_word(b, static_cast<int64_t>(v.size()));
+  for (int64_t x : v) put_word(b, x);
+}
+struct Unpacker {
+  const std::string& b;
+  size_t at = 0;
+  int64_t word() {
+    int64_t v;
+    std::memcpy(&v, b.data() + at, sizeof v);
+    at += sizeof v;
+    return v;
+  }
+  std::string text() {
+    const size_t n = static_cast<size_t>(word());
+    std::string t = b.substr(at, n);
+    at += n;
+    return t;
+  }
+  std::vector<int64_t> words() {
+    std::vector<int64_t> v(static_cast<size_t>(word()));
+    for (int64_t& x : v) x = word();
+    return v;
+  }
+};
+
+std::string pack_header(const WeightsInfo& h) {
+  std::string b;
+  put_word(b, 0);
+  for (const std::string* t : {&h.path, &h.title, &h.map_method, &h.normalization, &h.conventions})
+    put_text(b, *t);
+  for (int64_t v : {h.num_links, h.src_grid_size, h.dst_grid_size, int64_t{h.num_wgts}}) put_word(b, v);
+  put_words(b, h.src_grid_dims);
+  put_words(b, h.dst_grid_dims);
+  return b;
+}
+
+WeightsInfo unpack_header(Unpacker& u) {
+  WeightsInfo h;
+  for (std::string* t : {&h.path, &h.title, &h.map_method, &h.normalization, &h.conventions})
+    *t = u.text();
+  h.num_links = u.word();
+  h.src_grid_size = u.word();
+  h.dst_grid_size = u.word();
+  h.num_wgts = static_cast<int>(u.word());
+  h.src_grid_dims = u.words();
+  h.dst_grid_dims = u.words();
+  return h;
+}
+
+void broadcast_text(MPI_Comm comm, std::string& b) {
+  int64_t n = static_cast<int64_t>(b.size());
+  ISTHMUS_MPI(MPI_Bcast(&n, 1, MPI_INT64_T, 0, comm));
+  b.resize(static_cast<size_t>(n));
+  ISTHMUS_MPI(MPI_Bcast(b.data(), static_cast<int>(n), MPI_CHAR, 0, comm));
+}
+
 std::string quoted(const std::string& path) { return "weights file \"" + path + "\""; }
 
 // An open netCDF file, closed on every path.
@@ -344,6 +408,11 @@ int64_t slab_begin(int64_t num_links, int rank, int nranks) {
   return rank * q + (rank * r) / nranks;
 }
 
+int readers_of(int64_t num_links, int nranks, int64_t min_slab_links) {
+  const int64_t wanted = std::max<int64_t>(1, (num_links + min_slab_links - 1) / min_slab_links);
+  return static_cast<int>(std::min<int64_t>(wanted, nranks));
+}
+
 LinkSlab read_scrip_weights(MPI_Comm comm, const std::string& path, const WeightsExpect& expect,
                             WeightsInfo* info, Agreement* pending) {
   return read_scrip_weights_chunked(comm, path, expect, info, pending, kChunkLinks);
@@ -351,7 +420,8 @@ LinkSlab read_scrip_weights(MPI_Comm comm, const std::string& path, const Weight
 
 LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
                                     const WeightsExpect& expect, WeightsInfo* info,
-                                    Agreement* pending, int64_t chunk_links) {
+                                    Agreement* pending, int64_t chunk_links,
+                                    int64_t min_slab_links) {
   Agreement own;
   Agreement& agreement = pending ? *pending : own;
   int rank = 0, nranks = 1;
@@ -367,17 +437,63 @@ LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
       fail(ISTHMUS_ERR_ARG, "expect.src_grid_size (", expect.src_grid_size,
            ") and expect.dst_grid_size (", expect.dst_grid_size, ") must be -1 (unchecked) or sizes");
     if (chunk_links < 1) fail(ISTHMUS_ERR_ARG, "chunk_links is ", chunk_links, ", expected 1 or more");
+    if (min_slab_links < 1)
+      fail(ISTHMUS_ERR_ARG, "min_slab_links is ", min_slab_links, ", expected 1 or more");
   });
+  // Rank 0 reads the header; the others learn it, or its failure, from one broadcast. Only the
+  // readers (readers_of) open the file again, for their slabs: a small file costs one netCDF
+  // open, not one per rank.
   WeightsInfo header;
   LinkSlab slab;
-  HeaderReader reader(path, header);
-  agreement.check([&] { reader.read(expect); });
-  const bool header_ok = !agreement.failed();
-  agreement.match_hash("the header of the weights file (num_links, num_wgts, grid sizes)",
-                       header_ok ? std::optional<uint64_t>(header_hash(header)) : std::nullopt);
+  std::optional<HeaderReader> reader;
+  bool header_ok = false;
+  if (comm != MPI_COMM_NULL) {
+    std::string blob;
+    if (rank == 0) {
+      if (agreement.failed()) {
+        put_word(blob, 2);
+      } else {
+        reader.emplace(path, header);
+        try {
+          reader->read(expect);
+          blob = pack_header(header);
+        } catch (const Error& e) {
+          put_word(blob, 1);
+          put_word(blob, e.code());
+          put_text(blob, e.what());
+        }
+      }
+    }
+    broadcast_text(comm, blob);
+    Unpacker u{blob};
+    const int64_t status = u.word();
+    if (status == 1) {  // every rank fails as rank 0 did (as if it had read the header itself)
+      const int code = static_cast<int>(u.word());
+      agreement.record(code, u.text());
+    } else if (status == 0 && rank != 0) {
+      header = unpack_header(u);
+    }
+    header_ok = status == 0 && !agreement.failed();
+  }
+  const int readers = readers_of(header.num_links, nranks, min_slab_links);
+  const std::vector<int> path_chars(path.begin(), path.end());
+  agreement.match_hash("the path of the weights file",
+                       hash_values(path_chars.data(), static_cast<int64_t>(path_chars.size())));
+  // the other readers open the file for their slabs and read its header too: it must be rank 0's
+  std::optional<uint64_t> own_hash;
+  if (header_ok) own_hash = header_hash(header);
+  if (header_ok && rank != 0 && rank < readers) {
+    WeightsInfo own;
+    reader.emplace(path, own);
+    agreement.check([&] { reader->read(expect); });
+    own_hash = agreement.failed() ? std::nullopt : std::optional<uint64_t>(header_hash(own));
+  }
+  agreement.match_hash("the header of the weights file (num_links, num_wgts, grid sizes)", own_hash);
+  const bool same_header = own_hash && *own_hash == header_hash(header);
   agreement.check([&] {
-    read_links(reader, path, header, slab_begin(header.num_links, rank, nranks),
-               slab_begin(header.num_links, rank + 1, nranks), chunk_links, slab);
+    if (header_ok && same_header && rank < readers)
+      read_links(*reader, path, header, slab_begin(header.num_links, rank, readers),
+                 slab_begin(header.num_links, rank + 1, readers), chunk_links, slab);
   });
   const bool slab_failed_here = header_ok && agreement.failed();
   try {

@@ -49,15 +49,25 @@ struct WeightsExpect {
 // The links of the slab of `rank` of `nranks`: [rank*L/P, (rank+1)*L/P) (sizes within 1).
 int64_t slab_begin(int64_t num_links, int rank, int nranks);
 
-// Collective over comm: every rank opens the file (read-only) and reads its header, then its own
-// slab of links (slab_begin) in chunks, validating each link. Every rank returns the same
-// *info and its own slab.
+// The fewest links a reading rank reads (unless the file has fewer): a file of L links is read
+// by min(P, ceil(L / min_slab_links)) ranks, the first ones of comm, each its slab
+// (slab_begin over the readers); the other ranks hold no link. A small file so costs one or a
+// few netCDF opens (about a millisecond of CPU each the first time in a process), not one per
+// rank, and no rank holds more than max(L / P, min_slab_links) + 1 links.
+constexpr int64_t kMinSlabLinks = int64_t{1} << 14;
+
+// The number of ranks that read a file of num_links links.
+int readers_of(int64_t num_links, int nranks, int64_t min_slab_links = kMinSlabLinks);
+
+// Collective over comm: rank 0 opens the file (read-only), reads and checks its header and
+// broadcasts it; the readers (readers_of) read their slabs of links in chunks, validating each
+// link. Every rank returns the same *info and its own slab (empty on the other ranks).
 //
 // Errors (docs/errors.md): every check is local and goes through one agreement (the caller's
 // `pending` one if given, which is concluded here: one reduction for the caller's checks and
 // the file's), so a failure anywhere fails on every rank with the same code. ISTHMUS_ERR_ARG for
-// the caller's own mistakes (info NULL, an empty path, expect below -1, a different path or file
-// on some rank); ISTHMUS_ERR_FILE for the file: it cannot be opened (netCDF's reason), a
+// the caller's own mistakes (info NULL, an empty path, expect below -1, a different path on some
+// rank); ISTHMUS_ERR_FILE for the file: it cannot be opened (netCDF's reason), a
 // variable or dimension is missing or has the wrong shape or type, an address is 0, negative or
 // above its grid size, a weight is NaN or infinite, a grid size differs from `expect`. Each
 // message names the file, the variable and, for a bad link, its 1-based link number and value.
@@ -65,15 +75,18 @@ int64_t slab_begin(int64_t num_links, int rank, int nranks);
 // is incomplete, links with src_address 0 and weight 0 (639 of the 19,860 links of the ORCA2 ->
 // LMDZ bilinear file). A link with an address 0 whose weights are all exactly 0 (and whose other
 // address is 0 or valid) contributes nothing: it is left out, not an error. An address 0 with a
-// non-zero weight is an error. A rank stops reading at its first bad link; since slabs are in rank order, the lowest
-// failing rank holds the file's first bad link, and every rank's message names that one.
+// non-zero weight is an error. A rank stops reading at its first bad link; since slabs are in
+// rank order, the lowest failing rank holds the file's first bad link, and every rank's message
+// names that one.
 LinkSlab read_scrip_weights(MPI_Comm comm, const std::string& path, const WeightsExpect& expect,
                             WeightsInfo* info, Agreement* pending = nullptr);
 
-// The same, reading at most chunk_links links per hyperslab read (tests use small chunks).
+// The same, reading at most chunk_links links per hyperslab read, with at least min_slab_links
+// links per reader (tests use small chunks, and min_slab_links 1 for a slab on every rank).
 LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
                                     const WeightsExpect& expect, WeightsInfo* info,
-                                    Agreement* pending, int64_t chunk_links);
+                                    Agreement* pending, int64_t chunk_links,
+                                    int64_t min_slab_links = kMinSlabLinks);
 
 // Serial writer of a SCRIP file (one rank; e.g. a benchmark's synthetic matrix of 10^7 links),
 // streaming: links are appended in order, in any number of pieces, and never all held at once.

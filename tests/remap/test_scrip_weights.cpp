@@ -87,19 +87,26 @@ SerialLinks without_null_links(const SerialLinks& all, int nw, int64_t* null_lin
 }
 
 // Every rank's slab gathered on every rank, after checking that the slabs' ranges are
-// contiguous, in rank order, and each within 1 of L/P. Returns the links of all slabs in rank
-// order; *null_links: the links left out, over all slabs.
+// contiguous, in rank order, and each within 1 of L/R on the first R = `readers` ranks (0: as
+// many as read with min_slab_links 1, min(P, L)), the others empty. Returns the links of all slabs in rank order; *null_links: the links left
+// out, over all slabs.
 SerialLinks gather_slabs(const LinkSlab& slab, const WeightsInfo& info,
-                         int64_t* null_links = nullptr) {
-  const int p = world_size();
+                         int64_t* null_links = nullptr, int readers = 0) {
+  const int ranks = world_size();
+  const int p = readers > 0 ? readers : isthmus::remap::readers_of(info.num_links, ranks, 1);
   const int64_t mine[4] = {slab.first_link, slab.end_link, slab.size(), slab.null_links};
-  std::vector<int64_t> all(4 * size_t(p));
+  std::vector<int64_t> all(4 * size_t(ranks));
   MPI_Allgather(mine, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, MPI_COMM_WORLD);
   int64_t next = 0, kept = 0, nulls = 0;
-  std::vector<int> counts(static_cast<size_t>(p)), displs(static_cast<size_t>(p));
-  for (int k = 0; k < p; ++k) {
+  std::vector<int> counts(static_cast<size_t>(ranks)), displs(static_cast<size_t>(ranks));
+  for (int k = 0; k < ranks; ++k) {
     const int64_t first = all[4 * size_t(k)], end = all[4 * size_t(k) + 1];
     const int64_t n = all[4 * size_t(k) + 2], nn = all[4 * size_t(k) + 3];
+    if (k >= p) {  // not a reader
+      EXPECT_EQ(n + nn, 0) << "rank " << k << " reads no link";
+      displs[size_t(k)] = static_cast<int>(kept);
+      continue;
+    }
     EXPECT_EQ(first, next) << "slab of rank " << k;
     EXPECT_LE(std::llabs((end - first) * p - info.num_links), p - 1)
         << "slab of rank " << k << ": " << end - first << " links";
@@ -122,7 +129,7 @@ SerialLinks gather_slabs(const LinkSlab& slab, const WeightsInfo& info,
                  counts.data(), displs.data(), MPI_INT64_T, MPI_COMM_WORLD);
   MPI_Allgatherv(slab.dst.data(), static_cast<int>(slab.size()), MPI_INT64_T, g.dst.data(),
                  counts.data(), displs.data(), MPI_INT64_T, MPI_COMM_WORLD);
-  for (int k = 0; k < p; ++k) {
+  for (int k = 0; k < ranks; ++k) {
     counts[size_t(k)] *= info.num_wgts;
     displs[size_t(k)] *= info.num_wgts;
   }
@@ -421,19 +428,31 @@ TEST(ScripWeights, RealBilinearFile) {
   EXPECT_EQ(info.map_method, "Bilinear remapping");
   EXPECT_EQ(info.normalization, "no norm");
   EXPECT_EQ(info.conventions, "SCRIP");
-  EXPECT_EQ(slab.first_link, slab_begin(19860, world_rank(), world_size()));
+  // the first ranks read, at least kMinSlabLinks links each (19,860 links: two readers at most)
+  const int readers = isthmus::remap::readers_of(19860, world_size());
+  EXPECT_EQ(readers, std::min<int64_t>(world_size(), (19860 + isthmus::remap::kMinSlabLinks - 1) /
+                                                         isthmus::remap::kMinSlabLinks));
+  EXPECT_EQ(slab.first_link, world_rank() < readers ? slab_begin(19860, world_rank(), readers) : 0);
   // 639 links of the file are OASIS's null links (src_address 0, weight 0): left out.
   int64_t null_read = 0, null_serial = 0;
   const SerialLinks want = without_null_links(serial_read(path), 1, &null_serial);
-  expect_same_links(gather_slabs(slab, info, &null_read), want);
+  expect_same_links(gather_slabs(slab, info, &null_read, readers), want);
   EXPECT_EQ(null_serial, 639);
   EXPECT_EQ(null_read, 639);
   EXPECT_EQ(int64_t(want.src.size()), 19860 - 639);
-  // Null links across chunk boundaries: the same links in chunks of 5.
+  // Null links across chunk boundaries: the same links in chunks of 5, a slab on every rank.
   WeightsInfo info5;
   const LinkSlab slab5 =
-      read_scrip_weights_chunked(MPI_COMM_WORLD, path, WeightsExpect{}, &info5, nullptr, 5);
+      read_scrip_weights_chunked(MPI_COMM_WORLD, path, WeightsExpect{}, &info5, nullptr, 5, 1);
+  EXPECT_EQ(slab5.first_link, slab_begin(19860, world_rank(), world_size()));
   expect_same_links(gather_slabs(slab5, info5), want);
+  // At least 5,000 links per reader: four readers (when there are four ranks).
+  WeightsInfo info4;
+  const LinkSlab slab4 = read_scrip_weights_chunked(MPI_COMM_WORLD, path, WeightsExpect{}, &info4,
+                                                    nullptr, 1000, 5000);
+  const int four = isthmus::remap::readers_of(19860, world_size(), 5000);
+  EXPECT_EQ(four, std::min(4, world_size()));
+  expect_same_links(gather_slabs(slab4, info4, nullptr, four), want);
   EXPECT_TRUE(all_ranks(!HasFailure()));
 }
 
@@ -444,7 +463,7 @@ TEST(ScripWeights, RealConservativeFileInSmallChunks) {
   for (int64_t chunk : {int64_t{1} << 16, int64_t{1000}, int64_t{7}}) {
     WeightsInfo info;
     const LinkSlab slab =
-        read_scrip_weights_chunked(MPI_COMM_WORLD, path, WeightsExpect{}, &info, nullptr, chunk);
+        read_scrip_weights_chunked(MPI_COMM_WORLD, path, WeightsExpect{}, &info, nullptr, chunk, 1);
     EXPECT_EQ(info.num_links, 39194);
     EXPECT_EQ(info.src_grid_size, 27118);
     EXPECT_EQ(info.dst_grid_size, 6912);
@@ -482,8 +501,8 @@ TEST(ScripWeights, SecondOrderThreeWeightsWrittenAndRead) {
   MPI_Barrier(MPI_COMM_WORLD);
   for (int64_t chunk : {int64_t{1} << 16, int64_t{10}}) {
     WeightsInfo info;
-    const LinkSlab slab = read_scrip_weights_chunked(MPI_COMM_WORLD, path,
-                                                     WeightsExpect{300, 77}, &info, nullptr, chunk);
+    const LinkSlab slab = read_scrip_weights_chunked(MPI_COMM_WORLD, path, WeightsExpect{300, 77},
+                                                     &info, nullptr, chunk, 1);
     EXPECT_EQ(info.num_wgts, 3);
     EXPECT_EQ(info.num_links, 1001);
     EXPECT_EQ(info.title, "second order");
@@ -539,7 +558,8 @@ TEST(ScripWeights, AcceptedVariants) {
     int rc = ISTHMUS_OK;
     std::string message;
     try {
-      slab = read_scrip_weights(MPI_COMM_WORLD, path, WeightsExpect{30, 20}, &info);
+      slab = read_scrip_weights_chunked(MPI_COMM_WORLD, path, WeightsExpect{30, 20}, &info, nullptr,
+                                        1 << 16, 1);
     } catch (const Error& e) {
       rc = e.code();
       message = e.what();
@@ -577,7 +597,8 @@ TEST(ScripWeights, BrokenFiles) {
     int rc = ISTHMUS_OK;
     std::string message;
     try {
-      read_scrip_weights(MPI_COMM_WORLD, path, c.expect, &info);
+      // a slab on every rank, so that the first bad link is some rank's
+      read_scrip_weights_chunked(MPI_COMM_WORLD, path, c.expect, &info, nullptr, 1 << 16, 1);
     } catch (const Error& e) {
       rc = e.code();
       message = e.what();
@@ -636,8 +657,7 @@ TEST(ScripWeights, CallerMistakes) {
                                             : "rmp_torc_to_lmdz_BILINEAR.nc");
     std::tie(rc, msg) = run([&] { read_scrip_weights(MPI_COMM_WORLD, other, {}, &info); });
     EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_ARG));
-    EXPECT_EQ(msg, "the header of the weights file (num_links, num_wgts, grid sizes) must be the "
-                   "same on every rank, but ranks 0 and " +
+    EXPECT_EQ(msg, "the path of the weights file must be the same on every rank, but ranks 0 and " +
                        std::to_string(world_size() - 1) + " pass different ones");
   }
   // A correct call afterwards works.
