@@ -354,7 +354,8 @@ void Coupler::enddef() {
   };
   struct Pending {
     CouplingEnds ends;
-    MPI_Comm comm;  // the pair's (the component's for a one-sided entry)
+    int sc, dc;  // the source and destination components (one of them this rank's)
+    bool pair;   // false: a one-sided entry exchanges nothing, over the component's comm
   };
   std::vector<Pending> pending;
   for (const Entry& e : config_.entries) {
@@ -429,22 +430,24 @@ void Coupler::enddef() {
     if (ends.src) ends.src_points = partitions_[partition_of(e.src_names)];
     if (ends.dst) ends.dst_points = partitions_[partition_of(e.dst_names)];
     // a one-sided entry exchanges nothing: no pair communicator is made for it
-    pending.push_back({std::move(ends), has_src && has_dst ? pair_comm(sc, dc) : local_});
+    pending.push_back({std::move(ends), sc, dc, has_src && has_dst});
   }
   // Two phases: first each component reads and routes the weights of the entries it multiplies
-  // (over its own ranks: both components at the same time), then the entries' exchanges are
-  // built over the pairs, in configuration order.
+  // (over its own ranks: both components at the same time, with no communication between
+  // them), then the pairs' communicators are made and the entries' exchanges built over them,
+  // in configuration order.
   for (Pending& p : pending) Coupling::prepare_weights(p.ends, opt_.run_dir);
   for (Pending& p : pending) {
+    const MPI_Comm comm = p.pair ? pair_comm(p.sc, p.dc) : local_;
     const Entry& e = *p.ends.entry;
     const bool src = p.ends.src, dst = p.ends.dst;
-    auto c = std::make_unique<Coupling>(p.comm, std::move(p.ends), config_.runtime, opt_.run_dir,
+    auto c = std::make_unique<Coupling>(comm, std::move(p.ends), config_.runtime, opt_.run_dir,
                                         opt_.method);
     for (size_t k = 0; k < e.src_names.size(); ++k) {
       if (src) vars_[local_var(e.src_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
       if (dst) vars_[local_var(e.dst_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
     }
-    if (timeout_s_ > 0) c->set_wait_timeout(timeout_s_, describe_ranks(p.comm));
+    if (timeout_s_ > 0) c->set_wait_timeout(timeout_s_, describe_ranks(comm));
     couplings_.push_back(std::move(c));
   }
   defined_ = true;
