@@ -356,6 +356,7 @@ void Coupler::enddef() {
     CouplingEnds ends;
     int sc, dc;  // the source and destination components (one of them this rank's)
     bool pair;   // false: a one-sided entry exchanges nothing, over the component's comm
+    int src_partition = -1, dst_partition = -1;  // this rank's, where it has that side
   };
   std::vector<Pending> pending;
   for (const Entry& e : config_.entries) {
@@ -427,16 +428,35 @@ void Coupler::enddef() {
     };
     ends.src = me_ == sc && has_src;
     ends.dst = me_ == dc && has_dst;
-    if (ends.src) ends.src_points = partitions_[partition_of(e.src_names)];
-    if (ends.dst) ends.dst_points = partitions_[partition_of(e.dst_names)];
+    const int sp = ends.src ? partition_of(e.src_names) : -1;
+    const int dp = ends.dst ? partition_of(e.dst_names) : -1;
+    if (ends.src) ends.src_points = partitions_[sp];
+    if (ends.dst) ends.dst_points = partitions_[dp];
     // a one-sided entry exchanges nothing: no pair communicator is made for it
-    pending.push_back({std::move(ends), sc, dc, has_src && has_dst});
+    pending.push_back({std::move(ends), sc, dc, has_src && has_dst, sp, dp});
   }
   // Two phases: first each component reads and routes the weights of the entries it multiplies
   // (over its own ranks: both components at the same time, with no communication between
   // them), then the pairs' communicators are made and the entries' exchanges built over them,
   // in configuration order.
-  for (Pending& p : pending) Coupling::prepare_weights(p.ends, opt_.run_dir);
+  // Entries that name the same weights file, side and partitions share its prepared links (the
+  // first entry reads and routes them, the others copy them), as OASIS reads a mapping once for
+  // all the entries that use it.
+  auto same_weights = [](const Pending& a, const Pending& b) {
+    const Entry& x = *a.ends.entry;
+    const Entry& y = *b.ends.entry;
+    return Coupling::prepared_weights(x) && Coupling::prepared_weights(y) &&
+           x.mapping->file == y.mapping->file && x.mapping->side == y.mapping->side &&
+           a.sc == b.sc && a.dc == b.dc && a.src_partition == b.src_partition &&
+           a.dst_partition == b.dst_partition && a.ends.src_grid_size == b.ends.src_grid_size &&
+           a.ends.dst_grid_size == b.ends.dst_grid_size;
+  };
+  for (size_t i = 0; i < pending.size(); ++i) {
+    size_t j = 0;
+    while (j < i && !same_weights(pending[j], pending[i])) ++j;
+    if (j < i) pending[i].ends.weights = pending[j].ends.weights;
+    else Coupling::prepare_weights(pending[i].ends, opt_.run_dir);
+  }
   for (Pending& p : pending) {
     const MPI_Comm comm = p.pair ? pair_comm(p.sc, p.dc) : local_;
     const Entry& e = *p.ends.entry;

@@ -275,6 +275,11 @@ TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
     e.mapping->side = side;
     e.mapping->side_given = true;
     cfg.entries.push_back(e);
+    // a second entry with the same weights file and partitions (its links are shared)
+    e.src_names = {"SO2"};
+    e.dst_names = {"SA2"};
+    e.line = 20;
+    cfg.entries.push_back(e);
     CouplerOptions opt;
     opt.run_dir = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
     // two components, or one component holding both grids at one rank
@@ -283,24 +288,38 @@ TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
     const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
     const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
     std::vector<int64_t> sidx = random_part(ns, ls, lr, 7), didx = random_part(nd, ls, lr, 8);
-    int so = -1, sa = -1;
-    if (src) so = c.def_var("SO", c.def_partition(ptr(list_of(ns, sidx))), VarDirection::Out, DataType::Double);
-    if (dst) sa = c.def_var("SA", c.def_partition(ptr(list_of(nd, didx))), VarDirection::In, DataType::Double);
+    int so = -1, sa = -1, so2 = -1, sa2 = -1;
+    if (src) {
+      const int part = c.def_partition(ptr(list_of(ns, sidx)));
+      so = c.def_var("SO", part, VarDirection::Out, DataType::Double);
+      so2 = c.def_var("SO2", part, VarDirection::Out, DataType::Double);
+    }
+    if (dst) {
+      const int part = c.def_partition(ptr(list_of(nd, didx)));
+      sa = c.def_var("SA", part, VarDirection::In, DataType::Double);
+      sa2 = c.def_var("SA2", part, VarDirection::In, DataType::Double);
+    }
     c.enddef();
-    std::vector<double> x(sidx.size()), y(didx.size(), -1.0);
-    for (size_t i = 0; i < sidx.size(); ++i) x[i] = src_value(sidx[i]);
+    // the second field is the first times 2: exactly twice its mapping's result
+    std::vector<double> x(sidx.size()), x2(sidx.size()), y(didx.size(), -1.0), y2(didx.size(), -1.0);
+    for (size_t i = 0; i < sidx.size(); ++i) x2[i] = 2 * (x[i] = src_value(sidx[i]));
     int64_t wrong = 0;
     for (int date = 0; date < 2; ++date) {
       if (src) {
         EXPECT_EQ(c.put(so, date, x.data()), kSent);
+        EXPECT_EQ(c.put(so2, date, x2.data()), kSent);
       }
       if (dst) {
         EXPECT_EQ(c.get(sa, date, y.data()), kRecvd);
+        EXPECT_EQ(c.get(sa2, date, y2.data()), kRecvd);
         const bool exact = c.couplings()[0]->side() == remap::Side::Dst;
         for (size_t i = 0; i < didx.size(); ++i) {
           const double r = seen[didx[i]] ? ref[didx[i]] : 0.0;
           wrong += exact ? std::memcmp(&y[i], &r, sizeof r) != 0
                          : std::fabs(y[i] - r) > 1e-14 * std::fabs(r);
+          const double r2 = 2 * r;  // doubling every product and sum is exact
+          wrong += exact ? std::memcmp(&y2[i], &r2, sizeof r2) != 0
+                         : std::fabs(y2[i] - r2) > 1e-14 * std::fabs(r2);
         }
       }
     }
