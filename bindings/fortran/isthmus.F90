@@ -19,7 +19,8 @@ module isthmus
                                 isthmus_error_name, isthmus_coupler_def_partition_oasis, &
                                 isthmus_coupler_def_var, isthmus_coupler_get_var_size, &
                                 isthmus_coupler_enddef, isthmus_coupler_put_flags, &
-                                isthmus_coupler_get, isthmus_coupler_terminate
+                                isthmus_coupler_get, isthmus_coupler_terminate, &
+                                oasis_paral_for_c
   implicit none
   private
 
@@ -253,7 +254,7 @@ contains
     if (present(global_size)) gsize = global_size
     pname = ''
     if (present(name)) pname = name
-    paral = int(ig_paral, c_int)
+    paral = oasis_paral_for_c(ig_paral)  ! OASIS's 1-based points, 0-based for isthmus
     id = -1
     call finish(self, 'def_partition', &
                 isthmus_coupler_def_partition_oasis(self%cpl, gsize, paral, size(paral), &

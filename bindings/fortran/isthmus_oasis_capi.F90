@@ -229,8 +229,25 @@ module isthmus_oasis_capi
   public :: isthmus_coupler_put_inquire, isthmus_coupler_get_ncpl, isthmus_coupler_get_freqs
   public :: isthmus_grids_write_centers, isthmus_grids_write_corners, isthmus_grids_write_angles
   public :: isthmus_grids_write_mask, isthmus_grids_write_areas, isthmus_grids_write_fractions
+  public :: oasis_paral_for_c
 
 contains
+
+  ! An OASIS partition descriptor as isthmus_coupler_def_partition_oasis takes it: OASIS's points
+  ! partitions (kind 4) list 1-based global indices (its other kinds give 0-based offsets);
+  ! isthmus's are 0-based throughout. Used by mod_oasis and by the module isthmus alike.
+  function oasis_paral_for_c(ig_paral) result(paral)
+    integer, intent(in) :: ig_paral(:)
+    integer(c_int), allocatable :: paral(:)
+    integer :: npts
+    paral = int(ig_paral, c_int)
+    if (size(paral) >= 2) then
+      if (paral(1) == 4) then
+        npts = paral(2)
+        if (npts > 0 .and. size(paral) >= 2 + npts) paral(3:2 + npts) = paral(3:2 + npts) - 1
+      end if
+    end if
+  end function
 
   ! A Fortran string as C wants it: trailing blanks dropped (Fortran pads), NUL added.
   function c_str(s) result(c)

@@ -27,6 +27,7 @@ module mod_oasis
   private :: isthmus_coupler_get_var_size, isthmus_coupler_get_component_index
   private :: isthmus_coupler_destroy, isthmus_coupler_last_error, isthmus_error_name
   private :: isthmus_coupler_def_partition_oasis, isthmus_coupler_def_var, isthmus_coupler_enddef
+  private :: oasis_paral_for_c
   private :: isthmus_coupler_put_flags, isthmus_coupler_get, isthmus_coupler_terminate
   private :: isthmus_coupler_put_inquire, isthmus_coupler_get_ncpl, isthmus_coupler_get_freqs
   private :: isthmus_grids_write_centers, isthmus_grids_write_corners, isthmus_grids_write_angles
@@ -326,22 +327,12 @@ contains
     integer(c_int64_t) :: gsize
     integer(c_int) :: part
     character(len=ic_lvar) :: pname
-    integer :: npts
 
     if (present(kinfo)) kinfo = OASIS_Ok
     id_part = OASIS_NotDef
     call require_coupler('oasis_def_partition')
     if (.not. process%coupled) return
-    allocate(paral(size(kparal)))
-    paral = int(kparal, c_int)
-    ! OASIS's points partitions list 1-based global indices (its other kinds give 0-based
-    ! offsets); isthmus's are 0-based throughout
-    if (size(paral) >= 2) then
-      if (paral(CLIM_Strategy) == CLIM_Points) then
-        npts = paral(CLIM_Segments)
-        if (npts > 0 .and. size(paral) >= 2 + npts) paral(3:2 + npts) = paral(3:2 + npts) - 1
-      end if
-    end if
+    paral = oasis_paral_for_c(kparal)  ! OASIS's 1-based points, 0-based for isthmus
     gsize = -1
     if (present(ig_size)) gsize = ig_size
     if (present(name)) then

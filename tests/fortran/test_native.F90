@@ -2,8 +2,8 @@
 ! last rank running natb, the others nata. They exchange four fields on a 1-D grid of 12 points
 ! (identity entries of the namcouple this program writes, every 2 s, LAG=0): X (real(8), 1-D)
 ! and B (real(8), a bundle of 3 levels in a 2-D array) from nata, Y (real(4), 1-D) and C
-! (real(4), a bundle of 2) from natb. nata holds an apple partition, natb an orange one of two
-! segments. Every value and every info code is checked. Errors through stat, after which the
+! (real(4), a bundle of 2) from natb. nata holds an apple partition, natb a points one (1-based,
+! as in OASIS). Every value and every info code is checked. Errors through stat, after which the
 ! program goes on: def_field of a partition that does not exist, a put of the wrong kind, a put
 ! of the wrong shape (1-D for a bundle, a wrong size) and a second create. Also: local_comm, run_dir, timeout, report.
 program test_native
@@ -49,7 +49,8 @@ program test_native
   call MPI_Comm_size(comm, lsize, ierr)
   call expect(lsize, merge(wsize - 1, 1, in_a), 'the local communicator''s size')
 
-  ! nata: an apple partition; natb (one rank): an orange of two segments, 6..11 then 0..5
+  ! nata: an apple partition; natb (one rank): a points partition (OASIS's 1-based indices),
+  ! 7..12 then 1..6, i.e. global points 6..11 then 0..5
   if (in_a) then
     first = n * lrank / lsize
     cnt = n * (lrank + 1) / lsize - first
@@ -57,7 +58,7 @@ program test_native
     gidx = [(first + i - 1, i = 1, cnt)]
   else
     cnt = n
-    paral = [3, 2, 6, 6, 0, 6]
+    paral = [4, 12, (6 + i, i = 1, 6), (i, i = 1, 6)]
     gidx = [(6 + i - 1, i = 1, 6), (i - 1, i = 1, 6)]
   end if
   call cpl%def_partition(part, paral, global_size=n, name=merge('agrid', 'bgrid', in_a))
