@@ -36,6 +36,12 @@ for a in "$@"; do
   args+=("$a")
 done
 cd "$run"
+# Under make test-asan the library is sanitized: a Python interpreter that loads it through
+# ctypes needs the sanitizer runtimes preloaded (as tests/run_pytest.sh; Python's own
+# allocations are not checked)
+if [[ $(basename "${args[0]}") == python* && -n "${ISTHMUS_PYTHON_PRELOAD:-}" ]]; then
+  export LD_PRELOAD="$ISTHMUS_PYTHON_PRELOAD" ASAN_OPTIONS=detect_leaks=0
+fi
 # a coupling that never comes fails the run instead of stalling it
 export ISTHMUS_COUPLER_TIMEOUT=${ISTHMUS_COUPLER_TIMEOUT:-120}
 "$mpirun_sh" "$nocean" "${args[@]}" ocean : -n "$natmos" "${args[@]}" atmos
