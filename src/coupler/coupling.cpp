@@ -72,7 +72,6 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
   const Entry& e = *ends_.entry;
   src_shape_ = shape_of(e.src_nx, e.src_ny, ends_.src_grid_size);
   dst_shape_ = shape_of(e.dst_nx, e.dst_ny, ends_.dst_grid_size);
-  files_ = ends_.local;
 
   // OASIS's oasis_advance_init: a lagged put entry starts from its restart file. Whether the
   // file is usable is settled before the exchange is built, so that its agreement fails every
@@ -87,13 +86,13 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
     } else {
       const std::string path = in_run_dir(e.restart_file);
       std::string missing;
-      if (!file_exists(files_, path)) {
+      if (!file_exists(files(), path)) {
         missing = "the restart file \"" + path + "\" does not exist";
       } else {
         for (int f = 0; f < nfields_ && missing.empty(); ++f)
           for (int l = 0; l < ends_.levels[f] && missing.empty(); ++l) {
             const std::string v = level_name(e.src_names[f], l, ends_.levels[f]);
-            if (!restart_has_variable(files_, path, v))
+            if (!restart_has_variable(files(), path, v))
               missing = "the restart file \"" + path + "\" has no variable \"" + v + "\"";
           }
       }
@@ -118,7 +117,7 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
     // messages, bytes and waiting time for the communication report: a clock read per exchange
     (mapping_ ? mapping_->redist() : *redist_).trace().set_on(true);
   } else {
-    agreement.conclude(files_);  // one component only: nothing is exchanged
+    agreement.conclude(files());  // one component only: nothing is exchanged
   }
 
   for (int f = 0; f < nfields_; ++f) {
@@ -137,14 +136,14 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
   // directory; both sides of an EXPOUT entry write what they exchange.
   const std::string dir = run_dir_ + "/";
   if (ends_.src && (e.status == FieldStatus::Expout || e.status == FieldStatus::Output))
-    src_output_ = std::make_unique<OutputFile>(files_, ends_.src_points, src_shape_,
+    src_output_ = std::make_unique<OutputFile>(files(), ends_.src_points, src_shape_,
                                                ends_.src_component, ends_.number, dir);
   if (ends_.dst && e.status == FieldStatus::Expout)
-    dst_output_ = std::make_unique<OutputFile>(files_, ends_.dst_points, dst_shape_,
+    dst_output_ = std::make_unique<OutputFile>(files(), ends_.dst_points, dst_shape_,
                                                ends_.dst_component, ends_.number, dir);
   if (ends_.dst && e.status == FieldStatus::Input) {
     const bool absolute = !e.input_file.empty() && e.input_file[0] == '/';
-    input_ = std::make_unique<InputFile>(files_, ends_.dst_points, dst_shape_, e.input_file,
+    input_ = std::make_unique<InputFile>(files(), ends_.dst_points, dst_shape_, e.input_file,
                                          ends_.dst_component, absolute ? "" : dir);
   }
 
@@ -171,9 +170,7 @@ void Coupling::prepare_weights(CouplingEnds& ends, const std::string& run_dir) {
   const bool dst_side = e.mapping->side == MapSide::Dst;
   if (!(dst_side ? ends.dst : ends.src)) return;  // the other component
   const std::string path = path_in(run_dir, e.mapping->file);
-  remap::WeightsExpect expect;
-  expect.src_grid_size = ends.src_grid_size;
-  expect.dst_grid_size = ends.dst_grid_size;
+  const remap::WeightsExpect expect{ends.src_grid_size, ends.dst_grid_size};
   try {
     remap::WeightsInfo info;
     remap::LinkSlab slab = remap::read_scrip_weights(ends.local, path, expect, &info);
@@ -206,9 +203,7 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
                                                   ends_.dst_grid_size, std::move(ends_.weights),
                                                   mo, agreement);
     } else {
-      remap::WeightsExpect expect;
-      expect.src_grid_size = ends_.src_grid_size;
-      expect.dst_grid_size = ends_.dst_grid_size;
+      const remap::WeightsExpect expect{ends_.src_grid_size, ends_.dst_grid_size};
       remap::WeightsInfo info;
       Agreement read_agreement;
       remap::LinkSlab slab =
@@ -255,12 +250,12 @@ void Coupling::set_conservation() {
   Agreement agreement;
   try {
     if (ends_.src) {
-      AreasAndMask am = read_areas_and_mask(files_, run_dir_, e.src_grid, ends_.src_points, src_shape_);
+      AreasAndMask am = read_areas_and_mask(files(), run_dir_, e.src_grid, ends_.src_points, src_shape_);
       c.src_area = std::move(am.area);
       c.src_mask = std::move(am.active);
     }
     if (ends_.dst) {
-      AreasAndMask am = read_areas_and_mask(files_, run_dir_, e.dst_grid, ends_.dst_points, dst_shape_);
+      AreasAndMask am = read_areas_and_mask(files(), run_dir_, e.dst_grid, ends_.dst_points, dst_shape_);
       c.dst_area = std::move(am.area);
       c.dst_mask = std::move(am.active);
     }
@@ -292,7 +287,7 @@ std::vector<FieldData> Coupling::dst_fields(std::vector<std::vector<double>>& va
 
 void Coupling::read_lagged_restart() {
   const Entry& e = *ends_.entry;
-  read_restart(files_, in_run_dir(e.restart_file), ends_.src_points, src_shape_, "",
+  read_restart(files(), in_run_dir(e.restart_file), ends_.src_points, src_shape_, "",
                src_fields(send_));
 }
 
@@ -303,10 +298,10 @@ void Coupling::read_partial_restart() {
   // 4.0 and later name the state after the entry, 2.0 after the operation; a file without
   // either starts the accumulation from nothing (OASIS reads it with abort=.false.)
   std::string prefix, counter;
-  if (restart_has_variable(files_, path, loctrans_counter_name(ends_.number))) {
+  if (restart_has_variable(files(), path, loctrans_counter_name(ends_.number))) {
     prefix = loctrans_prefix(ends_.number);
     counter = loctrans_counter_name(ends_.number);
-  } else if (restart_has_variable(files_, path, loctrans_counter_name_oasis2(op))) {
+  } else if (restart_has_variable(files(), path, loctrans_counter_name_oasis2(op))) {
     prefix = loctrans_prefix_oasis2(op);
     counter = loctrans_counter_name_oasis2(op);
   } else {
@@ -319,7 +314,7 @@ void Coupling::read_partial_restart() {
     nlevels += ends_.levels[f];
   }
   std::vector<RestartCounter> counters = {{counter, std::vector<int>(nlevels, 0)}};
-  read_restart(files_, path, ends_.src_points, src_shape_, prefix, src_fields(states), &counters);
+  read_restart(files(), path, ends_.src_points, src_shape_, prefix, src_fields(states), &counters);
   // OASIS counts per field level; all levels of a field are put together, so the first
   // level's count is the field's
   for (int f = 0, level = 0; f < nfields_; level += ends_.levels[f], ++f)
@@ -335,7 +330,7 @@ void Coupling::write_partial_restart(const std::string& path) {
     else states.push_back(acc_[f].state());
     counts.insert(counts.end(), ends_.levels[f], instant() ? 0 : acc_[f].oasis_counter());
   }
-  write_restart(files_, path, ends_.src_points, src_shape_, loctrans_prefix(ends_.number),
+  write_restart(files(), path, ends_.src_points, src_shape_, loctrans_prefix(ends_.number),
                 src_fields(states), {{loctrans_counter_name(ends_.number), counts}});
 }
 
@@ -413,11 +408,11 @@ int Coupling::emit(int date, int64_t lagged) {
   if (!e.restart_file.empty()) {
     if (e.lag > 0 && runtime_ > 0 && lagged == runtime_) {
       info = kToRest;
-      write_restart(files_, in_run_dir(e.restart_file), ends_.src_points, src_shape_, "",
+      write_restart(files(), in_run_dir(e.restart_file), ends_.src_points, src_shape_, "",
                     src_fields(send_));
     } else if (write_restart_) {
       write_restart_ = false;
-      write_restart(files_, in_run_dir(dated_file("TC", date, e.restart_file)), ends_.src_points,
+      write_restart(files(), in_run_dir(dated_file("TC", date, e.restart_file)), ends_.src_points,
                     src_shape_, "", src_fields(send_));
     }
   }

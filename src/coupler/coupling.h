@@ -139,12 +139,12 @@ class Coupling {
   int64_t runtime_;
   int nfields_;
   std::string run_dir_;
-  // ends_.local: the component's communicator (the coupler's own, never the model's). File
-  // calls are blocking and collective over the component, made in the model's program order on
-  // each of its ranks, so they share it with the component's other calls of that kind (a
-  // communicator per entry cost an MPI_Comm_dup each: milliseconds of set-up when ranks share
-  // cores); the exchanges never use it.
-  MPI_Comm files_ = MPI_COMM_NULL;
+  // The communicator of file calls: ends_.local, the component's (the coupler's own, never the
+  // model's). File calls are blocking and collective over the component, made in the model's
+  // program order on each of its ranks, so they share it with the component's other calls of
+  // that kind (a communicator per entry cost an MPI_Comm_dup each: milliseconds of set-up when
+  // ranks share cores); the exchanges never use it.
+  MPI_Comm files() const { return ends_.local; }
   GridShape src_shape_, dst_shape_;
   std::unique_ptr<OutputFile> src_output_, dst_output_;
   std::unique_ptr<InputFile> input_;

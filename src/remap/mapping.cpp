@@ -98,9 +98,9 @@ constexpr int64_t kRouteChunk = int64_t{1} << 17;
 
 // Sends every record (width int64 values, the first a key in [0, n)) to every rank whose part
 // holds the key (with lowest_only: to the lowest of them), through the homes of a directory
-// block-distributed over the ranks homes.first .. homes.first + homes.count - 1. key(k) is the key of record k < nrecords and make(k, out) writes
-// its width values to out. The records travel in rounds of at most kRouteChunk per rank (as many
-// rounds as the busiest rank needs), two sparse exchanges a round, O(records * log P) per rank.
+// block-distributed over the ranks homes.first .. homes.first + homes.count - 1. key(k) is the
+// key of record k < nrecords and make(k, out) writes its width values to out. The records travel
+// in rounds of at most kRouteChunk per rank (as many rounds as the busiest rank needs), two sparse exchanges a round, O(records * log P) per rank.
 // consume(record) takes each record received (in an order that depends only on the data) as it
 // arrives, so that no rank ever holds all its routed records twice, and reserve(m) comes before
 // m more of them; counts the records whose key no rank holds. A record whose home or holder is
@@ -336,11 +336,30 @@ class DistinctValues {
   std::vector<int64_t> values_, position_;
 };
 
-// The checks of links that both ways of building a mapping make: the arrays' lengths, every
-// index inside its grid, every weight finite; the first bad link is named.
-void check_links(const Links& links, int64_t src_grid_size, int64_t dst_grid_size) {
+// The checks of the grids that both ways of building a mapping make: sizes not negative, and
+// each part given (src or dst, may be null) as large as its grid.
+void check_grids(const IndexList* src, const IndexList* dst, int64_t src_grid_size,
+                 int64_t dst_grid_size) {
+  if (src_grid_size < 0 || dst_grid_size < 0)
+    fail(ISTHMUS_ERR_ARG, "grid sizes ", src_grid_size, " (source) and ", dst_grid_size,
+         " (destination) must not be negative");
+  if (src && src->global_size() != src_grid_size)
+    fail(ISTHMUS_ERR_ARG, "the source decomposition has global size ", src->global_size(),
+         " but the source grid has ", src_grid_size, " points");
+  if (dst && dst->global_size() != dst_grid_size)
+    fail(ISTHMUS_ERR_ARG, "the destination decomposition has global size ", dst->global_size(),
+         " but the destination grid has ", dst_grid_size, " points");
+}
+
+// The checks of links that both ways of building a mapping make: their number of weights (and
+// second-order weights on the destination side only), the arrays' lengths, every index inside
+// its grid, every weight finite; the first bad link is named.
+void check_links(const Links& links, Side side, int64_t src_grid_size, int64_t dst_grid_size) {
   if (links.num_wgts < 1 || links.num_wgts > 8)
     fail(ISTHMUS_ERR_ARG, "links have ", links.num_wgts, " weights each (1 to 8)");
+  if (links.num_wgts > 1 && side != Side::Dst)
+    fail(ISTHMUS_ERR_ARG, "links with ", links.num_wgts, " weights (second-order conservative) "
+         "are applied on the destination side only so far; side '", side_name(side), "'");
   if (links.src.size() != links.size() || links.dst.size() != links.size() ||
       links.weights.size() != links.size() * static_cast<size_t>(links.num_wgts))
     fail(ISTHMUS_ERR_ARG, "the link arrays differ in length (", links.size(), " numbers, ",
@@ -455,18 +474,9 @@ PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part
     if (side != Side::Dst && side != Side::Src)
       fail(ISTHMUS_ERR_ARG, "links are prepared for the side that multiplies, dst or src, not '",
            side_name(side), "'");
-    if (src_grid_size < 0 || dst_grid_size < 0)
-      fail(ISTHMUS_ERR_ARG, "grid sizes ", src_grid_size, " (source) and ", dst_grid_size,
-           " (destination) must not be negative");
-    const int64_t size = side == Side::Dst ? dst_grid_size : src_grid_size;
-    if (part && part->global_size() != size)
-      fail(ISTHMUS_ERR_ARG, "the ", side == Side::Dst ? "destination" : "source",
-           " decomposition has global size ", part->global_size(), " but its grid has ", size,
-           " points");
-    check_links(links, src_grid_size, dst_grid_size);
-    if (links.num_wgts > 1 && side != Side::Dst)
-      fail(ISTHMUS_ERR_ARG, "links with ", links.num_wgts, " weights (second-order conservative) "
-           "are applied on the destination side only so far; side '", side_name(side), "'");
+    check_grids(side == Side::Src ? part : nullptr, side == Side::Dst ? part : nullptr,
+                src_grid_size, dst_grid_size);
+    check_links(links, side, src_grid_size, dst_grid_size);
   });
   a.match("the mapping side", static_cast<int64_t>(side));
   a.match("the source grid size", src_grid_size);
@@ -514,15 +524,7 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   if (prepared && prepared->failure)  // the side's own failure first: it is the cause
     agreement.record(prepared->failure->code(), prepared->failure->what());
   agreement.check([&] {
-    if (src_grid_size < 0 || dst_grid_size < 0)
-      fail(ISTHMUS_ERR_ARG, "grid sizes ", src_grid_size, " (source) and ", dst_grid_size,
-           " (destination) must not be negative");
-    if (src && src->global_size() != src_grid_size)
-      fail(ISTHMUS_ERR_ARG, "the source decomposition has global size ", src->global_size(),
-           " but the source grid has ", src_grid_size, " points");
-    if (dst && dst->global_size() != dst_grid_size)
-      fail(ISTHMUS_ERR_ARG, "the destination decomposition has global size ", dst->global_size(),
-           " but the destination grid has ", dst_grid_size, " points");
+    check_grids(src, dst, src_grid_size, dst_grid_size);
     if (nfields < 1) fail(ISTHMUS_ERR_ARG, "a mapping needs at least one field");
     for (int f = 0; f < nfields; ++f)
       if (opt_.nlevels[f] < 1)
@@ -538,10 +540,7 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     if (!opt_.fused && opt_.keep_unmapped)
       fail(ISTHMUS_ERR_ARG, "the unfused path cannot keep unmapped values (keep_unmapped)");
     if (links) {
-      if (links->num_wgts > 1 && links->num_wgts <= 8 && opt_.side != Side::Dst)
-        fail(ISTHMUS_ERR_ARG, "links with ", links->num_wgts, " weights (second-order conservative) "
-             "are applied on the destination side only so far; side '", side_name(opt_.side), "'");
-      check_links(*links, src_grid_size, dst_grid_size);
+      check_links(*links, opt_.side, src_grid_size, dst_grid_size);
     } else {
       if (opt_.side == Side::Auto)
         fail(ISTHMUS_ERR_ARG, "a mapping from prepared links needs the side that multiplies "
