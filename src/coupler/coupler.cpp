@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "base/agreement.h"
+#include "base/broadcast.h"
 #include "base/error.h"
 #include "base/hash.h"
 
@@ -26,14 +27,6 @@ uint64_t hash_of(const std::string& s, uint64_t seed) {
 
 const char* direction_name(VarDirection d) { return d == VarDirection::In ? "in" : "out"; }
 
-
-// Broadcasts a string from `root` of comm.
-void broadcast(MPI_Comm comm, std::string& s, int root = 0) {
-  long long n = static_cast<long long>(s.size());
-  ISTHMUS_MPI(MPI_Bcast(&n, 1, MPI_LONG_LONG, root, comm));
-  s.resize(static_cast<size_t>(n));
-  if (n > 0) ISTHMUS_MPI(MPI_Bcast(s.data(), static_cast<int>(n), MPI_CHAR, root, comm));
-}
 
 // The communicator of some ranks of `world` (in the order given), made by them alone — never a
 // collective over the world — with MPI errors returned.

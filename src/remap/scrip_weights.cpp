@@ -8,6 +8,8 @@
 #include <cstring>
 #include <optional>
 
+#include "base/broadcast.h"
+
 namespace isthmus::remap {
 
 namespace {
@@ -72,12 +74,6 @@ WeightsInfo unpack_header(Unpacker& u) {
   return h;
 }
 
-void broadcast_text(MPI_Comm comm, std::string& b) {
-  int64_t n = static_cast<int64_t>(b.size());
-  ISTHMUS_MPI(MPI_Bcast(&n, 1, MPI_INT64_T, 0, comm));
-  b.resize(static_cast<size_t>(n));
-  ISTHMUS_MPI(MPI_Bcast(b.data(), static_cast<int>(n), MPI_CHAR, 0, comm));
-}
 
 std::string quoted(const std::string& path) { return "weights file \"" + path + "\""; }
 
@@ -464,7 +460,7 @@ LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
         }
       }
     }
-    broadcast_text(comm, blob);
+    broadcast(comm, blob);
     Unpacker u{blob};
     const int64_t status = u.word();
     if (status == 1) {  // every rank fails as rank 0 did (as if it had read the header itself)
