@@ -179,8 +179,8 @@ void check_field_list(Agreement& a, int64_t local, const std::vector<FieldData>&
   a.match_hash("the field names and levels", h >> 2);
 }
 
-void check_fields(Agreement& a, const IndexList& points, GridShape shape,
-                  const std::vector<FieldData>& fields) {
+// The grid of a file: the points cover nx * ny, the same nx and ny on every rank.
+void check_grid(Agreement& a, const IndexList& points, GridShape shape) {
   a.check([&] {
     const int64_t n = checked_global_size(shape);
     if (points.global_size() != n)
@@ -189,6 +189,11 @@ void check_fields(Agreement& a, const IndexList& points, GridShape shape,
   });
   a.match("nx", shape.nx);
   a.match("ny", shape.ny);
+}
+
+void check_fields(Agreement& a, const IndexList& points, GridShape shape,
+                  const std::vector<FieldData>& fields) {
+  check_grid(a, points, shape);
   check_field_list(a, points.size(), fields);
 }
 
@@ -638,14 +643,7 @@ namespace {
 // The gather of an output or input file, once the points and the grid agree on every rank.
 std::unique_ptr<RootGather> gather_for(MPI_Comm comm, const IndexList& points, GridShape shape) {
   Agreement a;
-  a.check([&] {
-    const int64_t n = checked_global_size(shape);
-    if (points.global_size() != n)
-      fail(ISTHMUS_ERR_ARG, "the points' global size ", points.global_size(),
-           " is not nx * ny = ", shape.nx, " * ", shape.ny);
-  });
-  a.match("nx", shape.nx);
-  a.match("ny", shape.ny);
+  check_grid(a, points, shape);
   return std::make_unique<RootGather>(comm, points, shape.nx * shape.ny, a);
 }
 
