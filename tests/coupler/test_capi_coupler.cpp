@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "capi_reference.h"
 #include "mpi_test_util.h"
 
 namespace {
@@ -26,26 +27,10 @@ double flux(int64_t g) { return -120.0 + 80 * std::cos(g * 0.003); }
 // tests/remap/test_mapping_file.cpp proves equal to a hand-written serial sum): the mapping
 // applied on this rank alone.
 std::vector<double> reference(const std::string& file, int64_t ns, int64_t nd, double (*f)(int64_t)) {
-  isthmus_context* ctx = nullptr;
-  EXPECT_EQ(isthmus_context_create(MPI_COMM_SELF, &ctx), ISTHMUS_OK);
-  const int64_t zero = 0;
-  isthmus_decomp *s = nullptr, *d = nullptr;
-  EXPECT_EQ(isthmus_decomp_create_segments(ctx, ns, 1, &zero, &ns, &s), ISTHMUS_OK);
-  EXPECT_EQ(isthmus_decomp_create_segments(ctx, nd, 1, &zero, &nd, &d), ISTHMUS_OK);
-  isthmus_mapping* m = nullptr;
-  const int one = 1;
-  EXPECT_EQ(isthmus_mapping_create_file(ctx, (kData + "/" + file).c_str(), s, d, 1, &one, nullptr, &m),
-            ISTHMUS_OK) << isthmus_last_error(ctx);
-  std::vector<double> x(ns), y(nd, 0.0);
+  std::vector<double> x(static_cast<size_t>(ns));
   for (int64_t g = 0; g < ns; ++g) x[g] = f(g);
-  const double* xp = x.data();
-  double* yp = y.data();
-  EXPECT_EQ(isthmus_mapping_apply(m, &xp, &yp), ISTHMUS_OK);
-  isthmus_mapping_destroy(&m);
-  isthmus_decomp_destroy(&s);
-  isthmus_decomp_destroy(&d);
-  isthmus_context_destroy(&ctx);
-  return y;
+  const std::vector<std::vector<double>> y = apply_serially(kData + "/" + file, ns, nd, {x});
+  return y.empty() ? std::vector<double>(static_cast<size_t>(nd), 0.0) : y[0];
 }
 
 // OASIS apple partition of [0, n) over `size` ranks: {1, offset, length}.

@@ -24,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "capi_reference.h"
 #include "mpi_test_util.h"
 
 namespace {
@@ -644,31 +645,10 @@ double sst(int64_t g, int t) { return 271.0 + 30 * std::sin(g * 0.0007 + t) + g 
 
 // The serial application of a weights file (this rank alone), for each date.
 std::vector<std::vector<double>> reference(const std::string& file, int dates) {
-  std::vector<std::vector<double>> out;
-  isthmus_context* ctx = nullptr;
-  EXPECT_EQ(isthmus_context_create(MPI_COMM_SELF, &ctx), ISTHMUS_OK);
-  const int64_t zero = 0, ns = kTorc, nd = kLmdz;
-  isthmus_decomp *s = nullptr, *d = nullptr;
-  EXPECT_EQ(isthmus_decomp_create_segments(ctx, ns, 1, &zero, &ns, &s), ISTHMUS_OK);
-  EXPECT_EQ(isthmus_decomp_create_segments(ctx, nd, 1, &zero, &nd, &d), ISTHMUS_OK);
-  isthmus_mapping* m = nullptr;
-  const int one = 1;
-  EXPECT_EQ(isthmus_mapping_create_file(ctx, (kData + "/" + file).c_str(), s, d, 1, &one, nullptr, &m),
-            ISTHMUS_OK)
-      << isthmus_last_error(ctx);
-  for (int t = 0; t < dates && m; ++t) {
-    std::vector<double> x(ns), y(nd, 0.0);
-    for (int64_t g = 0; g < ns; ++g) x[g] = sst(g, t);
-    const double* xp = x.data();
-    double* yp = y.data();
-    EXPECT_EQ(isthmus_mapping_apply(m, &xp, &yp), ISTHMUS_OK) << isthmus_last_error(ctx);
-    out.push_back(y);
-  }
-  isthmus_mapping_destroy(&m);
-  isthmus_decomp_destroy(&s);
-  isthmus_decomp_destroy(&d);
-  isthmus_context_destroy(&ctx);
-  return out;
+  std::vector<std::vector<double>> inputs(static_cast<size_t>(dates), std::vector<double>(kTorc));
+  for (int t = 0; t < dates; ++t)
+    for (int64_t g = 0; g < kTorc; ++g) inputs[t][g] = sst(g, t);
+  return apply_serially(kData + "/" + file, kTorc, kLmdz, inputs);
 }
 
 }  // namespace
