@@ -4,6 +4,7 @@
 # isthmus read too; one executable started as both components (MPMD). Fails unless both say ok.
 # Usage: run_interface.sh MPIRUN_SH EXE NOCN NATM [bundle]
 #   bundle: the executable was built with the bundle field (not under -DOASIS_2_0)
+# KEEP=1 in the environment keeps the run directory (OASIS writes its logs, nout.000000, there).
 set -euo pipefail
 mpirun_sh=$1 exe=$2 nocn=$3 natm=$4 bundle=${5:-}
 dir=$(mktemp -d /tmp/isthmus-finterface-XXXXXX)
