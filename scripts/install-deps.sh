@@ -9,6 +9,7 @@ APT_PACKAGES=(
   libnetcdf-dev netcdf-bin libnetcdff-dev
   libgtest-dev libyaml-cpp-dev
   libsimgrid-dev simgrid
+  libnanoflann-dev  # the spatial index of weight generation (header-only)
   liboasis3-dev  # OASIS3-MCT 2.0: the tests build an OASIS3-MCT model against it and against isthmus
 )
 PY_MODULES=(mpi4py numpy netCDF4 matplotlib pytest tqdm)

@@ -1,0 +1,122 @@
+// The spatial index of weight generation (nanoflann's k-d tree) and the area of a spherical
+// polygon.
+#include "remap/sphere.h"
+
+#include "remap/nanoflann.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace isthmus::remap {
+
+namespace {
+
+struct Cloud {
+  std::vector<Vec3> pts;
+  size_t kdtree_get_point_count() const { return pts.size(); }
+  double kdtree_get_pt(size_t i, size_t d) const {
+    return d == 0 ? pts[i].x : (d == 1 ? pts[i].y : pts[i].z);
+  }
+  template <class BBox>
+  bool kdtree_get_bbox(BBox&) const {
+    return false;
+  }
+};
+
+using Tree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<double, Cloud>,
+                                                 Cloud, 3, uint32_t>;
+
+}  // namespace
+
+struct PointIndex::Impl {
+  Cloud cloud;
+  std::vector<int64_t> ids;
+  std::unique_ptr<Tree> tree;
+
+  // (squared chord, position) of every point within squared chord r2 (inclusive), sorted by
+  // distance then id.
+  void collect(const double q[3], double r2, std::vector<std::pair<uint32_t, double>>* hits) const {
+    hits->clear();
+    nanoflann::SearchParams params;
+    params.sorted = false;
+    tree->radiusSearch(q, std::nextafter(r2, std::numeric_limits<double>::infinity()), *hits,
+                       params);
+    std::sort(hits->begin(), hits->end(), [this](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second < b.second : ids[a.first] < ids[b.first];
+    });
+  }
+};
+
+PointIndex::PointIndex(std::vector<Vec3> points, std::vector<int64_t> ids)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->cloud.pts = std::move(points);
+  impl_->ids = std::move(ids);
+  impl_->tree = std::make_unique<Tree>(3, impl_->cloud, nanoflann::KDTreeSingleIndexAdaptorParams(16));
+}
+
+PointIndex::~PointIndex() = default;
+PointIndex::PointIndex(PointIndex&&) noexcept = default;
+PointIndex& PointIndex::operator=(PointIndex&&) noexcept = default;
+
+int64_t PointIndex::size() const { return static_cast<int64_t>(impl_->ids.size()); }
+
+void PointIndex::nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<double>* dist) const {
+  ids->clear();
+  dist->clear();
+  const int64_t n = size();
+  if (k <= 0 || n == 0) return;
+  const size_t kk = static_cast<size_t>(std::min<int64_t>(k, n));
+  const double qq[3] = {q.x, q.y, q.z};
+  std::vector<uint32_t> idx(kk);
+  std::vector<double> d2(kk);
+  nanoflann::KNNResultSet<double, uint32_t> rs(kk);
+  rs.init(idx.data(), d2.data());
+  impl_->tree->findNeighbors(rs, qq, nanoflann::SearchParams());
+  // Points at the k-th distance may be more than one: take them all, order by (distance, id).
+  std::vector<std::pair<uint32_t, double>> hits;
+  impl_->collect(qq, d2[kk - 1], &hits);
+  if (hits.size() < kk) {  // rounding in the tree's pruning: fall back to what the k-NN gave
+    hits.clear();
+    for (size_t i = 0; i < kk; ++i) hits.emplace_back(idx[i], d2[i]);
+    std::sort(hits.begin(), hits.end(), [this](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second < b.second : impl_->ids[a.first] < impl_->ids[b.first];
+    });
+  }
+  hits.resize(kk);
+  for (const auto& h : hits) {
+    ids->push_back(impl_->ids[h.first]);
+    dist->push_back(chord2_to_angle(h.second));
+  }
+}
+
+void PointIndex::within(Vec3 q, double radius, std::vector<int64_t>* ids,
+                        std::vector<double>* dist) const {
+  ids->clear();
+  dist->clear();
+  if (size() == 0 || radius < 0) return;
+  const double qq[3] = {q.x, q.y, q.z};
+  std::vector<std::pair<uint32_t, double>> hits;
+  impl_->collect(qq, angle_to_chord2(std::min(radius, M_PI)), &hits);
+  for (const auto& h : hits) {
+    ids->push_back(impl_->ids[h.first]);
+    dist->push_back(chord2_to_angle(h.second));
+  }
+}
+
+double spherical_polygon_area(const Vec3* v, int n) {
+  // Sum of the signed areas of the triangles (v0, vi, vi+1), each by the formula of Van
+  // Oosterom and Strackee: tan(E/2) = a·(b×c) / (1 + a·b + b·c + c·a).
+  if (n < 3) return 0.0;
+  double sum = 0.0;
+  for (int i = 1; i + 1 < n; ++i) {
+    const Vec3 a = v[0], b = v[i], c = v[i + 1];
+    const double num = dot(a, cross(b, c));
+    const double den = 1.0 + dot(a, b) + dot(b, c) + dot(c, a);
+    sum += 2.0 * std::atan2(num, den);
+  }
+  return std::fabs(sum);
+}
+
+}  // namespace isthmus::remap

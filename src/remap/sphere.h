@@ -1,0 +1,72 @@
+// Geometry on the unit sphere for weight generation: unit vectors, great-circle distances, and
+// the spatial index of points (nanoflann's k-d tree over unit vectors: the chord distance
+// orders points as the great-circle distance does).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace isthmus::remap {
+
+struct Vec3 {
+  double x = 0, y = 0, z = 0;
+};
+inline Vec3 operator+(Vec3 a, Vec3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
+inline Vec3 operator-(Vec3 a, Vec3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+inline Vec3 operator*(double s, Vec3 a) { return {s * a.x, s * a.y, s * a.z}; }
+inline double dot(Vec3 a, Vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+inline Vec3 cross(Vec3 a, Vec3 b) {
+  return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+}
+inline double norm(Vec3 a) { return std::sqrt(dot(a, a)); }
+inline Vec3 normalized(Vec3 a) { return (1.0 / norm(a)) * a; }
+
+// lon, lat in radians.
+inline Vec3 to_xyz(double lon, double lat) {
+  const double c = std::cos(lat);
+  return {c * std::cos(lon), c * std::sin(lon), std::sin(lat)};
+}
+inline void to_lonlat(Vec3 v, double* lon, double* lat) {
+  *lon = std::atan2(v.y, v.x);
+  *lat = std::atan2(v.z, std::sqrt(v.x * v.x + v.y * v.y));
+}
+
+// The angle between two unit vectors (radians), accurate for small and large angles.
+inline double angle(Vec3 a, Vec3 b) { return std::atan2(norm(cross(a, b)), dot(a, b)); }
+inline double great_circle(double lon1, double lat1, double lon2, double lat2) {
+  return angle(to_xyz(lon1, lat1), to_xyz(lon2, lat2));
+}
+// The angle whose chord is sqrt(chord2), and back.
+inline double chord2_to_angle(double chord2) { return 2.0 * std::asin(std::min(1.0, std::sqrt(chord2) / 2.0)); }
+inline double angle_to_chord2(double a) { const double c = 2.0 * std::sin(a / 2.0); return c * c; }
+
+// A k-d tree over a set of points of the sphere (e.g. a grid's active cell centres). Queries
+// are const and may run concurrently. Results are ordered by distance, ties by point id, so
+// that they do not depend on the tree's shape or the query order.
+class PointIndex {
+ public:
+  // ids[i] is the id reported for point i (e.g. its grid index); points given by lon/lat (radians).
+  PointIndex(std::vector<Vec3> points, std::vector<int64_t> ids);
+  ~PointIndex();
+  PointIndex(PointIndex&&) noexcept;
+  PointIndex& operator=(PointIndex&&) noexcept;
+
+  int64_t size() const;
+
+  // The k nearest points to q (fewer if the index has fewer): ids and great-circle distances
+  // (radians), nearest first, ties by id.
+  void nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<double>* dist) const;
+  // Every point within `radius` radians of q, nearest first, ties by id.
+  void within(Vec3 q, double radius, std::vector<int64_t>* ids, std::vector<double>* dist) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The area (steradians) of the spherical polygon with great-circle edges through the given
+// vertices, in order (either orientation; the result is >= 0). Degenerate polygons give 0.
+double spherical_polygon_area(const Vec3* v, int n);
+
+}  // namespace isthmus::remap
