@@ -607,6 +607,23 @@ int isthmus_mapping_create(isthmus_context* ctx, const isthmus_decomp* src,
 int isthmus_mapping_create_file(isthmus_context* ctx, const char* path, const isthmus_decomp* src,
                                 const isthmus_decomp* dst, int nfields, const int* nlevels,
                                 const isthmus_mapping_options* opt, isthmus_mapping** mapping);
+
+/* ---- Weight generation (docs/weights.md) ---------------------------------------------------
+ * Computes remapping weights from src_grid to dst_grid and writes them to out_path as a SCRIP
+ * file, over the context's ranks (each computes the links of a share of the destination points;
+ * the links are the same bits at any rank count). Grids as `isthmus weights` takes them: a
+ * SCRIP grid file, a CF file with lon/lat bounds, or OASIS's "DIR/grids.nc:NAME". stack: the
+ * interpolation stack, methods tried in order per destination point, e.g.
+ * "conservative,bilinear,nearest,fixed=0". options: NULL or "key=value" words separated by
+ * spaces: normalization=destarea|fracarea|fracnnei, neighbours=N, variance=V, order=1|2.
+ * A cache, as OASIS's SCRIPR: if out_path holds a file isthmus made from the same grids, stack
+ * and options (its attribute isthmus_weights_key), or a file another tool made, nothing is
+ * computed. *generated (may be NULL) is set to 1 if the file was written, 0 if reused.
+ * Collective; errors (a grid that cannot be read, a method the grids do not allow, an unknown
+ * option) fail on every rank with the same code. */
+int isthmus_weights_generate(isthmus_context* ctx, const char* src_grid, const char* dst_grid,
+                             const char* stack, const char* options, const char* out_path,
+                             int* generated);
 int isthmus_mapping_destroy(isthmus_mapping** mapping);
 
 /* dst_fields[f] = the mapping of src_fields[f] (ranks without a part pass NULL arrays), then the

@@ -4,6 +4,7 @@
 #include "base/agreement.h"
 #include "capi/handles.h"
 #include "remap/mapping.h"
+#include "remap/weights_gen.h"
 
 using namespace isthmus;
 using namespace isthmus::remap;
@@ -108,6 +109,31 @@ int isthmus_mapping_create_file(isthmus_context* ctx, const char* path, const is
                                        info.src_grid_size, info.dst_grid_size,
                                        links_of(std::move(slab), info.num_wgts), mo, agreement);
     *mapping = new isthmus_mapping{ctx->state, std::move(m)};
+  });
+}
+
+int isthmus_weights_generate(isthmus_context* ctx, const char* src_grid, const char* dst_grid,
+                             const char* stack, const char* options, const char* out_path,
+                             int* generated) {
+  ISTHMUS_REQUIRE_HANDLE(ctx);
+  return guarded(ctx->state.get(), __func__, [&] {
+    MPI_Comm comm = ctx->state->usable_comm();
+    GenOptions o;
+    Agreement a;
+    a.check([&] {
+      require(src_grid, "src_grid");
+      require(dst_grid, "dst_grid");
+      require(stack, "stack");
+      require(out_path, "out_path");
+      parse_stack(stack);
+      o = parse_gen_options(options ? options : "");
+    });
+    a.conclude(comm);
+    const std::string src = src_grid, dst = dst_grid;
+    const bool made = ensure_weights_file(
+        comm, out_path, [&] { return std::pair<Grid, Grid>(read_grid(src), read_grid(dst)); },
+        stack, o);
+    if (generated) *generated = made ? 1 : 0;
   });
 }
 

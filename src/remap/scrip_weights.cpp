@@ -6,6 +6,8 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <tuple>
 #include <optional>
 
 #include "base/broadcast.h"
@@ -513,7 +515,8 @@ void check_nc(int rc, const std::string& path, const char* what) {
 
 }  // namespace
 
-ScripWeightsWriter::ScripWeightsWriter(const std::string& path, const WeightsInfo& info)
+ScripWeightsWriter::ScripWeightsWriter(const std::string& path, const WeightsInfo& info,
+                                       const WeightsGridVariables* grids)
     : path_(path), info_(info) {
   if (info.num_links < 0 || info.num_wgts < 1 || info.src_grid_size < 1 || info.dst_grid_size < 1)
     fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": num_links (", info.num_links,
@@ -538,8 +541,6 @@ ScripWeightsWriter::ScripWeightsWriter(const std::string& path, const WeightsInf
     const int dst_rank = dim("dst_grid_rank", int64_t(info_.dst_grid_dims.size()));
     const int links = dim("num_links", info.num_links);
     const int wgts = dim("num_wgts", info.num_wgts);
-    (void)src_size;
-    (void)dst_size;
     int src_dims_var = -1, dst_dims_var = -1;
     check_nc(nc_def_var(ncid_, "src_grid_dims", address_type, 1, &src_rank, &src_dims_var), path,
              "src_grid_dims");
@@ -560,7 +561,10 @@ ScripWeightsWriter::ScripWeightsWriter(const std::string& path, const WeightsInf
     text("normalization", info.normalization);
     text("map_method", info.map_method);
     text("conventions", info.conventions);
+    std::vector<std::function<void()>> puts;  // the grid variables' values, after nc_enddef
+    if (grids) define_grid_variables(*grids, src_size, dst_size, &puts);
     check_nc(nc_enddef(ncid_), path, "nc_enddef");
+    for (const auto& put : puts) put();
     const std::vector<long long> src_dims(info_.src_grid_dims.begin(), info_.src_grid_dims.end());
     const std::vector<long long> dst_dims(info_.dst_grid_dims.begin(), info_.dst_grid_dims.end());
     check_nc(nc_put_var_longlong(ncid_, src_dims_var, src_dims.data()), path, "src_grid_dims");
@@ -569,6 +573,93 @@ ScripWeightsWriter::ScripWeightsWriter(const std::string& path, const WeightsInf
     nc_close(ncid_);
     ncid_ = -1;
     throw;
+  }
+}
+
+void ScripWeightsWriter::define_grid_variables(const WeightsGridVariables& g, int src_size,
+                                               int dst_size,
+                                               std::vector<std::function<void()>>* puts) {
+  const std::string& path = path_;
+  for (const auto& [name, value] : g.attributes)
+    check_nc(nc_put_att_text(ncid_, NC_GLOBAL, name.c_str(), value.size(), value.c_str()), path,
+             name.c_str());
+  for (const auto& [att, grid] : {std::pair<const char*, const Grid*>{"source_grid", g.src},
+                                  std::pair<const char*, const Grid*>{"dest_grid", g.dst}})
+    if (grid && !grid->name.empty())
+      check_nc(nc_put_att_text(ncid_, NC_GLOBAL, att, grid->name.size(), grid->name.c_str()), path,
+               att);
+  for (const auto& [side, grid, size_dim, n] :
+       {std::tuple<const char*, const Grid*, int, int64_t>{"src", g.src, src_size, info_.src_grid_size},
+        std::tuple<const char*, const Grid*, int, int64_t>{"dst", g.dst, dst_size, info_.dst_grid_size}}) {
+    if (!grid) continue;
+    const std::string s = side;
+    if (grid->size() != n)
+      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": the ", s, " grid \"", grid->name,
+           "\" has ", grid->size(), " points, the file ", n);
+    const auto def = [&](const std::string& name, nc_type type, std::vector<int> dims,
+                         const char* units) {
+      int id = -1;
+      check_nc(nc_def_var(ncid_, name.c_str(), type, int(dims.size()), dims.data(), &id), path,
+               name.c_str());
+      if (units)
+        check_nc(nc_put_att_text(ncid_, id, "units", std::strlen(units), units), path,
+                 name.c_str());
+      return id;
+    };
+    const int lat = def(s + "_grid_center_lat", NC_DOUBLE, {size_dim}, "radians");
+    const int lon = def(s + "_grid_center_lon", NC_DOUBLE, {size_dim}, "radians");
+    puts->push_back([this, lat, lon, grid, path] {
+      check_nc(nc_put_var_double(ncid_, lat, grid->lat.data()), path, "grid_center_lat");
+      check_nc(nc_put_var_double(ncid_, lon, grid->lon.data()), path, "grid_center_lon");
+    });
+    if (grid->has_corners()) {
+      int corners = -1;
+      check_nc(nc_def_dim(ncid_, (s + "_grid_corners").c_str(), size_t(grid->num_corners), &corners),
+               path, "grid_corners");
+      const int clat = def(s + "_grid_corner_lat", NC_DOUBLE, {size_dim, corners}, "radians");
+      const int clon = def(s + "_grid_corner_lon", NC_DOUBLE, {size_dim, corners}, "radians");
+      puts->push_back([this, clat, clon, grid, path] {
+        check_nc(nc_put_var_double(ncid_, clat, grid->corner_lat.data()), path, "grid_corner_lat");
+        check_nc(nc_put_var_double(ncid_, clon, grid->corner_lon.data()), path, "grid_corner_lon");
+      });
+    }
+    const int imask = def(s + "_grid_imask", NC_INT, {size_dim}, "unitless");
+    puts->push_back([this, imask, grid, n, path] {
+      std::vector<int> m(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) m[size_t(i)] = grid->active(i) ? 1 : 0;
+      check_nc(nc_put_var_int(ncid_, imask, m.data()), path, "grid_imask");
+    });
+    const std::vector<double>& area = s == "src" ? g.src_area : g.dst_area;
+    const std::vector<double>& frac = s == "src" ? g.src_frac : g.dst_frac;
+    for (const auto& [name, values, units] :
+         {std::tuple<std::string, const std::vector<double>*, const char*>{s + "_grid_area", &area, "square radians"},
+          std::tuple<std::string, const std::vector<double>*, const char*>{s + "_grid_frac", &frac, "unitless"}}) {
+      if (values->empty()) continue;
+      if (int64_t(values->size()) != n)
+        fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": ", name, " has ",
+             values->size(), " values for ", n, " points");
+      const int id = def(name, NC_DOUBLE, {size_dim}, units);
+      puts->push_back([this, id, values, path, name = name] {
+        check_nc(nc_put_var_double(ncid_, id, values->data()), path, name.c_str());
+      });
+    }
+  }
+  if (!g.dst_method.empty()) {
+    if (int64_t(g.dst_method.size()) != info_.dst_grid_size)
+      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": dst_grid_method has ",
+           g.dst_method.size(), " values for ", info_.dst_grid_size, " points");
+    int id = -1;
+    check_nc(nc_def_var(ncid_, "dst_grid_method", NC_BYTE, 1, &dst_size, &id), path,
+             "dst_grid_method");
+    check_nc(nc_put_att_text(ncid_, id, "methods", g.methods.size(), g.methods.c_str()), path,
+             "dst_grid_method");
+    const char* doc = "0-based step of the methods attribute that served the point, -1 none";
+    check_nc(nc_put_att_text(ncid_, id, "long_name", std::strlen(doc), doc), path,
+             "dst_grid_method");
+    puts->push_back([this, id, &g, path] {
+      check_nc(nc_put_var_schar(ncid_, id, reinterpret_cast<const signed char*>(g.dst_method.data())),
+               path, "dst_grid_method");
+    });
   }
 }
 

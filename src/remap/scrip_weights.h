@@ -9,10 +9,13 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "base/agreement.h"
+#include "remap/grid.h"
 
 namespace isthmus::remap {
 
@@ -95,11 +98,27 @@ LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
 // (1-based, int; int64 in CDF-5 format if a grid has 2^31 points or more), remap_matrix (double)
 // and the attributes of `info`. It does not validate the links: tests write broken files with it.
 // Errors throw isthmus::Error(ISTHMUS_ERR_FILE) naming the file.
+// SCRIP's grid variables of a weights file (what SCRIP, OASIS and CDO write, and CDO's `remap`
+// reads): {src,dst}_grid_center_lat/lon, _corner_lat/lon (when the grid has corners), _imask,
+// _area, _frac, in radians; and isthmus's record of the interpolation stack: dst_grid_method
+// (byte, per destination point: the 0-based step of `methods` that served it, -1 none) with the
+// attribute `methods` (the stack, comma-separated).
+struct WeightsGridVariables {
+  const Grid* src = nullptr;
+  const Grid* dst = nullptr;
+  std::vector<double> src_area, dst_area;  // steradians; zeros when unknown
+  std::vector<double> src_frac, dst_frac;
+  std::vector<int8_t> dst_method;          // empty: not written
+  std::string methods;
+  std::vector<std::pair<std::string, std::string>> attributes;  // more global attributes
+};
+
 class ScripWeightsWriter {
  public:
   // Creates (overwrites) `path` for info.num_links links of info.num_wgts weights (info.path is
-  // not used).
-  ScripWeightsWriter(const std::string& path, const WeightsInfo& info);
+  // not used), with the grid variables if `grids` is given (their sizes must be the info's).
+  ScripWeightsWriter(const std::string& path, const WeightsInfo& info,
+                     const WeightsGridVariables* grids = nullptr);
   ~ScripWeightsWriter();  // closes the file (if close() was not called, it may be incomplete)
   ScripWeightsWriter(const ScripWeightsWriter&) = delete;
   ScripWeightsWriter& operator=(const ScripWeightsWriter&) = delete;
@@ -110,6 +129,8 @@ class ScripWeightsWriter {
   void close();
 
  private:
+  void define_grid_variables(const WeightsGridVariables& g, int src_size, int dst_size,
+                             std::vector<std::function<void()>>* puts);
   std::string path_;
   WeightsInfo info_;
   int ncid_ = -1;

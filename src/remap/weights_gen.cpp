@@ -1,0 +1,557 @@
+// The interpolation stack over MPI ranks (weights_gen.h): parse the stack, share the destination
+// points out, run the steps, write the SCRIP file through rank 0.
+#include "remap/weights_gen.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+
+#include <netcdf.h>
+#include <unistd.h>
+
+#include "base/agreement.h"
+#include "base/error.h"
+#include "base/hash.h"
+#include "remap/scrip_weights.h"
+#include "remap/sphere.h"
+
+namespace isthmus::remap {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string trimmed(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
+}
+
+std::unique_ptr<WeightMethod> make_step(const StackStep& step, const Grid& src, const Grid& dst,
+                                        const GenOptions& o) {
+  if (step.name == "nearest") return make_nearest(src, dst, o);
+  if (step.name == "gaussian") return make_gaussian(src, dst, o);
+  if (step.name == "bilinear") return make_bilinear(src, dst, o);
+  if (step.name == "bicubic") return make_bicubic(src, dst, o);
+  if (step.name == "conservative") return make_conservative(src, dst, o);
+  fail(ISTHMUS_ERR_INTERNAL, "no method \"", step.name, "\"");
+}
+
+// The links of `part` appended to `all`, stably sorted by destination point.
+void sort_by_destination(GenLinks* links) {
+  const size_t n = links->src.size();
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return links->dst[a] < links->dst[b]; });
+  GenLinks sorted;
+  sorted.num_wgts = links->num_wgts;
+  sorted.src.reserve(n);
+  sorted.dst.reserve(n);
+  sorted.w.reserve(links->w.size());
+  const size_t nw = static_cast<size_t>(links->num_wgts);
+  for (size_t i : order) {
+    sorted.src.push_back(links->src[i]);
+    sorted.dst.push_back(links->dst[i]);
+    sorted.w.insert(sorted.w.end(), links->w.begin() + i * nw, links->w.begin() + (i + 1) * nw);
+  }
+  *links = std::move(sorted);
+}
+
+// Appends `part` to `all`, widening weights to all->num_wgts with zeros.
+void append_links(const GenLinks& part, GenLinks* all) {
+  const size_t nw = static_cast<size_t>(all->num_wgts), pw = static_cast<size_t>(part.num_wgts);
+  all->frac.insert(all->frac.end(), part.frac.begin(), part.frac.end());
+  all->src.insert(all->src.end(), part.src.begin(), part.src.end());
+  all->dst.insert(all->dst.end(), part.dst.begin(), part.dst.end());
+  for (size_t i = 0; i < part.src.size(); ++i)
+    for (size_t k = 0; k < nw; ++k) all->w.push_back(k < pw ? part.w[i * pw + k] : 0.0);
+}
+
+}  // namespace
+
+std::vector<StackStep> parse_stack(const std::string& stack) {
+  std::vector<StackStep> steps;
+  size_t pos = 0;
+  const std::string text = stack;
+  while (true) {
+    const size_t comma = text.find(',', pos);
+    const std::string word = trimmed(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    if (word.empty())
+      fail(ISTHMUS_ERR_ARG, "interpolation stack \"", stack, "\": an empty step",
+           " (expected methods separated by commas, e.g. \"conservative,bilinear,nearest\")");
+    if (!steps.empty() && steps.back().name == "fixed")
+      fail(ISTHMUS_ERR_ARG, "interpolation stack \"", stack, "\": \"", word,
+           "\" after \"fixed\", which serves every point left and ends the stack");
+    StackStep step;
+    const std::string w = lower(word);
+    if (w == "nearest" || w == "distwgt" || w == "nn") {
+      step.name = "nearest";
+    } else if (w == "gaussian" || w == "gauswgt") {
+      step.name = "gaussian";
+    } else if (w == "bilinear" || w == "bili") {
+      step.name = "bilinear";
+    } else if (w == "bicubic" || w == "bicu") {
+      step.name = "bicubic";
+    } else if (w == "conservative" || w == "conserv" || w == "conservative1") {
+      step.name = "conservative";
+    } else if (w == "fixed" || w.rfind("fixed=", 0) == 0) {
+      step.name = "fixed";
+      if (w.size() > 5) {
+        const std::string v = word.substr(6);
+        char* end = nullptr;
+        step.fixed_value = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end != '\0' || !std::isfinite(step.fixed_value))
+          fail(ISTHMUS_ERR_ARG, "interpolation stack \"", stack, "\": \"", word,
+               "\": the value after \"fixed=\" is not a finite number");
+      }
+    } else {
+      fail(ISTHMUS_ERR_ARG, "interpolation stack \"", stack, "\": \"", word,
+           "\" is not a method (expected nearest, gaussian, bilinear, bicubic, conservative or "
+           "fixed[=VALUE])");
+    }
+    steps.push_back(step);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return steps;
+}
+
+GenOptions parse_gen_options(const std::string& text) {
+  GenOptions o;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t b = text.find_first_not_of(" \t", pos);
+    if (b == std::string::npos) break;
+    const size_t e = std::min(text.find_first_of(" \t", b), text.size());
+    const std::string word = text.substr(b, e - b);
+    pos = e;
+    const size_t eq = word.find('=');
+    const std::string key = lower(word.substr(0, eq)), value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    const auto number = [&](double lo, double hi) {
+      char* end = nullptr;
+      const double v = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !(v >= lo && v <= hi))
+        fail(ISTHMUS_ERR_ARG, "weight generation option \"", word, "\": the value must be a number in [",
+             lo, ", ", hi, "]");
+      return v;
+    };
+    if (eq == std::string::npos) {
+      fail(ISTHMUS_ERR_ARG, "weight generation option \"", word, "\": expected key=value");
+    } else if (key == "normalization" || key == "normalisation") {
+      const std::string n = lower(value);
+      if (n != "destarea" && n != "fracarea" && n != "fracnnei")
+        fail(ISTHMUS_ERR_ARG, "weight generation option \"", word,
+             "\": the normalisation is destarea, fracarea or fracnnei");
+      o.normalization = n;
+    } else if (key == "neighbours" || key == "neighbors") {
+      const double v = number(1, 1024);
+      if (v != std::floor(v))
+        fail(ISTHMUS_ERR_ARG, "weight generation option \"", word, "\": not a whole number");
+      o.num_neighbours = static_cast<int>(v);
+    } else if (key == "variance") {
+      o.gaussian_variance = number(1e-300, 1e300);
+    } else if (key == "order") {
+      const double v = number(1, 2);
+      if (v != 1 && v != 2)
+        fail(ISTHMUS_ERR_ARG, "weight generation option \"", word, "\": the order is 1 or 2");
+      o.conservative_order = static_cast<int>(v);
+    } else {
+      fail(ISTHMUS_ERR_ARG, "weight generation option \"", word,
+           "\" is not known (expected normalization, neighbours, variance or order)");
+    }
+  }
+  return o;
+}
+
+std::string stack_string(const std::vector<StackStep>& steps) {
+  std::string s;
+  for (const StackStep& step : steps) {
+    if (!s.empty()) s += ",";
+    s += step.name;
+    if (step.name == "fixed") {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "=%.17g", step.fixed_value);
+      s += buf;
+    }
+  }
+  return s;
+}
+
+GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& dst,
+                                  const std::string& stack, const GenOptions& options,
+                                  const std::function<void(double)>& progress) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  GeneratedWeights out;
+  out.options = options;
+  std::vector<std::unique_ptr<WeightMethod>> methods;
+  Agreement a;
+  a.check([&] {
+    out.stack = parse_stack(stack);
+    if (src.size() < 1 || dst.size() < 1)
+      fail(ISTHMUS_ERR_ARG, "weight generation from \"", src.name, "\" (", src.size(),
+           " points) to \"", dst.name, "\" (", dst.size(), " points): a grid has no point");
+    for (const StackStep& step : out.stack)
+      if (step.name != "fixed") methods.push_back(make_step(step, src, dst, options));
+  });
+  a.match("source grid size", src.size());
+  a.match("destination grid size", dst.size());
+  a.conclude(comm);
+
+  int num_wgts = 1;
+  for (const auto& m : methods) num_wgts = std::max(num_wgts, m->num_wgts());
+  out.links.num_wgts = num_wgts;
+
+  // The block of this rank: equal numbers of active destination points, in index order.
+  const int64_t n = dst.size();
+  int64_t active_total = 0;
+  for (int64_t d = 0; d < n; ++d) active_total += dst.active(d) ? 1 : 0;
+  const int64_t first_active = active_total * rank / nranks;
+  const int64_t end_active = active_total * (rank + 1) / nranks;
+  std::vector<int64_t> todo;
+  int64_t seen = 0;
+  out.dst_begin = -1;
+  for (int64_t d = 0; d < n; ++d) {
+    if (!dst.active(d)) continue;
+    if (seen == first_active && out.dst_begin < 0) out.dst_begin = d;
+    if (seen >= first_active && seen < end_active) todo.push_back(d);
+    ++seen;
+    if (seen == end_active) {
+      out.dst_end = d + 1;
+      break;
+    }
+  }
+  // Masked points belong to the block their index falls in: rank 0 starts at 0, the last ends
+  // at n, and each block ends where the next begins.
+  {
+    std::vector<int64_t> begins(static_cast<size_t>(nranks));
+    int64_t b = out.dst_begin < 0 ? -1 : out.dst_begin;
+    ISTHMUS_MPI(MPI_Allgather(&b, 1, MPI_INT64_T, begins.data(), 1, MPI_INT64_T, comm));
+    // A rank without an active point begins where the next one with points does.
+    int64_t next = n;
+    for (int r = nranks - 1; r >= 0; --r) {
+      if (begins[size_t(r)] < 0) begins[size_t(r)] = next;
+      next = begins[size_t(r)];
+    }
+    begins[0] = 0;
+    out.dst_begin = begins[size_t(rank)];
+    out.dst_end = rank + 1 < nranks ? begins[size_t(rank) + 1] : n;
+  }
+  out.method_of.assign(static_cast<size_t>(out.dst_end - out.dst_begin), int8_t{-1});
+
+  std::vector<int64_t> served(out.stack.size(), 0);
+  std::vector<double> seconds(out.stack.size(), 0.0);
+  Agreement run;
+  run.check([&] {
+    size_t m = 0;
+    for (size_t s = 0; s < out.stack.size() && !todo.empty(); ++s) {
+      const double t0 = MPI_Wtime();
+      std::vector<int64_t> left;
+      if (out.stack[s].name == "fixed") {
+        for (int64_t d : todo) out.method_of[size_t(d - out.dst_begin)] = int8_t(s);
+        served[s] = static_cast<int64_t>(todo.size());
+      } else {
+        GenLinks part;
+        part.num_wgts = methods[m]->num_wgts();
+        // In batches (a method's links do not depend on the batch), for the progress bar.
+        const size_t batch = progress ? std::max<size_t>(4096, todo.size() / 64 + 1) : todo.size();
+        std::vector<int64_t> chunk;
+        for (size_t b = 0; b < todo.size(); b += batch) {
+          chunk.assign(todo.begin() + long(b), todo.begin() + long(std::min(todo.size(), b + batch)));
+          methods[m]->compute(chunk, &part, &left);
+          if (progress) {
+            const double done_steps = static_cast<double>(s) + double(b + chunk.size()) / double(todo.size());
+            progress(std::min(1.0, done_steps / double(out.stack.size())));
+          }
+        }
+        ++m;
+        for (int64_t d : part.dst)
+          if (d < out.dst_begin || d >= out.dst_end)
+            fail(ISTHMUS_ERR_INTERNAL, "method ", out.stack[s].name, " returned a link to ",
+                 "destination point ", d, " outside the block asked for");
+        for (double w : part.w)
+          if (!std::isfinite(w))
+            fail(ISTHMUS_ERR_INTERNAL, "method ", out.stack[s].name, " returned a non-finite weight");
+        for (int64_t d : part.dst) out.method_of[size_t(d - out.dst_begin)] = int8_t(s);
+        served[s] = static_cast<int64_t>(todo.size() - left.size());
+        append_links(part, &out.links);
+      }
+      todo.swap(left);
+      seconds[s] = MPI_Wtime() - t0;
+    }
+    sort_by_destination(&out.links);
+  });
+  run.conclude(comm);
+
+  // Totals.
+  std::vector<int64_t> counts(served);
+  counts.push_back(static_cast<int64_t>(todo.size()));
+  counts.push_back(out.links.size());
+  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, counts.data(), int(counts.size()), MPI_INT64_T,
+                            MPI_SUM, comm));
+  out.served_per_step.assign(counts.begin(), counts.begin() + long(served.size()));
+  out.unserved = counts[served.size()];
+  out.total_links = counts[served.size() + 1];
+  out.masked = n - active_total;
+  out.seconds_per_step = seconds;
+  if (!seconds.empty())
+    ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, out.seconds_per_step.data(), int(seconds.size()),
+                              MPI_DOUBLE, MPI_MAX, comm));
+  return out;
+}
+
+namespace {
+
+// Cell areas from the corners (steradians); zeros for a grid without corners.
+std::vector<double> cell_areas(const Grid& g) {
+  std::vector<double> area(static_cast<size_t>(g.size()), 0.0);
+  if (!g.has_corners()) return area;
+  std::vector<Vec3> v(static_cast<size_t>(g.num_corners));
+  for (int64_t c = 0; c < g.size(); ++c) {
+    int k = 0;
+    for (int j = 0; j < g.num_corners; ++j) {
+      const size_t i = static_cast<size_t>(c * g.num_corners + j);
+      const Vec3 p = to_xyz(g.corner_lon[i], g.corner_lat[i]);
+      if (k > 0 && norm(p - v[size_t(k - 1)]) < 1e-15) continue;  // repeated corner
+      v[size_t(k++)] = p;
+    }
+    area[size_t(c)] = spherical_polygon_area(v.data(), k);
+  }
+  return area;
+}
+
+}  // namespace
+
+void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid& src,
+                             const Grid& dst, const GeneratedWeights& w, const std::string& key) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  const int nw = w.links.num_wgts;
+
+  // SCRIP's destination fraction: the covered fraction where the method knows it
+  // (conservative), 1 for other served points, 0 for points without links.
+  std::vector<double> frac(static_cast<size_t>(w.dst_end - w.dst_begin), 0.0);
+  for (size_t i = 0; i < frac.size(); ++i)
+    if (w.method_of[i] >= 0 && w.stack[size_t(w.method_of[i])].name != "fixed") frac[i] = 1.0;
+  for (const auto& [d, f] : w.links.frac) frac[size_t(d - w.dst_begin)] = f;
+  // SCRIP's source fraction for conservative weights: the part of each source cell the active
+  // destination cells take, sum over its links of w · A_dst (· dst fraction for FRACAREA)
+  // / A_src; 1 for active source points otherwise. Summed over ranks (the file's only value
+  // whose last bits may depend on the rank count; the links never do).
+  const bool conservative = w.stack.front().name == "conservative";
+  std::vector<double> src_frac;
+  std::vector<double> src_area, dst_area;
+  if (conservative) {
+    src_area = cell_areas(src);
+    dst_area = cell_areas(dst);
+    src_frac.assign(static_cast<size_t>(src.size()), 0.0);
+    const bool fracarea = w.options.normalization != "destarea";
+    for (int64_t i = 0; i < w.links.size(); ++i) {
+      const int64_t d = w.links.dst[size_t(i)], s = w.links.src[size_t(i)];
+      double a = w.links.w[size_t(i * nw)] * dst_area[size_t(d)];
+      if (fracarea) a *= frac[size_t(d - w.dst_begin)];
+      src_frac[size_t(s)] += a;
+    }
+    ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, src_frac.data(), int(src_frac.size()), MPI_DOUBLE,
+                              MPI_SUM, comm));
+    for (int64_t s = 0; s < src.size(); ++s)
+      src_frac[size_t(s)] = src_area[size_t(s)] > 0 ? src_frac[size_t(s)] / src_area[size_t(s)] : 0.0;
+  }
+  // The per-point records gathered on rank 0 (bytes and doubles per destination point: small
+  // next to the links).
+  std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
+  const int mine = static_cast<int>(w.dst_end - w.dst_begin);
+  ISTHMUS_MPI(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
+  for (int r = 1; r < nranks; ++r) displs[size_t(r)] = displs[size_t(r - 1)] + counts[size_t(r - 1)];
+  WeightsGridVariables vars;
+  if (rank == 0) {
+    vars.dst_method.resize(static_cast<size_t>(dst.size()));
+    vars.dst_frac.resize(static_cast<size_t>(dst.size()));
+  }
+  ISTHMUS_MPI(MPI_Gatherv(w.method_of.data(), mine, MPI_INT8_T, vars.dst_method.data(),
+                          counts.data(), displs.data(), MPI_INT8_T, 0, comm));
+  ISTHMUS_MPI(MPI_Gatherv(frac.data(), mine, MPI_DOUBLE, vars.dst_frac.data(), counts.data(),
+                          displs.data(), MPI_DOUBLE, 0, comm));
+
+  Agreement a;
+  std::unique_ptr<ScripWeightsWriter> writer;
+  std::string tmp;
+  if (rank == 0) {
+    a.check([&] {
+      WeightsInfo info;
+      info.num_links = w.total_links;
+      info.num_wgts = nw;
+      info.src_grid_size = src.size();
+      info.dst_grid_size = dst.size();
+      info.src_grid_dims = src.dims;
+      info.dst_grid_dims = dst.dims;
+      // SCRIP's words for the first (main) step.
+      const StackStep& first = w.stack.front();
+      const char* map_method = first.name == "conservative" ? "Conservative remapping"
+                   : first.name == "bilinear"   ? "Bilinear remapping"
+                   : first.name == "bicubic"    ? "Bicubic remapping"
+                   : first.name == "gaussian"   ? "Distance weighted avg of nearest neighbors"
+                                                : "Distance weighted avg of nearest neighbors";
+      info.map_method = map_method;
+      // FRACNNEI is FRACAREA with the uncovered active points served by their nearest
+      // neighbour: SCRIP's (and OASIS's) files say "fracarea", the only words CDO accepts
+      // besides destarea and none; isthmus_normalization keeps the option.
+      info.normalization = first.name != "conservative"             ? "none"
+                           : w.options.normalization == "destarea" ? "destarea"
+                                                                    : "fracarea";
+      if (first.name == "conservative")
+        vars.attributes.emplace_back("isthmus_normalization", w.options.normalization);
+      info.title = src.name + " to " + dst.name + " " + stack_string(w.stack) + " (isthmus)";
+      info.conventions = "SCRIP";
+      vars.src = &src;
+      vars.dst = &dst;
+      vars.src_area = conservative ? std::move(src_area) : cell_areas(src);
+      vars.dst_area = conservative ? std::move(dst_area) : cell_areas(dst);
+      if (conservative) {
+        vars.src_frac = std::move(src_frac);
+      } else {
+        vars.src_frac.assign(static_cast<size_t>(src.size()), 0.0);
+        for (int64_t s = 0; s < src.size(); ++s) vars.src_frac[size_t(s)] = src.active(s) ? 1.0 : 0.0;
+      }
+      vars.methods = stack_string(w.stack);
+      if (!key.empty()) vars.attributes.emplace_back("isthmus_weights_key", key);
+      tmp = path + ".tmp." + std::to_string(static_cast<long long>(getpid()));
+      writer = std::make_unique<ScripWeightsWriter>(tmp, info, &vars);
+    });
+  }
+  a.conclude(comm);
+
+  // The links, rank by rank: rank 0 writes its own, then receives each other rank's in turn.
+  Agreement b;
+  if (rank == 0) {
+    b.check([&] {
+      writer->append(w.links.src.data(), w.links.dst.data(), w.links.w.data(), w.links.size());
+    });
+    for (int r = 1; r < nranks; ++r) {
+      int64_t nl = 0;
+      ISTHMUS_MPI(MPI_Recv(&nl, 1, MPI_INT64_T, r, 0, comm, MPI_STATUS_IGNORE));
+      GenLinks other;
+      other.src.resize(size_t(nl));
+      other.dst.resize(size_t(nl));
+      other.w.resize(size_t(nl * nw));
+      ISTHMUS_MPI(MPI_Recv(other.src.data(), int(nl), MPI_INT64_T, r, 1, comm, MPI_STATUS_IGNORE));
+      ISTHMUS_MPI(MPI_Recv(other.dst.data(), int(nl), MPI_INT64_T, r, 2, comm, MPI_STATUS_IGNORE));
+      ISTHMUS_MPI(MPI_Recv(other.w.data(), int(nl * nw), MPI_DOUBLE, r, 3, comm, MPI_STATUS_IGNORE));
+      b.check([&] { writer->append(other.src.data(), other.dst.data(), other.w.data(), nl); });
+    }
+    b.check([&] {
+      writer->close();
+      if (std::rename(tmp.c_str(), path.c_str()) != 0)
+        fail(ISTHMUS_ERR_FILE, "cannot rename \"", tmp, "\" to \"", path, "\": ",
+             std::strerror(errno));
+    });
+    if (b.failed()) std::remove(tmp.c_str());
+  } else {
+    const int64_t nl = w.links.size();
+    ISTHMUS_MPI(MPI_Send(&nl, 1, MPI_INT64_T, 0, 0, comm));
+    ISTHMUS_MPI(MPI_Send(w.links.src.data(), int(nl), MPI_INT64_T, 0, 1, comm));
+    ISTHMUS_MPI(MPI_Send(w.links.dst.data(), int(nl), MPI_INT64_T, 0, 2, comm));
+    ISTHMUS_MPI(MPI_Send(w.links.w.data(), int(nl * nw), MPI_DOUBLE, 0, 3, comm));
+  }
+  b.conclude(comm);
+}
+
+namespace {
+
+uint64_t hash_doubles(uint64_t h, const std::vector<double>& v) {
+  h = mix64(h ^ v.size());
+  for (double x : v) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &x, sizeof bits);
+    h = mix64(h ^ bits);
+  }
+  return h;
+}
+
+uint64_t hash_grid(uint64_t h, const Grid& g) {
+  for (int64_t d : g.dims) h = mix64(h ^ static_cast<uint64_t>(d));
+  h = hash_doubles(h, g.lon);
+  h = hash_doubles(h, g.lat);
+  h = mix64(h ^ static_cast<uint64_t>(g.num_corners));
+  h = hash_doubles(h, g.corner_lon);
+  h = hash_doubles(h, g.corner_lat);
+  for (int64_t c = 0; c < g.size(); ++c) h = mix64(h ^ (g.active(c) ? 1u : 2u));
+  return h;
+}
+
+uint64_t hash_text(uint64_t h, const std::string& s) {
+  for (unsigned char c : s) h = mix64(h ^ c);
+  return mix64(h ^ s.size());
+}
+
+}  // namespace
+
+std::string weights_key(const Grid& src, const Grid& dst, const std::string& stack,
+                        const GenOptions& o) {
+  uint64_t h = hash_grid(0x69737468, src);
+  h = hash_grid(h, dst);
+  h = hash_text(h, stack_string(parse_stack(stack)));
+  h = mix64(h ^ static_cast<uint64_t>(o.num_neighbours));
+  h = hash_doubles(h, {o.gaussian_variance});
+  h = hash_text(h, o.normalization);
+  h = mix64(h ^ static_cast<uint64_t>(o.conservative_order));
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+CachedWeights cached_weights(const std::string& path, std::string* key) {
+  int ncid = -1;
+  if (nc_open(path.c_str(), NC_NOWRITE, &ncid) != NC_NOERR) return CachedWeights::Missing;
+  size_t len = 0;
+  CachedWeights state = CachedWeights::Foreign;
+  if (nc_inq_attlen(ncid, NC_GLOBAL, "isthmus_weights_key", &len) == NC_NOERR) {
+    std::string k(len, '\0');
+    if (nc_get_att_text(ncid, NC_GLOBAL, "isthmus_weights_key", k.data()) == NC_NOERR) {
+      state = CachedWeights::Ours;
+      if (key) *key = k;
+    }
+  }
+  nc_close(ncid);
+  return state;
+}
+
+bool ensure_weights_file(MPI_Comm comm, const std::string& path,
+                         const std::function<std::pair<Grid, Grid>()>& load_grids,
+                         const std::string& stack, const GenOptions& options) {
+  int rank = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  // Rank 0 looks; every rank learns what it found.
+  std::string key;
+  int state = 0;
+  if (rank == 0) state = static_cast<int>(cached_weights(path, &key));
+  ISTHMUS_MPI(MPI_Bcast(&state, 1, MPI_INT, 0, comm));
+  if (static_cast<CachedWeights>(state) == CachedWeights::Foreign) return false;
+  std::pair<Grid, Grid> grids;
+  std::string want;
+  Agreement a;
+  a.check([&] {
+    grids = load_grids();
+    want = weights_key(grids.first, grids.second, stack, options);
+  });
+  a.conclude(comm);
+  int same = rank == 0 && static_cast<CachedWeights>(state) == CachedWeights::Ours && key == want;
+  ISTHMUS_MPI(MPI_Bcast(&same, 1, MPI_INT, 0, comm));
+  if (same) return false;
+  const GeneratedWeights w = generate_weights(comm, grids.first, grids.second, stack, options);
+  write_generated_weights(comm, path, grids.first, grids.second, w, want);
+  return true;
+}
+
+}  // namespace isthmus::remap

@@ -1,0 +1,163 @@
+// Weight generation (issue 15): an interpolation stack of methods, each serving the destination
+// points it can and passing the others on to the next.
+//
+// A method is built for one (source grid, destination grid) pair and asked for the links of a
+// list of destination points. It appends, for every point it serves, that point's links (all
+// of them consecutive, in a fixed order that depends only on the two grids and the options, never
+// on which other points were asked for or in what batch), and lists the points it leaves. So
+// results are the same bits whatever the number of ranks that share the destination points.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "remap/grid.h"
+
+namespace isthmus::remap {
+
+// Links in the making: num_wgts weights per link, link-major (as SCRIP's remap_matrix).
+struct GenLinks {
+  int num_wgts = 1;
+  std::vector<int64_t> src, dst;  // 0-based grid indices
+  std::vector<double> w;
+  // (destination point, covered fraction): methods that know the fraction of a served point's
+  // cell that active source cells cover (conservative) record it here; SCRIP's dst_grid_frac
+  // is that fraction, or 1 for points served by other methods.
+  std::vector<std::pair<int64_t, double>> frac;
+  int64_t size() const { return static_cast<int64_t>(src.size()); }
+  void add(int64_t s, int64_t d, double weight) {
+    src.push_back(s);
+    dst.push_back(d);
+    w.push_back(weight);
+  }
+  void add(int64_t s, int64_t d, const double* weights) {
+    src.push_back(s);
+    dst.push_back(d);
+    w.insert(w.end(), weights, weights + num_wgts);
+  }
+};
+
+class WeightMethod {
+ public:
+  virtual ~WeightMethod() = default;
+  // The method's name as written to the file's map_method attribute and the per-point record
+  // (e.g. "nearest", "bilinear", "conservative").
+  virtual std::string name() const = 0;
+  // Weights per link (3 for second-order conservative, 1 otherwise).
+  virtual int num_wgts() const { return 1; }
+  // todo: active destination points, ascending. Appends to *out the links of each point served
+  // (out->num_wgts == num_wgts()), and to *unserved the points of todo it does not serve, in
+  // todo's order. A point served with no link (e.g. a fixed value) is not possible: a method
+  // that cannot give a point a weighted sum of active source points leaves it unserved.
+  virtual void compute(const std::vector<int64_t>& todo, GenLinks* out,
+                       std::vector<int64_t>* unserved) const = 0;
+};
+
+// Options shared by the methods; each documents which it reads.
+struct GenOptions {
+  int num_neighbours = 4;         // nearest, gaussian: n (OASIS DISTWGT/GAUSWGT's NVOISIN)
+  double gaussian_variance = 1.0; // gaussian: OASIS GAUSWGT's VAR: sigma^2 = VAR * dm^2, dm
+                                  // the mean distance between consecutive source points (OASIS)
+  // conservative: "destarea", "fracarea" or "fracnnei" (OASIS CONSERV's normalisations).
+  std::string normalization = "fracarea";
+  int conservative_order = 1;     // 1 or 2 (2: three weights per link)
+};
+
+// Options from "key=value" words separated by spaces (the C API's and the command line's
+// form): normalization=destarea|fracarea|fracnnei, neighbours=N (or neighbors), variance=V,
+// order=1|2. Errors: ISTHMUS_ERR_ARG naming the word.
+GenOptions parse_gen_options(const std::string& text);
+
+// The methods (each in its own source file). src and dst must outlive the method.
+std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, const GenOptions& o);
+std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst, const GenOptions& o);
+std::unique_ptr<WeightMethod> make_bilinear(const Grid& src, const Grid& dst, const GenOptions& o);
+std::unique_ptr<WeightMethod> make_bicubic(const Grid& src, const Grid& dst, const GenOptions& o);
+std::unique_ptr<WeightMethod> make_conservative(const Grid& src, const Grid& dst,
+                                                const GenOptions& o);
+
+}  // namespace isthmus::remap
+
+// ---------------------------------------------------------------------------------------------
+// The driver: an interpolation stack over MPI ranks.
+
+namespace isthmus::remap {
+
+// One step of the stack, parsed from the option string "conservative,bilinear,nearest,fixed=0":
+// a method (nearest|distwgt, gaussian|gauswgt, bilinear, bicubic, conservative|conserv), or
+// "fixed[=VALUE]" (the points left get no link; the file records VALUE for them, and the
+// coupler's mapping gives them that value), which ends the stack.
+struct StackStep {
+  std::string name;        // the canonical name: nearest, gaussian, bilinear, bicubic,
+                           // conservative, fixed
+  double fixed_value = 0;  // fixed only
+};
+// Errors: ISTHMUS_ERR_ARG naming the word that is not a method, an empty stack, a step after
+// "fixed", a malformed value.
+std::vector<StackStep> parse_stack(const std::string& stack);
+std::string stack_string(const std::vector<StackStep>& steps);
+
+// What one rank computed: the links of its block [dst_begin, dst_end) of the destination grid,
+// sorted by destination point (the links of a point in the order its method gave them).
+struct GeneratedWeights {
+  std::vector<StackStep> stack;
+  GenOptions options;
+  int64_t dst_begin = 0, dst_end = 0;
+  GenLinks links;
+  std::vector<int8_t> method_of;  // per point of the block: the step that served it, -1 none
+                                  // (masked points, and points no step served)
+  // Totals over all ranks (the same on every rank):
+  int64_t total_links = 0;
+  std::vector<int64_t> served_per_step;  // active destination points each step served
+  int64_t unserved = 0;                  // active destination points no step served
+  int64_t masked = 0;                    // masked destination points
+  std::vector<double> seconds_per_step;  // the slowest rank's time in each step
+};
+
+// Collective over comm: every rank holds both grids (as read), takes a block of the
+// destination points (equal numbers of active points per rank, in index order) and runs the
+// stack on it. Every point's links depend only on the grids and the options, so the links are
+// the same bits at any number of ranks. Errors (a method that cannot be built, e.g. bilinear on
+// an unstructured source or conservative without corners) are agreed: every rank throws the
+// same isthmus::Error.
+// progress (may be empty) is called on every rank now and then with the fraction of its block
+// done (0 to 1), for a progress bar; methods are called on batches of points for it.
+GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& dst,
+                                  const std::string& stack, const GenOptions& options,
+                                  const std::function<void(double)>& progress = {});
+
+// Collective over comm: writes the links of every rank, in rank order (so in destination order),
+// to a SCRIP file through rank 0 (which holds its own block and one other rank's at a time),
+// with SCRIP's grid variables and the record of which step served each destination point.
+// The file is written as path + ".tmp.<pid>" and renamed when complete, so that a run stopped
+// while writing never leaves a file that looks valid. `key` (weights_key) is written as the
+// global attribute isthmus_weights_key when not empty.
+void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid& src,
+                             const Grid& dst, const GeneratedWeights& w,
+                             const std::string& key = "");
+
+// The cache of generated weights (OASIS's SCRIPR, isthmus_weights_generate): a hash of both grids
+// (shapes, centres, corners, masks), the stack and the options, as 16 hex digits.
+std::string weights_key(const Grid& src, const Grid& dst, const std::string& stack,
+                        const GenOptions& options);
+
+// What is at a weights file's path (checked by the calling rank alone).
+enum class CachedWeights { Missing, Foreign, Ours };
+// Foreign: a file without isthmus_weights_key (made by OASIS, CDO, ...); *key its key if Ours.
+CachedWeights cached_weights(const std::string& path, std::string* key);
+
+// Collective over comm: the weights file at `path` for (src, dst, stack, options), generated
+// and written unless a file made by isthmus for the same key, or a file made by another tool,
+// is already there (as OASIS, which uses an existing file of the name it would write). Returns
+// true if it generated the file. `load_grids` is called on every rank (and only) when the grids
+// are needed: to compare the key or to generate.
+bool ensure_weights_file(MPI_Comm comm, const std::string& path,
+                         const std::function<std::pair<Grid, Grid>()>& load_grids,
+                         const std::string& stack, const GenOptions& options);
+
+}  // namespace isthmus::remap

@@ -1,0 +1,324 @@
+// The weight generator's driver (remap/weights_gen.h) over MPI ranks: the stack, the share of
+// destination points, the same bits at every rank count, the SCRIP file it writes, the cache,
+// and the C API's isthmus_weights_generate.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <netcdf.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "isthmus.h"
+#include "mpi_test_util.h"
+#include "remap/grid.h"
+#include "remap/scrip_weights.h"
+#include "remap/weights_gen.h"
+
+using namespace isthmus;
+using namespace isthmus::remap;
+
+namespace {
+
+constexpr double kDeg = M_PI / 180.0;
+
+// A global regular lon-lat grid of nx × ny cells with corners (counter-clockwise), cell (i, j)
+// at index j * nx + i; lon0 shifts it in longitude. Masked: cells whose centre falls in a
+// "continent" (lon in [60, 120) and lat in [-30, 40)) when `continent`.
+Grid lonlat_grid(const std::string& name, int nx, int ny, double lon0, bool continent) {
+  Grid g;
+  g.name = name;
+  g.source = name;
+  g.dims = {nx, ny};
+  g.num_corners = 4;
+  const double dx = 360.0 / nx, dy = 180.0 / ny;
+  for (int j = 0; j < ny; ++j)
+    for (int i = 0; i < nx; ++i) {
+      const double lo = lon0 + i * dx, la = -90.0 + j * dy;
+      const double clon = lo + dx / 2, clat = la + dy / 2;
+      g.lon.push_back(clon * kDeg);
+      g.lat.push_back(clat * kDeg);
+      const double cx[4] = {lo, lo + dx, lo + dx, lo}, cy[4] = {la, la, la + dy, la + dy};
+      for (int k = 0; k < 4; ++k) {
+        g.corner_lon.push_back(cx[k] * kDeg);
+        g.corner_lat.push_back(cy[k] * kDeg);
+      }
+      const double wl = std::fmod(clon + 720.0, 360.0);
+      g.mask.push_back(continent && wl >= 60 && wl < 120 && clat >= -30 && clat < 40 ? 0 : 1);
+    }
+  return g;
+}
+
+struct Gathered {
+  std::vector<int64_t> src, dst;
+  std::vector<double> w;
+  std::vector<int8_t> method_of;
+};
+
+// Every rank's links and per-point records, on rank 0 in rank order.
+Gathered gather(const GeneratedWeights& g, MPI_Comm comm) {
+  int n = 0, rank = 0;
+  MPI_Comm_size(comm, &n);
+  MPI_Comm_rank(comm, &rank);
+  Gathered out;
+  const auto gatherv = [&](const void* mine, int count, MPI_Datatype t, size_t elem, auto* all) {
+    std::vector<int> counts(static_cast<size_t>(n)), displs(static_cast<size_t>(n));
+    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
+    int total = 0;
+    for (int r = 0; r < n; ++r) {
+      displs[size_t(r)] = total;
+      total += counts[size_t(r)];
+    }
+    if (rank == 0) all->resize(size_t(total));
+    MPI_Gatherv(mine, count, t, rank == 0 ? static_cast<void*>(all->data()) : nullptr,
+                counts.data(), displs.data(), t, 0, comm);
+    (void)elem;
+  };
+  gatherv(g.links.src.data(), int(g.links.src.size()), MPI_INT64_T, 8, &out.src);
+  gatherv(g.links.dst.data(), int(g.links.dst.size()), MPI_INT64_T, 8, &out.dst);
+  gatherv(g.links.w.data(), int(g.links.w.size()), MPI_DOUBLE, 8, &out.w);
+  gatherv(g.method_of.data(), int(g.method_of.size()), MPI_INT8_T, 1, &out.method_of);
+  return out;
+}
+
+// Generates on every rank of the world and on rank 0 alone; true on every rank if rank 0 finds
+// the two bit-identical.
+void expect_same_bits_as_one_rank(const Grid& src, const Grid& dst, const std::string& stack,
+                                  const GenOptions& o, GeneratedWeights* world_result = nullptr) {
+  const GeneratedWeights all = generate_weights(MPI_COMM_WORLD, src, dst, stack, o);
+  const Gathered g = gather(all, MPI_COMM_WORLD);
+  bool same = true;
+  if (world_rank() == 0) {
+    const GeneratedWeights one = generate_weights(MPI_COMM_SELF, src, dst, stack, o);
+    EXPECT_EQ(one.dst_begin, 0);
+    EXPECT_EQ(one.dst_end, dst.size());
+    same = g.src == one.links.src && g.dst == one.links.dst && g.method_of == one.method_of &&
+           g.w.size() == one.links.w.size() &&
+           std::memcmp(g.w.data(), one.links.w.data(), g.w.size() * sizeof(double)) == 0;
+    EXPECT_TRUE(same) << stack << ": " << g.src.size() << " links on " << world_size()
+                      << " ranks, " << one.links.src.size() << " on one";
+    EXPECT_EQ(all.total_links, one.links.size());
+    EXPECT_EQ(all.served_per_step, one.served_per_step);
+    EXPECT_EQ(all.unserved, one.unserved);
+  }
+  EXPECT_TRUE(all_ranks(same));
+  if (world_result) *world_result = all;
+}
+
+}  // namespace
+
+TEST(WeightsStack, ParsesMethodsAliasesAndFixed) {
+  const auto s = parse_stack(" conserv , BILINEAR,distwgt,fixed=-1.5");
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0].name, "conservative");
+  EXPECT_EQ(s[1].name, "bilinear");
+  EXPECT_EQ(s[2].name, "nearest");
+  EXPECT_EQ(s[3].name, "fixed");
+  EXPECT_EQ(s[3].fixed_value, -1.5);
+  EXPECT_EQ(stack_string(s), "conservative,bilinear,nearest,fixed=-1.5");
+  EXPECT_EQ(parse_stack("gauswgt")[0].name, "gaussian");
+  EXPECT_EQ(parse_stack("fixed")[0].fixed_value, 0.0);
+}
+
+TEST(WeightsStack, BadStacksAndOptionsNameTheWord) {
+  const auto message = [](auto f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ISTHMUS_ERR_ARG);
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([] { parse_stack("bilinear,spline"); })
+                .find("\"spline\" is not a method (expected nearest, gaussian"),
+            std::string::npos);
+  EXPECT_NE(message([] { parse_stack("bilinear,,nearest"); }).find("an empty step"),
+            std::string::npos);
+  EXPECT_NE(message([] { parse_stack("fixed=1,nearest"); })
+                .find("\"nearest\" after \"fixed\""),
+            std::string::npos);
+  EXPECT_NE(message([] { parse_stack("fixed=abc"); }).find("not a finite number"),
+            std::string::npos);
+  EXPECT_NE(message([] { parse_gen_options("normalization=area"); })
+                .find("destarea, fracarea or fracnnei"),
+            std::string::npos);
+  EXPECT_NE(message([] { parse_gen_options("neighbours=2.5"); }).find("not a whole number"),
+            std::string::npos);
+  EXPECT_NE(message([] { parse_gen_options("radius=3"); }).find("\"radius=3\" is not known"),
+            std::string::npos);
+  const GenOptions o = parse_gen_options("  normalization=DESTAREA neighbours=7 order=2 variance=0.5 ");
+  EXPECT_EQ(o.normalization, "destarea");
+  EXPECT_EQ(o.num_neighbours, 7);
+  EXPECT_EQ(o.conservative_order, 2);
+  EXPECT_EQ(o.gaussian_variance, 0.5);
+}
+
+// Every destination point served by exactly one step; masked destination points by none; the
+// links the same bits at every rank count as on one rank.
+TEST(WeightsGen, StacksGiveTheSameBitsAtEveryRankCount) {
+  Watchdog dog("WeightsGen.StacksGiveTheSameBitsAtEveryRankCount", 120);
+  const Grid src = lonlat_grid("src", 36, 18, 0.0, true);    // 10° cells, a masked continent
+  Grid dst = lonlat_grid("dst", 48, 30, -180.0, false);      // 7.5° × 6°, across the date line
+  dst.mask[5] = 0;                                           // one masked destination point
+  GenOptions o;
+  for (const std::string stack : {"nearest", "bilinear,nearest", "conservative,nearest",
+                                  "bilinear", "gaussian", "conservative,bilinear,fixed=7"}) {
+    GeneratedWeights w;
+    expect_same_bits_as_one_rank(src, dst, stack, o, &w);
+    const int64_t active = dst.size() - 1;
+    int64_t served = 0;
+    for (int64_t s : w.served_per_step) served += s;
+    EXPECT_EQ(served + w.unserved, active) << stack;
+    EXPECT_EQ(w.masked, 1) << stack;
+    if (stack.find("nearest") != std::string::npos || stack.find("fixed") != std::string::npos ||
+        stack == "gaussian") {
+      EXPECT_EQ(w.unserved, 0) << stack;
+    }
+    // The masked destination point has no link and no method.
+    if (w.dst_begin <= 5 && 5 < w.dst_end) {
+      EXPECT_EQ(w.method_of[size_t(5 - w.dst_begin)], -1);
+    }
+    for (int64_t d : w.links.dst) EXPECT_NE(d, 5);
+    // No link from a masked source point.
+    for (int64_t s : w.links.src) EXPECT_TRUE(src.active(s)) << stack << " source " << s;
+  }
+}
+
+// bilinear alone leaves destination points inside the masked continent to the next step; with
+// nearest after it, nearest serves exactly those.
+TEST(WeightsGen, EachStepServesWhatThePreviousLeft) {
+  const Grid src = lonlat_grid("src", 36, 18, 0.0, true);
+  const Grid dst = lonlat_grid("dst", 48, 30, -180.0, false);
+  const GeneratedWeights alone = generate_weights(MPI_COMM_WORLD, src, dst, "bilinear", {});
+  const GeneratedWeights stacked =
+      generate_weights(MPI_COMM_WORLD, src, dst, "bilinear,nearest", {});
+  EXPECT_GT(alone.unserved, 0);
+  ASSERT_EQ(stacked.served_per_step.size(), 2u);
+  EXPECT_EQ(stacked.served_per_step[0], alone.served_per_step[0]);
+  EXPECT_EQ(stacked.served_per_step[1], alone.unserved);
+  EXPECT_EQ(stacked.unserved, 0);
+  for (size_t i = 0; i < alone.method_of.size(); ++i)
+    EXPECT_EQ(stacked.method_of[i], alone.method_of[i] == 0 ? 0 : 1) << "point " << i;
+}
+
+// The file: SCRIP's variables and attributes, links in destination order, the record of the
+// step that served each point; the cache reuses it for the same grids and options only.
+TEST(WeightsGen, WritesAScripFileAndCachesIt) {
+  Watchdog dog("WeightsGen.WritesAScripFileAndCachesIt", 120);
+  TempRunDir dir("weights_gen_file");
+  const Grid src = lonlat_grid("src", 36, 18, 0.0, true);
+  const Grid dst = lonlat_grid("dst", 24, 12, -180.0, false);
+  const std::string path = dir / "rmp_src_to_dst.nc";
+  const auto grids = [&] { return std::pair<Grid, Grid>(src, dst); };
+  GenOptions o;
+  EXPECT_TRUE(ensure_weights_file(MPI_COMM_WORLD, path, grids, "conservative,nearest", o));
+  const GeneratedWeights w = generate_weights(MPI_COMM_WORLD, src, dst, "conservative,nearest", o);
+  const Gathered g = gather(w, MPI_COMM_WORLD);
+
+  WeightsInfo info;
+  const LinkSlab slab = read_scrip_weights_chunked(MPI_COMM_WORLD, path, {src.size(), dst.size()},
+                                                   &info, nullptr, 1000, int64_t{1} << 40);
+  EXPECT_EQ(info.num_links, w.total_links);
+  EXPECT_EQ(info.map_method, "Conservative remapping");
+  EXPECT_EQ(info.normalization, "fracarea");
+  EXPECT_EQ(info.src_grid_dims, (std::vector<int64_t>{36, 18}));
+  if (world_rank() == 0) {
+    ASSERT_EQ(slab.size(), info.num_links);  // one reader: the whole file
+    EXPECT_EQ(slab.src, g.src);
+    EXPECT_EQ(slab.dst, g.dst);
+    EXPECT_EQ(slab.weights, g.w);
+    EXPECT_TRUE(std::is_sorted(slab.dst.begin(), slab.dst.end()));
+    int ncid = -1, var = -1;
+    ASSERT_EQ(nc_open(path.c_str(), NC_NOWRITE, &ncid), NC_NOERR);
+    for (const char* v : {"src_grid_center_lat", "src_grid_center_lon", "src_grid_corner_lat",
+                          "dst_grid_corner_lon", "src_grid_imask", "dst_grid_imask",
+                          "src_grid_area", "dst_grid_area", "src_grid_frac", "dst_grid_frac"})
+      EXPECT_EQ(nc_inq_varid(ncid, v, &var), NC_NOERR) << v;
+    std::vector<signed char> method(size_t(dst.size()));
+    ASSERT_EQ(nc_inq_varid(ncid, "dst_grid_method", &var), NC_NOERR);
+    ASSERT_EQ(nc_get_var_schar(ncid, var, method.data()), NC_NOERR);
+    for (size_t d = 0; d < method.size(); ++d) EXPECT_EQ(method[d], g.method_of[d]) << d;
+    char methods[64] = {0};
+    ASSERT_EQ(nc_get_att_text(ncid, var, "methods", methods), NC_NOERR);
+    EXPECT_STREQ(methods, "conservative,nearest");
+    std::vector<int> imask(size_t(src.size()));
+    ASSERT_EQ(nc_inq_varid(ncid, "src_grid_imask", &var), NC_NOERR);
+    ASSERT_EQ(nc_get_var_int(ncid, var, imask.data()), NC_NOERR);
+    for (int64_t s = 0; s < src.size(); ++s) EXPECT_EQ(imask[size_t(s)], src.mask[size_t(s)]);
+    char src_name[8] = {0};
+    EXPECT_EQ(nc_get_att_text(ncid, NC_GLOBAL, "source_grid", src_name), NC_NOERR);
+    EXPECT_STREQ(src_name, "src");
+    nc_close(ncid);
+  }
+  // The same grids, stack and options: reused. Other options: made again. A file without
+  // isthmus's key (another tool's): used as it is.
+  EXPECT_FALSE(ensure_weights_file(MPI_COMM_WORLD, path, grids, "conservative,nearest", o));
+  GenOptions destarea;
+  destarea.normalization = "destarea";
+  EXPECT_TRUE(ensure_weights_file(MPI_COMM_WORLD, path, grids, "conservative,nearest", destarea));
+  EXPECT_FALSE(ensure_weights_file(MPI_COMM_WORLD, path, grids, "conservative,nearest", destarea));
+  const std::string foreign = dir / "rmp_foreign.nc";
+  if (world_rank() == 0) {
+    WeightsInfo fi;
+    fi.num_links = 1;
+    fi.src_grid_size = src.size();
+    fi.dst_grid_size = dst.size();
+    write_scrip_weights(foreign, fi, {0}, {0}, {1.0});
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  bool loaded = false;
+  EXPECT_FALSE(ensure_weights_file(
+      MPI_COMM_WORLD, foreign, [&] { loaded = true; return grids(); }, "nearest", o));
+  EXPECT_FALSE(loaded) << "a foreign file needs no grid";
+}
+
+// The C API: a file of the shared data's grids through isthmus_weights_generate; errors agreed.
+TEST(WeightsGen, CApiGeneratesAndAgreesOnErrors) {
+  Watchdog dog("WeightsGen.CApiGeneratesAndAgreesOnErrors", 120);
+  TempRunDir dir("weights_gen_capi");
+  isthmus_context* ctx = nullptr;
+  ASSERT_EQ(isthmus_context_create(MPI_COMM_WORLD, &ctx), ISTHMUS_OK);
+  const std::string data = ISTHMUS_TEST_DATA "/orca2-lmdz/";
+  const std::string out = dir / "rmp_torc_to_lmdz_nearest.nc";
+  int generated = -1;
+  EXPECT_EQ(isthmus_weights_generate(ctx, (data + "grid_torc.nc").c_str(),
+                                     (data + "grid_lmdz.nc").c_str(), "bilinear,nearest",
+                                     "neighbours=1", out.c_str(), &generated),
+            ISTHMUS_OK)
+      << isthmus_last_error(ctx);
+  EXPECT_EQ(generated, 1);
+  EXPECT_EQ(isthmus_weights_generate(ctx, (data + "grid_torc.nc").c_str(),
+                                     (data + "grid_lmdz.nc").c_str(), "bilinear,nearest",
+                                     "neighbours=1", out.c_str(), &generated),
+            ISTHMUS_OK);
+  EXPECT_EQ(generated, 0);
+  // Every active LMDZ point mapped (the stack ends in nearest); weights of a point sum to 1.
+  WeightsInfo info;
+  const LinkSlab slab = read_scrip_weights_chunked(MPI_COMM_WORLD, out, {27118, 6912}, &info,
+                                                   nullptr, 4096, int64_t{1} << 40);
+  if (world_rank() == 0) {
+    std::vector<double> sum(6912, 0.0);
+    for (int64_t i = 0; i < slab.size(); ++i) sum[size_t(slab.dst[size_t(i)])] += slab.weights[size_t(i)];
+    int mapped = 0;
+    for (double s : sum)
+      if (s != 0.0) {
+        ++mapped;
+        EXPECT_NEAR(s, 1.0, 1e-12);
+      }
+    EXPECT_EQ(mapped, 4965);
+  }
+  int rc = isthmus_weights_generate(ctx, (data + "grid_torc.nc").c_str(),
+                                    (data + "grid_lmdz.nc").c_str(), "bilinear", "radius=2",
+                                    out.c_str(), nullptr);
+  EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_ARG));
+  EXPECT_NE(std::string(isthmus_last_error(ctx)).find("\"radius=2\" is not known"), std::string::npos);
+  rc = isthmus_weights_generate(ctx, (data + "no_such_grid.nc").c_str(),
+                                (data + "grid_lmdz.nc").c_str(), "nearest", nullptr, out.c_str(),
+                                nullptr);
+  EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_FILE));
+  EXPECT_NE(std::string(isthmus_last_error(ctx)).find("no_such_grid.nc"), std::string::npos);
+  isthmus_context_destroy(&ctx);
+}

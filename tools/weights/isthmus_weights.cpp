@@ -1,0 +1,135 @@
+// isthmus_weights: generates remapping weights in SCRIP format on the ranks of MPI_COMM_WORLD
+// (docs/weights.md). Normally started by `isthmus weights`, which passes its options through:
+//
+//   isthmus_weights --src GRID --dst GRID --method STACK --out FILE
+//                   [--normalization destarea|fracarea|fracnnei] [--neighbours N]
+//                   [--variance V] [--order 1|2] [--quiet]
+//
+// GRID: a SCRIP grid file, a CF file with lon/lat bounds, the shared data's grid_*.nc, or OASIS's
+// grids.nc as DIR/grids.nc:NAME (remap::read_grid). Prints what it did (rank 0) and one JSON line
+// with the figures; exit code 0, or 1 with the error on stderr.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include <unistd.h>
+
+#include "base/error.h"
+#include "remap/grid.h"
+#include "remap/weights_gen.h"
+
+using namespace isthmus;
+using namespace isthmus::remap;
+
+namespace {
+
+[[noreturn]] void usage(const char* why) {
+  std::fprintf(stderr,
+               "isthmus_weights: %s\n"
+               "usage: isthmus_weights --src GRID --dst GRID --method STACK --out FILE "
+               "[--normalization N] [--neighbours N] [--variance V] [--order 1|2] [--quiet]\n",
+               why);
+  std::exit(2);
+}
+
+long peak_rss_kib() {
+  long kib = 0;
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f))
+      if (std::strncmp(line, "VmHWM:", 6) == 0) kib = std::strtol(line + 6, nullptr, 10);
+    std::fclose(f);
+  }
+  return kib;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  std::string src_spec, dst_spec, stack, out;
+  GenOptions o;
+  bool quiet = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage((a + " needs a value").c_str());
+      return argv[++i];
+    };
+    if (a == "--src") src_spec = value();
+    else if (a == "--dst") dst_spec = value();
+    else if (a == "--method") stack = value();
+    else if (a == "--out") out = value();
+    else if (a == "--normalization") o.normalization = value();
+    else if (a == "--neighbours" || a == "--neighbors") o.num_neighbours = std::atoi(value().c_str());
+    else if (a == "--variance") o.gaussian_variance = std::atof(value().c_str());
+    else if (a == "--order") o.conservative_order = std::atoi(value().c_str());
+    else if (a == "--quiet") quiet = true;
+    else usage(("unknown option " + a).c_str());
+  }
+  if (src_spec.empty() || dst_spec.empty() || stack.empty() || out.empty())
+    usage("--src, --dst, --method and --out are required");
+  try {
+    const double t0 = MPI_Wtime();
+    const Grid src = read_grid(src_spec);
+    const Grid dst = read_grid(dst_spec);
+    const double t_read = MPI_Wtime() - t0;
+    // A progress bar on rank 0's terminal (its block stands for all: blocks are equal shares).
+    const bool bar = rank == 0 && !quiet && isatty(fileno(stderr));
+    int last = -1;
+    const auto progress = [&](double f) {
+      const int pct = static_cast<int>(f * 100.0);
+      if (pct == last) return;
+      last = pct;
+      const int filled = pct / 4;
+      std::fprintf(stderr, "\r  weights [%.*s%*s] %3d%%", filled, "#########################",
+                   25 - filled, "", pct);
+      if (pct >= 100) std::fprintf(stderr, "\n");
+      std::fflush(stderr);
+    };
+    const GeneratedWeights w = generate_weights(MPI_COMM_WORLD, src, dst, stack, o,
+                                                bar ? std::function<void(double)>(progress)
+                                                    : std::function<void(double)>());
+    if (bar && last < 100) std::fprintf(stderr, "\n");
+    const double t_gen = MPI_Wtime() - t0 - t_read;
+    write_generated_weights(MPI_COMM_WORLD, out, src, dst, w);
+    const double t_all = MPI_Wtime() - t0;
+    long rss = peak_rss_kib(), max_rss = 0;
+    MPI_Reduce(&rss, &max_rss, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+      if (!quiet) {
+        std::printf("isthmus weights: %s (%lld points) -> %s (%lld points), %s, %d rank%s\n",
+                    src.source.c_str(), (long long)src.size(), dst.source.c_str(),
+                    (long long)dst.size(), stack_string(w.stack).c_str(), nranks,
+                    nranks == 1 ? "" : "s");
+        for (size_t s = 0; s < w.stack.size(); ++s)
+          std::printf("  %-13s served %10lld destination points in %.3f s\n",
+                      w.stack[s].name.c_str(), (long long)w.served_per_step[s],
+                      w.seconds_per_step[s]);
+        std::printf("  %-13s        %10lld active destination points (%lld masked)\n",
+                    "unserved", (long long)w.unserved, (long long)w.masked);
+        std::printf("  %lld links -> %s; read %.3f s, weights %.3f s, total %.3f s, peak %.1f MiB "
+                    "per rank\n",
+                    (long long)w.total_links, out.c_str(), t_read, t_gen, t_all, max_rss / 1024.0);
+      }
+      std::printf("{\"tool\": \"isthmus\", \"method\": \"%s\", \"ranks\": %d, \"seconds\": %.6f, "
+                  "\"seconds_read\": %.6f, \"seconds_weights\": %.6f, \"peak_rss_bytes\": %ld, "
+                  "\"links\": %lld, \"unserved\": %lld, \"out\": \"%s\"}\n",
+                  stack_string(w.stack).c_str(), nranks, t_all, t_read, t_gen, max_rss * 1024,
+                  (long long)w.total_links, (long long)w.unserved, out.c_str());
+    }
+  } catch (const Error& e) {
+    if (rank == 0) std::fprintf(stderr, "isthmus weights: %s\n", e.what());
+    MPI_Finalize();
+    return 1;
+  }
+  MPI_Finalize();
+  return 0;
+}
