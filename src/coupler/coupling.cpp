@@ -1,6 +1,7 @@
 #include "coupler/coupling.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include "base/error.h"
 #include "coupler/grid_files.h"
 #include "remap/scrip_weights.h"
+#include "remap/weights_gen.h"
 
 namespace isthmus::coupler {
 
@@ -41,6 +43,31 @@ std::string dated_file(const char* kind, int date, const std::string& file) {
   const size_t slash = file.rfind('/');
   if (slash == std::string::npos) return prefix + file;
   return file.substr(0, slash + 1) + prefix + file.substr(slash + 1);
+}
+
+// SCRIPR's transformation as an interpolation stack of the weight generator (docs/weights.md):
+// BILINEAR and BICUBIC fall back on the nearest active source point, where OASIS's SCRIP uses
+// the nearest neighbour too; DISTWGT and GAUSWGT take their NVOISIN (and VAR); CONSERV its
+// normalisation (FRACNNEI serves uncovered active points by their nearest neighbour inside the
+// conservative method) and order.
+std::string scripr_stack(const ScriprSpec& r, remap::GenOptions* o) {
+  if (r.method == "BILINEAR" || r.method == "BICUBIC") {
+    o->num_neighbours = 1;
+    return r.method == "BILINEAR" ? "bilinear,nearest" : "bicubic,nearest";
+  }
+  if (r.method == "DISTWGT" || r.method == "GAUSWGT") {
+    o->num_neighbours = r.nb_neighbours > 0 ? r.nb_neighbours : 4;
+    if (r.method == "GAUSWGT") o->gaussian_variance = r.gaussian_variance;
+    return r.method == "DISTWGT" ? "nearest" : "gaussian";
+  }
+  if (r.method == "CONSERV") {
+    std::string n = r.normalization.empty() ? "FRACAREA" : r.normalization;
+    for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    o->normalization = n;
+    o->conservative_order = r.order == "SECOND" ? 2 : 1;
+    return "conservative";
+  }
+  fail(ISTHMUS_ERR_CONFIG, "SCRIPR ", r.method, ": no weight generation method of that name");
 }
 
 // OASIS looks files up in the run directory; so do we (an absolute name is kept).
@@ -203,6 +230,21 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
                                                   ends_.dst_grid_size, std::move(ends_.weights),
                                                   mo, agreement);
     } else {
+      if (e.scripr && !e.mapping) {
+        // OASIS's SCRIPR: the weights file of the entry's name is used if it is in the run
+        // directory; otherwise (or if isthmus made it for other grids or options) it is
+        // generated from grids.nc and masks.nc of the run directory, over the pair's ranks.
+        remap::GenOptions go;
+        const std::string stack = scripr_stack(*e.scripr, &go);
+        const std::string grids = in_run_dir("grids.nc");
+        remap::ensure_weights_file(
+            comm, in_run_dir(weights),
+            [&] {
+              return std::pair<remap::Grid, remap::Grid>(remap::read_oasis_grid(grids, e.src_grid),
+                                                         remap::read_oasis_grid(grids, e.dst_grid));
+            },
+            stack, go);
+      }
       const remap::WeightsExpect expect{ends_.src_grid_size, ends_.dst_grid_size};
       remap::WeightsInfo info;
       Agreement read_agreement;

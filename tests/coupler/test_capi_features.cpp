@@ -644,11 +644,15 @@ const int64_t kTorc = 182 * 149, kLmdz = 96 * 72;
 double sst(int64_t g, int t) { return 271.0 + 30 * std::sin(g * 0.0007 + t) + g * 1e-7; }
 
 // The serial application of a weights file (this rank alone), for each date.
-std::vector<std::vector<double>> reference(const std::string& file, int dates) {
+std::vector<std::vector<double>> reference_of(const std::string& path, int dates) {
   std::vector<std::vector<double>> inputs(static_cast<size_t>(dates), std::vector<double>(kTorc));
   for (int t = 0; t < dates; ++t)
     for (int64_t g = 0; g < kTorc; ++g) inputs[t][g] = sst(g, t);
-  return apply_serially(kData + "/" + file, kTorc, kLmdz, inputs);
+  return apply_serially(path, kTorc, kLmdz, inputs);
+}
+
+std::vector<std::vector<double>> reference(const std::string& file, int dates) {
+  return reference_of(kData + "/" + file, dates);
 }
 
 }  // namespace
@@ -817,6 +821,112 @@ TEST(CapiFeatures, ConservGlobalRestoresTheSourceIntegral) {
   const double src = static_cast<double>(s);
   EXPECT_NEAR(dst[0], src, 1e-12 * src) << "CONSERV GLOBAL";
   EXPECT_GT(std::fabs(dst[1] - src), 1e-9 * src) << "without CONSERV the integral is not kept";
+}
+
+// ---- 5b. SCRIPR: weights generated at initialisation --------------------------------------
+
+// Two SCRIPR entries (BILINEAR, CONSERV FRACNNEI) with no weights file in the run directory,
+// only OASIS's grids.nc and masks.nc (written by the grid-writing C API from the shared grid
+// files): enddef generates rmp_torc_to_lmdz_BILINEAR.nc and rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc
+// (as OASIS names them), the fields received are the generated files applied serially (within
+// 1e-14: SCRIPR leaves the side to isthmus), every active LMDZ point gets a value, and a second
+// start reuses the files.
+TEST(CapiFeatures, ScriprGeneratesTheWeightsAtInitialisation) {
+  Watchdog w("capi features SCRIPR", 240);
+  Layout L;
+  RunDir dir("scripr");
+  struct G {
+    const char* name;
+    int nx, ny;
+  };
+  const G grids[2] = {{"torc", 182, 149}, {"lmdz", 96, 72}};
+  int written = ISTHMUS_OK;
+  if (world_rank() == 0) {
+    for (const G& g : grids) {
+      const std::string file = kData + "/grid_" + g.name + ".nc";
+      const std::vector<double> lon = read_nc<double>(file, "lon"), lat = read_nc<double>(file, "lat");
+      const std::vector<double> clo = read_nc<double>(file, "clo"), cla = read_nc<double>(file, "cla");
+      const std::vector<int> imask = read_nc<int>(file, "imask");
+      std::vector<int> msk(imask.size());
+      for (size_t i = 0; i < msk.size(); ++i) msk[i] = 1 - imask[i];
+      char err[512] = "";
+      for (int rc : {isthmus_grids_write_centers(dir.path().c_str(), g.name, g.nx, g.ny, lon.data(),
+                                                 lat.data(), err, sizeof err),
+                     isthmus_grids_write_corners(dir.path().c_str(), g.name, g.nx, g.ny, 4,
+                                                 clo.data(), cla.data(), err, sizeof err),
+                     isthmus_grids_write_mask(dir.path().c_str(), g.name, g.nx, g.ny, msk.data(),
+                                              err, sizeof err)}) {
+        EXPECT_EQ(rc, ISTHMUS_OK) << err;
+        if (rc != ISTHMUS_OK) written = rc;
+      }
+    }
+  }
+  ASSERT_TRUE(all_ranks(written == ISTHMUS_OK));
+  const std::string text = head(2, 1) +
+                           "O_B A_B 1 1 1 rst.nc EXPORTED\n182 149 96 72 torc lmdz\nP 2 P 0\nSCRIPR\n"
+                           "BILINEAR LR SCALAR LATLON 1\n"
+                           "O_C A_C 1 1 1 rst.nc EXPORTED\n182 149 96 72 torc lmdz\nP 2 P 0\nSCRIPR\n"
+                           "CONSERV LR SCALAR LATLON 1 FRACNNEI FIRST\n$END\n";
+  const std::string nam = dir.write("namcouple", text);
+  const std::string files[2] = {"rmp_torc_to_lmdz_BILINEAR.nc", "rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc"};
+  const std::vector<int> sig = apple(kTorc, L.local_size(), L.local_rank());
+  const std::vector<int> dig = box(96, 72, L.local_size(), L.local_rank());
+  const std::vector<int64_t> sidx = indices_of(sig), didx = indices_of(dig);
+  const std::vector<int> lmdz_imask = read_nc<int>(kData + "/grid_lmdz.nc", "imask");
+  std::filesystem::file_time_type made[2];
+  for (int start = 0; start < 2; ++start) {
+    Cpl cpl;
+    ASSERT_TRUE(all_ranks(create(cpl, L.component(), nam, dir.path()) == ISTHMUS_OK)) << cpl.err();
+    int ob = -1, oc = -1, ab = -1, ac = -1;
+    if (L.src()) {
+      const int p = partition(cpl, kTorc, sig, "torc");
+      ob = var(cpl, "O_B", p, ISTHMUS_VAR_OUT);
+      oc = var(cpl, "O_C", p, ISTHMUS_VAR_OUT);
+    }
+    if (L.dst()) {
+      const int p = partition(cpl, kLmdz, dig, "lmdz");
+      ab = var(cpl, "A_B", p, ISTHMUS_VAR_IN);
+      ac = var(cpl, "A_C", p, ISTHMUS_VAR_IN);
+    }
+    ASSERT_TRUE(all_ranks(isthmus_coupler_enddef(cpl.c) == ISTHMUS_OK)) << cpl.err();
+    for (int k = 0; k < 2; ++k) {
+      ASSERT_TRUE(all_ranks(std::filesystem::exists(dir / files[k]))) << files[k];
+      const auto t = std::filesystem::last_write_time(dir / files[k]);
+      if (start == 0) made[k] = t;
+      else EXPECT_TRUE(t == made[k]) << files[k] << " was made again at the second start";
+    }
+    if (L.src()) {
+      std::vector<double> x(sidx.size());
+      for (size_t i = 0; i < sidx.size(); ++i) x[i] = sst(sidx[i], 0);
+      int info = -1;
+      EXPECT_EQ(isthmus_coupler_put(cpl.c, ob, 0, x.data(), &info), ISTHMUS_OK) << cpl.err();
+      EXPECT_EQ(isthmus_coupler_put(cpl.c, oc, 0, x.data(), &info), ISTHMUS_OK) << cpl.err();
+    }
+    int64_t not_bfb = 0, unmapped = 0, checked = 0;
+    if (L.dst()) {
+      for (int k = 0; k < 2; ++k) {
+        const std::vector<std::vector<double>> ref = reference_of(dir / files[k], 1);
+        ASSERT_EQ(ref.size(), 1u);
+        std::vector<double> y(didx.size(), -1.0);
+        int info = -1;
+        EXPECT_EQ(isthmus_coupler_get(cpl.c, k == 0 ? ab : ac, 0, y.data(), &info), ISTHMUS_OK)
+            << cpl.err();
+        EXPECT_EQ(info, ISTHMUS_COUPLING_RECVD);
+        for (size_t i = 0; i < didx.size(); ++i) {
+          // SCRIPR leaves the side to isthmus (docs/coupler.md): partial sums on the source side
+          // are within 1e-14 of the serial application, the destination side its bits.
+          not_bfb += std::fabs(y[i] - ref[0][didx[i]]) > 1e-14 * std::fabs(ref[0][didx[i]]);
+          // SST of 241-301 K: every active point gets a value in that range.
+          if (lmdz_imask[didx[i]]) unmapped += !(y[i] > 240.0 && y[i] < 302.0);
+          ++checked;
+        }
+      }
+    }
+    EXPECT_EQ(isthmus_coupler_terminate(cpl.c), ISTHMUS_OK) << cpl.err();
+    EXPECT_EQ(total(not_bfb), 0) << "values further than 1e-14 from the generated file's serial application";
+    EXPECT_EQ(total(unmapped), 0) << "active LMDZ points without a plausible value";
+    EXPECT_EQ(total(checked), 2 * kLmdz);
+  }
 }
 
 // ---- 6. within one component; EXPOUT ------------------------------------------------------
