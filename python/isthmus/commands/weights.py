@@ -1,0 +1,220 @@
+"""``isthmus weights``: generate remapping weights (SCRIP format) in parallel, or check a file.
+
+    isthmus weights --src GRID --dst GRID --method STACK --out FILE [--ranks N]
+                    [--normalization destarea|fracarea|fracnnei] [--neighbours N]
+                    [--variance V] [--order 1|2]
+    isthmus weights --check FILE [--src GRID --dst GRID]
+
+GRID is a SCRIP grid file, a CF file with lon/lat bounds, a file laid out as the shared data's
+grid_*.nc (lon, lat, clo, cla, imask), or OASIS's grids.nc as ``DIR/grids.nc:NAME`` (masks.nc
+and areas.nc read from beside it). STACK is the interpolation stack: methods tried in order for
+each destination point, e.g. ``conservative,bilinear,nearest,fixed=0`` (docs/weights.md).
+``--ranks N`` runs the generator (the C++ program isthmus_weights) on N MPI ranks.
+
+``--check`` applies a weights file (ours or anyone's) to analytic test functions and prints, per
+function, the interpolation error over the destination points the file maps, and the
+conservation error (the destination integral against the source integral, with the file's cell
+areas and fractions) — as ESMF's weight check does.
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+
+def find_tool(explicit=None) -> Path:
+    """The isthmus_weights program: --tool, $ISTHMUS_WEIGHTS, $ISTHMUS_BUILD_DIR, build/, PATH."""
+    candidates = []
+    if explicit:
+        candidates.append(Path(explicit))
+    if os.environ.get("ISTHMUS_WEIGHTS"):
+        candidates.append(Path(os.environ["ISTHMUS_WEIGHTS"]))
+    if os.environ.get("ISTHMUS_BUILD_DIR"):
+        candidates.append(Path(os.environ["ISTHMUS_BUILD_DIR"]) / "tools/weights/isthmus_weights")
+    src = Path(os.environ.get("ISTHMUS_SOURCE_DIR", Path(__file__).resolve().parents[3]))
+    candidates.append(src / "build" / "tools/weights/isthmus_weights")
+    on_path = shutil.which("isthmus_weights")
+    if on_path:
+        candidates.append(Path(on_path))
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return c
+    raise FileNotFoundError("isthmus_weights not found (tried " +
+                            ", ".join(str(c) for c in candidates) +
+                            "); build it (make build) or set ISTHMUS_WEIGHTS")
+
+
+def mpirun_command(ranks: int):
+    """mpirun with what Open MPI needs here: as root, and with more ranks than cores."""
+    cmd = [os.environ.get("MPIRUN", "mpirun"), "-n", str(ranks)]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    if ranks > (os.cpu_count() or 1):
+        cmd.append("--oversubscribe")
+    return cmd
+
+
+def generate(args) -> int:
+    try:
+        tool = find_tool(args.tool)
+    except FileNotFoundError as e:
+        print(f"isthmus weights: {e}", file=sys.stderr)
+        return 1
+    argv = [str(tool), "--src", args.src, "--dst", args.dst, "--method", args.method,
+            "--out", args.out, "--normalization", args.normalization,
+            "--neighbours", str(args.neighbours), "--variance", str(args.variance),
+            "--order", str(args.order)]
+    env = dict(os.environ)
+    if args.ranks > (os.cpu_count() or 1):
+        env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
+    cmd = argv if args.ranks == 1 and not args.mpirun else mpirun_command(args.ranks) + argv
+    return subprocess.call(cmd, env=env)
+
+
+# ---- --check ------------------------------------------------------------------------------
+
+def _test_functions():
+    import numpy as np
+
+    def smooth(lon, lat):          # 2 + cos²(lat)·cos(2·lon)
+        return 2.0 + np.cos(lat) ** 2 * np.cos(2.0 * lon)
+
+    def harmonic(lon, lat):        # a spherical harmonic of degree 16 (Y_16^16's real part) + 2
+        return 2.0 + np.cos(lat) ** 16 * np.cos(16.0 * lon)
+
+    def vortex(lon, lat):          # a steep field: 1 - tanh of the distance to a point
+        x0, y0, z0 = math.cos(0.3) * math.cos(-1.0), math.cos(0.3) * math.sin(-1.0), math.sin(0.3)
+        d = np.arccos(np.clip(np.cos(lat) * np.cos(lon) * x0 + np.cos(lat) * np.sin(lon) * y0
+                              + np.sin(lat) * z0, -1.0, 1.0))
+        return 2.0 - np.tanh(3.0 * d)
+
+    return {"smooth": smooth, "harmonic16": harmonic, "vortex": vortex}
+
+
+def _radians(var):
+    import numpy as np
+    data = np.asarray(var[:], dtype=float)
+    units = getattr(var, "units", "radians").lower()
+    return np.deg2rad(data) if units.startswith("deg") else data
+
+
+def check_file(path: str) -> dict:
+    """The figures of --check for one weights file (see the module's docstring)."""
+    import numpy as np
+    from netCDF4 import Dataset
+
+    with Dataset(path) as nc:
+        v = nc.variables
+        for name in ("src_address", "dst_address", "remap_matrix", "src_grid_center_lat",
+                     "src_grid_center_lon", "dst_grid_center_lat", "dst_grid_center_lon"):
+            if name not in v:
+                raise ValueError(f"{path}: no variable {name} (--check needs the weights file's "
+                                 "grid variables, which SCRIP, OASIS, CDO and isthmus write)")
+        src = np.asarray(v["src_address"][:], dtype=np.int64) - 1
+        dst = np.asarray(v["dst_address"][:], dtype=np.int64) - 1
+        w = np.asarray(v["remap_matrix"][:], dtype=float)[:, 0]
+        slon, slat = _radians(v["src_grid_center_lon"]), _radians(v["src_grid_center_lat"])
+        dlon, dlat = _radians(v["dst_grid_center_lon"]), _radians(v["dst_grid_center_lat"])
+        ns, nd = slon.size, dlon.size
+        smask = np.asarray(v["src_grid_imask"][:]) != 0 if "src_grid_imask" in v else np.ones(ns, bool)
+        sarea = np.asarray(v["src_grid_area"][:], float) if "src_grid_area" in v else None
+        darea = np.asarray(v["dst_grid_area"][:], float) if "dst_grid_area" in v else None
+        dfrac = np.asarray(v["dst_grid_frac"][:], float) if "dst_grid_frac" in v else None
+        sfrac = np.asarray(v["src_grid_frac"][:], float) if "src_grid_frac" in v else None
+        method = getattr(nc, "map_method", "")
+        norm = getattr(nc, "normalization", "")
+    keep = (src >= 0) & (dst >= 0) & (w != 0.0)  # SCRIP's null links and zero weights
+    src, dst, w = src[keep], dst[keep], w[keep]
+    mapped = np.zeros(nd, bool)
+    mapped[dst] = True
+    result = {"file": path, "map_method": method, "normalization": norm, "links": int(src.size),
+              "src_points": int(ns), "dst_points": int(nd), "dst_mapped": int(mapped.sum()),
+              "functions": {}}
+    for name, f in _test_functions().items():
+        fs = f(slon, slat)
+        fd = np.zeros(nd)
+        np.add.at(fd, dst, w * fs[src])
+        exact = f(dlon, dlat)
+        err = np.abs(fd[mapped] - exact[mapped]) / np.abs(exact[mapped])
+        entry = {"max_rel_error": float(err.max()) if err.size else 0.0,
+                 "rms_rel_error": float(np.sqrt(np.mean(err ** 2))) if err.size else 0.0}
+        if "onserv" in method.lower():
+            # Conservation: the source integral over the active cells, each counted by the
+            # fraction of it the destination's active cells cover (src_grid_frac), against the
+            # destination integral, each cell counted by its covered fraction (dst_grid_frac)
+            # when the weights are FRACAREA-normalised. Only with sane areas and fractions:
+            # OASIS 2.0's SCRIP writes src_grid_frac = 0 and negative areas and fractions.
+            why = None
+            if sarea is None or darea is None or sfrac is None or dfrac is None:
+                why = "the file has no grid areas or fractions"
+            elif (sarea < 0).any() or (darea < 0).any() or (dfrac < 0).any() or not (sfrac > 0).any():
+                why = "the file's grid areas or fractions are invalid (negative, or all 0)"
+            if why:
+                entry["conservation_rel_error"] = None
+                result["conservation_note"] = why
+            else:
+                scale = dfrac if norm.lower() == "fracarea" else np.ones(nd)
+                src_int = float(np.sum((fs * sarea * sfrac)[smask]))
+                dst_int = float(np.sum((fd * darea * scale)[mapped]))
+                entry["conservation_rel_error"] = abs(dst_int - src_int) / abs(src_int)
+        result["functions"][name] = entry
+    return result
+
+
+def check(args) -> int:
+    try:
+        r = check_file(args.check)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"isthmus weights --check: {e}", file=sys.stderr)
+        return 1
+    print(f"{r['file']}: {r['map_method']} ({r['normalization'] or 'no normalization'}), "
+          f"{r['links']} links, {r['dst_mapped']} of {r['dst_points']} destination points mapped")
+    for name, e in r["functions"].items():
+        line = f"  {name:11s} max rel error {e['max_rel_error']:.3e}  rms {e['rms_rel_error']:.3e}"
+        if e.get("conservation_rel_error") is not None:
+            line += f"  conservation {e['conservation_rel_error']:.3e}"
+        print(line)
+    if r.get("conservation_note"):
+        print(f"  conservation not checked: {r['conservation_note']}")
+    if args.json:
+        print(json.dumps(r))
+    return 0
+
+
+def main(args) -> int:
+    if args.check:
+        return check(args)
+    missing = [o for o in ("src", "dst", "method", "out") if not getattr(args, o)]
+    if missing:
+        print("isthmus weights: " + ", ".join("--" + m for m in missing) + " required "
+              "(or --check FILE)", file=sys.stderr)
+        return 2
+    return generate(args)
+
+
+def register(subparsers):
+    p = subparsers.add_parser("weights", help="generate remapping weights (SCRIP) in parallel, "
+                              "or check a weights file", description=__doc__,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--src", help="source grid")
+    p.add_argument("--dst", help="destination grid")
+    p.add_argument("--method", help="interpolation stack, e.g. conservative,nearest")
+    p.add_argument("--out", help="the SCRIP weights file to write")
+    p.add_argument("--ranks", type=int, default=1, help="MPI ranks (default 1)")
+    p.add_argument("--normalization", default="fracarea",
+                   choices=["destarea", "fracarea", "fracnnei"],
+                   help="conservative normalisation (OASIS CONSERV's; default fracarea)")
+    p.add_argument("--neighbours", type=int, default=4, help="nearest/gaussian: n (default 4)")
+    p.add_argument("--variance", type=float, default=1.0, help="gaussian: OASIS GAUSWGT's VAR")
+    p.add_argument("--order", type=int, default=1, choices=[1, 2],
+                   help="conservative: first or second order")
+    p.add_argument("--check", metavar="FILE", help="check a weights file instead")
+    p.add_argument("--json", action="store_true", help="--check: also print one JSON line")
+    p.add_argument("--tool", help="path of isthmus_weights")
+    p.add_argument("--mpirun", action="store_true", help="start under mpirun even at 1 rank")
+    p.set_defaults(func=main)

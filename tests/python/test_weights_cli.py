@@ -1,0 +1,91 @@
+"""``isthmus weights``: generate ORCA2 <-> LMDZ weights from the shared grid files on several
+ranks, compare them with the SCRIP files OASIS made for the same grids (the interpolation error
+of a smooth function no worse), check that the rank count does not change a bit, and that bad
+input gets a message naming it."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from netCDF4 import Dataset
+
+SOURCE = Path(os.environ.get("ISTHMUS_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+BUILD = Path(os.environ.get("ISTHMUS_BUILD_DIR", str(SOURCE / "build")))
+TOOL = BUILD / "tools" / "weights" / "isthmus_weights"
+DATA = SOURCE / "tests" / "data" / "orca2-lmdz"
+
+pytestmark = pytest.mark.skipif(not TOOL.is_file(), reason=f"no {TOOL}")
+
+
+def run(*args, timeout=300):
+    env = dict(os.environ, PYTHONPATH=str(SOURCE / "python"), ISTHMUS_BUILD_DIR=str(BUILD),
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_mpi_yield_when_idle="1")
+    return subprocess.run([sys.executable, "-m", "isthmus", "weights", *args],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def generate(tmp_path, src, dst, method, ranks, *extra):
+    out = tmp_path / f"w_{src}_{dst}_{method.replace(',', '+')}_{ranks}.nc"
+    r = run("--src", str(DATA / f"grid_{src}.nc"), "--dst", str(DATA / f"grid_{dst}.nc"),
+            "--method", method, "--ranks", str(ranks), "--out", str(out), *extra)
+    assert r.returncode == 0, r.stderr + r.stdout
+    return out, r.stdout
+
+
+def check(path):
+    r = run("--check", str(path), "--json")
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def links(path):
+    with Dataset(path) as nc:
+        return (np.asarray(nc["src_address"][:]), np.asarray(nc["dst_address"][:]),
+                np.asarray(nc["remap_matrix"][:]))
+
+
+@pytest.mark.parametrize("method,options,oasis", [
+    ("conservative", ["--normalization", "fracnnei"], "rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc"),
+    ("bilinear,nearest", ["--neighbours", "1"], "rmp_torc_to_lmdz_BILINEAR.nc"),
+])
+def test_orca2_to_lmdz_is_as_accurate_as_oasis(tmp_path, method, options, oasis):
+    out, text = generate(tmp_path, "torc", "lmdz", method, 2, *options)
+    assert "unserved                      0 active destination points (1947 masked)" in text
+    ours, theirs = check(out), check(DATA / oasis)
+    # Every active LMDZ point mapped, as in OASIS's file.
+    assert ours["dst_mapped"] == theirs["dst_mapped"] == 4965
+    for name in ("smooth", "harmonic16", "vortex"):
+        a, b = ours["functions"][name], theirs["functions"][name]
+        assert a["rms_rel_error"] <= b["rms_rel_error"] * 1.02, (name, a, b)
+        assert a["max_rel_error"] <= b["max_rel_error"] * 1.02, (name, a, b)
+
+
+def test_the_rank_count_changes_no_bit(tmp_path):
+    one, _ = generate(tmp_path, "lmdz", "torc", "conservative,bilinear,nearest", 1)
+    three, _ = generate(tmp_path, "lmdz", "torc", "conservative,bilinear,nearest", 3)
+    for a, b in zip(links(one), links(three)):
+        assert a.shape == b.shape and np.array_equal(a, b)
+    with Dataset(three) as nc:
+        method = np.asarray(nc["dst_grid_method"][:])
+        assert nc["dst_grid_method"].methods == "conservative,bilinear,nearest"
+        imask = np.asarray(nc["dst_grid_imask"][:])
+    # every active ORCA2 point served by one of the three steps, masked ones by none
+    assert (method[imask == 1] >= 0).all() and (method[imask == 0] == -1).all()
+
+
+def test_bad_input_names_what_is_wrong(tmp_path):
+    r = run("--src", str(DATA / "grid_torc.nc"), "--dst", str(DATA / "grid_lmdz.nc"),
+            "--method", "bilinear,spline", "--out", str(tmp_path / "x.nc"))
+    assert r.returncode == 1
+    assert '"spline" is not a method' in r.stderr
+    r = run("--src", str(tmp_path / "none.nc"), "--dst", str(DATA / "grid_lmdz.nc"),
+            "--method", "nearest", "--out", str(tmp_path / "x.nc"))
+    assert r.returncode == 1 and "none.nc" in r.stderr
+    r = run("--src", str(DATA / "grid_torc.nc"), "--method", "nearest")
+    assert r.returncode == 2 and "--dst, --out required" in r.stderr
+    assert not (tmp_path / "x.nc").exists()
