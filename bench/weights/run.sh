@@ -3,6 +3,7 @@
 # grid pairs in the same run: time, peak memory, links and the test-function error per method.
 #   bench/weights/run.sh BUILD_DIR [OUT.jsonl]      JSON lines on stdout (and OUT), a table on stderr
 # Knobs: WEIGHTS_PAIRS (default "orca2-lmdz lmdz-orca2 large"), WEIGHTS_REPS (default 3),
+# WEIGHTS_METHODS (default "nearest bilinear conservative"),
 # WEIGHTS_RANKS (default "1 2"), ISTHMUS_BENCH_WORKDIR (default /tmp/isthmus-bench-weights),
 # ISTHMUS_BENCH_QUICK=1 (ORCA2 <-> LMDZ only, one repetition).
 set -euo pipefail

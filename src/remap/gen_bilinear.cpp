@@ -12,8 +12,10 @@
 //   repeating nx-2 and 1) only makes duplicate quads: the first found wins.
 // - The search: the quads are listed in a uniform grid of voxels of 3-D space (each quad in the
 //   voxels its circumscribed cap reaches), built once in make_*. A point tests the quads of its
-//   voxel in increasing number (the address of their first corner; pole quads after): the first
-//   that contains it wins. "Contains" is decided in SCRIP's plane (longitude unwrapped around the
+//   voxel in increasing number (the address of their first corner): the first that contains it
+//   wins; the pole quads (below) come after, found by the point's longitude among the pole row's
+//   points (the few quads starting or ending there), never through the voxels, whose
+//   circumscribed caps reaching across the pole would list each in a great many voxels. "Contains" is decided in SCRIP's plane (longitude unwrapped around the
 //   point's, latitude: as SCRIP, so that the weights are SCRIP's and a field bilinear in
 //   (lon, lat) is reproduced exactly on a regular lon-lat grid) for quads spanning less than 90
 //   degrees of longitude, and on the sphere (great-circle edges: the point on the same side of
@@ -152,6 +154,17 @@ class BilinearMethod : public WeightMethod {
         }
       }
     }
+    // The pole quads are found by longitude, not through the voxels: each reaches across the
+    // pole, so its circumscribed cap would list it in a great many voxels (a 1442-wide grid's
+    // caps took gigabytes).
+    for (int side = 0; side < 2; ++side) {
+      if (opposite_[side].empty()) continue;
+      const int64_t r = (side == 0 ? 0 : ny_ - 1) * nx_;
+      auto& order = pole_lon_[side];
+      for (int64_t i = 0; i < nx_; ++i)
+        order.emplace_back(std::atan2(xyz_[r + i].y, xyz_[r + i].x), i);
+      std::sort(order.begin(), order.end());
+    }
     build_voxels();
   }
 
@@ -236,9 +249,6 @@ class BilinearMethod : public WeightMethod {
     const int64_t i_end = periodic_ ? nx_ : nx_ - 1;
     for (int64_t j0 = 0; j0 + 1 < ny_; ++j0)
       for (int64_t i0 = 0; i0 < i_end; ++i0) keys.push_back(j0 * nx_ + i0);
-    for (int side = 0; side < 2; ++side)
-      if (!opposite_[side].empty())
-        for (int64_t i0 = 0; i0 < nx_; ++i0) keys.push_back(nx_ * ny_ + side * nx_ + i0);
     std::vector<Vec3> centre(keys.size());
     std::vector<double> chord(keys.size());  // circumscribed cap's chord radius; < 0: none
     std::vector<double> diameters;
@@ -388,7 +398,7 @@ class BilinearMethod : public WeightMethod {
     const uint64_t v = static_cast<uint64_t>((cell(p.x) * cells_ + cell(p.y)) * cells_ + cell(p.z));
     size_t s = slot_of(v);
     while (slot_key_[s] != v) {
-      if (slot_key_[s] == kEmpty) return false;
+      if (slot_key_[s] == kEmpty) return locate_pole(p, q, a, b);
       s = (s + 1) & (slot_key_.size() - 1);
     }
     double x[4], y[4];
@@ -408,6 +418,33 @@ class BilinearMethod : public WeightMethod {
       if (contains(t, p) && solve_gnomonic(t, p, a, b)) {
         *q = t;
         return true;
+      }
+    }
+    return locate_pole(p, q, a, b);
+  }
+
+  // The pole quads: those whose near edge starts at the row points of p's longitude sector, or
+  // whose far edge does, a few either side; the first (by number) containing p on the sphere.
+  bool locate_pole(Vec3 p, Quad* q, double* a, double* b) const {
+    for (int side = 0; side < 2; ++side) {
+      const auto& order = pole_lon_[side];
+      if (order.empty()) continue;
+      const double l = std::atan2(p.y, p.x);
+      const size_t pos = static_cast<size_t>(
+          std::upper_bound(order.begin(), order.end(), std::make_pair(l, INT64_MAX)) - order.begin());
+      const int64_t k = order[(pos + order.size() - 1) % order.size()].second;
+      int64_t keys[10];
+      int n = 0;
+      for (const int64_t c : {k, opposite_[side][k]})
+        for (int64_t m = -2; m <= 2; ++m) keys[n++] = nx_ * ny_ + side * nx_ + ((c + m) % nx_ + nx_) % nx_;
+      std::sort(keys, keys + n);
+      for (int i = 0; i < n; ++i) {
+        if (i > 0 && keys[i] == keys[i - 1]) continue;
+        const Quad t = quad(keys[i]);
+        if (contains(t, p) && solve_gnomonic(t, p, a, b)) {
+          *q = t;
+          return true;
+        }
       }
     }
     return false;
@@ -464,6 +501,7 @@ class BilinearMethod : public WeightMethod {
   std::vector<Vec3> xyz_;
   std::unique_ptr<PointIndex> index_;  // built when the source has masked points
   std::vector<int64_t> opposite_[2];   // first and last rows, when they wind around a pole
+  std::vector<std::pair<double, int64_t>> pole_lon_[2];  // those rows' points by longitude
   // The voxels (build_voxels).
   int slot_bits_ = 4;
   int64_t cells_ = 1;

@@ -552,6 +552,7 @@ class Conservative : public WeightMethod {
             w[0] = 1.0;
             w[1] = w[2] = 0.0;
             out->add(cand[0], d, w);
+            out->frac.emplace_back(d, 0.0);  // served, but no active source covers it
             continue;
           }
         }
@@ -561,13 +562,15 @@ class Conservative : public WeightMethod {
       std::sort(overlaps.begin(), overlaps.end(),
                 [](const Overlap& a, const Overlap& b) { return a.s < b.s; });
       double f;
+      double covered = 0;
+      for (const Overlap& o : overlaps) covered += o.area;
       if (norm_ == Norm::kDestArea) {
         f = 1.0 / darea;
       } else {
-        double sum = 0;
-        for (const Overlap& o : overlaps) sum += o.area;
-        f = 1.0 / sum;
+        f = 1.0 / covered;
       }
+      // SCRIP's dst_grid_frac: the part of the cell active source cells cover.
+      out->frac.emplace_back(d, std::min(1.0, covered / darea));
       for (const Overlap& o : overlaps) {
         w[0] = o.area * f;
         if (nw == 3) {

@@ -612,7 +612,7 @@ void ScripWeightsWriter::define_grid_variables(const WeightsGridVariables& g, in
       check_nc(nc_put_var_double(ncid_, lat, grid->lat.data()), path, "grid_center_lat");
       check_nc(nc_put_var_double(ncid_, lon, grid->lon.data()), path, "grid_center_lon");
     });
-    if (grid->has_corners()) {
+    if (g.corners && grid->has_corners()) {
       int corners = -1;
       check_nc(nc_def_dim(ncid_, (s + "_grid_corners").c_str(), size_t(grid->num_corners), &corners),
                path, "grid_corners");

@@ -106,7 +106,8 @@ LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
 struct WeightsGridVariables {
   const Grid* src = nullptr;
   const Grid* dst = nullptr;
-  std::vector<double> src_area, dst_area;  // steradians; zeros when unknown
+  bool corners = true;                     // write the corners (when the grids have them)
+  std::vector<double> src_area, dst_area;  // steradians; empty: not written
   std::vector<double> src_frac, dst_frac;
   std::vector<int8_t> dst_method;          // empty: not written
   std::string methods;

@@ -69,12 +69,40 @@ void PointIndex::nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<d
   if (k <= 0 || n == 0) return;
   const size_t kk = static_cast<size_t>(std::min<int64_t>(k, n));
   const double qq[3] = {q.x, q.y, q.z};
-  std::vector<uint32_t> idx(kk);
-  std::vector<double> d2(kk);
-  nanoflann::KNNResultSet<double, uint32_t> rs(kk);
-  rs.init(idx.data(), d2.data());
+  // One more than asked: when it is strictly further than the k-th, no tie crosses the k-th
+  // place and the k nearest need only ordering ties among themselves by id.
+  const size_t kq = std::min<size_t>(kk + 1, static_cast<size_t>(n));
+  uint32_t idx_small[17];
+  double d2_small[17];
+  std::vector<uint32_t> idx_big;
+  std::vector<double> d2_big;
+  uint32_t* idx = idx_small;
+  double* d2 = d2_small;
+  if (kq > 17) {
+    idx_big.resize(kq);
+    d2_big.resize(kq);
+    idx = idx_big.data();
+    d2 = d2_big.data();
+  }
+  nanoflann::KNNResultSet<double, uint32_t> rs(kq);
+  rs.init(idx, d2);
   impl_->tree->findNeighbors(rs, qq, nanoflann::SearchParams());
-  // Points at the k-th distance may be more than one: take them all, order by (distance, id).
+  if (kq == kk || d2[kk] > d2[kk - 1]) {
+    // Insertion sort of the k by (distance, id): k is small.
+    for (size_t i = 1; i < kk; ++i)
+      for (size_t j = i; j > 0 && (d2[j] < d2[j - 1] ||
+                                   (d2[j] == d2[j - 1] && impl_->ids[idx[j]] < impl_->ids[idx[j - 1]]));
+           --j) {
+        std::swap(d2[j], d2[j - 1]);
+        std::swap(idx[j], idx[j - 1]);
+      }
+    for (size_t i = 0; i < kk; ++i) {
+      ids->push_back(impl_->ids[idx[i]]);
+      dist->push_back(chord2_to_angle(d2[i]));
+    }
+    return;
+  }
+  // Points at the k-th distance are more than one: take them all, order by (distance, id).
   std::vector<std::pair<uint32_t, double>> hits;
   impl_->collect(qq, d2[kk - 1], &hits);
   if (hits.size() < kk) {  // rounding in the tree's pruning: fall back to what the k-NN gave

@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <numeric>
+#include <unordered_map>
 
 #include <netcdf.h>
 #include <unistd.h>
@@ -54,6 +56,7 @@ void sort_by_destination(GenLinks* links) {
                    [&](size_t a, size_t b) { return links->dst[a] < links->dst[b]; });
   GenLinks sorted;
   sorted.num_wgts = links->num_wgts;
+  sorted.frac = std::move(links->frac);
   sorted.src.reserve(n);
   sorted.dst.reserve(n);
   sorted.w.reserve(links->w.size());
@@ -103,6 +106,17 @@ std::vector<StackStep> parse_stack(const std::string& stack) {
       step.name = "bicubic";
     } else if (w == "conservative" || w == "conserv" || w == "conservative1") {
       step.name = "conservative";
+    } else if (w == "creep" || w.rfind("creep=", 0) == 0) {
+      step.name = "creep";
+      if (w.size() > 5) {
+        const std::string v = word.substr(6);
+        char* end = nullptr;
+        const long r = std::strtol(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || r < 1 || r > 1000000)
+          fail(ISTHMUS_ERR_ARG, "interpolation stack \"", stack, "\": \"", word,
+               "\": the value after \"creep=\" is a number of rounds, 1 or more");
+        step.rounds = static_cast<int>(r);
+      }
     } else if (w == "fixed" || w.rfind("fixed=", 0) == 0) {
       step.name = "fixed";
       if (w.size() > 5) {
@@ -115,8 +129,8 @@ std::vector<StackStep> parse_stack(const std::string& stack) {
       }
     } else {
       fail(ISTHMUS_ERR_ARG, "interpolation stack \"", stack, "\": \"", word,
-           "\" is not a method (expected nearest, gaussian, bilinear, bicubic, conservative or "
-           "fixed[=VALUE])");
+           "\" is not a method (expected nearest, gaussian, bilinear, bicubic, conservative, "
+           "creep[=ROUNDS] or fixed[=VALUE])");
     }
     steps.push_back(step);
     if (comma == std::string::npos) break;
@@ -182,9 +196,219 @@ std::string stack_string(const std::vector<StackStep>& steps) {
       std::snprintf(buf, sizeof buf, "=%.17g", step.fixed_value);
       s += buf;
     }
+    if (step.name == "creep" && step.rounds > 0) s += "=" + std::to_string(step.rounds);
   }
   return s;
 }
+
+namespace {
+
+// The owner of destination point d: the rank whose block holds it.
+int owner_of(const std::vector<int64_t>& begins, int64_t d) {
+  return static_cast<int>(std::upper_bound(begins.begin(), begins.end(), d) - begins.begin()) - 1;
+}
+
+// Every rank's "served" flags of its block, gathered on every rank (a byte per point).
+std::vector<uint8_t> served_flags(MPI_Comm comm, const GeneratedWeights& w, int64_t n,
+                                  const std::vector<int64_t>& begins) {
+  const int nranks = static_cast<int>(begins.size());
+  std::vector<uint8_t> mine(w.method_of.size()), all(static_cast<size_t>(n));
+  for (size_t i = 0; i < mine.size(); ++i) mine[i] = w.method_of[i] >= 0 ? 1 : 0;
+  std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) {
+    displs[size_t(r)] = static_cast<int>(begins[size_t(r)]);
+    counts[size_t(r)] = static_cast<int>((r + 1 < nranks ? begins[size_t(r) + 1] : n) - begins[size_t(r)]);
+  }
+  ISTHMUS_MPI(MPI_Allgatherv(mine.data(), int(mine.size()), MPI_UINT8_T, all.data(), counts.data(),
+                             displs.data(), MPI_UINT8_T, comm));
+  return all;
+}
+
+}  // namespace
+
+namespace {
+
+// Creep fill (YAC's idea): in rounds, every unserved active point with served neighbours (its
+// 4 nearest active destination points) takes the mean of their links — a weighted sum of
+// source points again — until no point is left or `rounds` rounds (0: no limit) have run.
+// Neighbours held by other ranks are fetched each round; every point's links depend only on
+// the rounds, so they are the same bits at any rank count. Returns the points of this rank's
+// block it served.
+int64_t creep_fill(MPI_Comm comm, const Grid& dst, const std::vector<int64_t>& begins, int rounds,
+                   int8_t step, GeneratedWeights* out, std::vector<int64_t>* todo) {
+  const int nranks = static_cast<int>(begins.size());
+  const int64_t n = dst.size();
+  const int nw = out->links.num_wgts;
+  const int64_t b0 = out->dst_begin;
+  // The links of this block's served points, by point (out->links is sorted by destination).
+  std::vector<int64_t> first(static_cast<size_t>(out->dst_end - b0) + 1, 0);
+  for (int64_t d : out->links.dst) ++first[size_t(d - b0) + 1];
+  for (size_t i = 1; i < first.size(); ++i) first[i] += first[i - 1];
+  std::vector<std::vector<std::pair<int64_t, std::vector<double>>>> made(first.size() - 1);
+  // A point's links, as (source, weights) pairs, when this rank holds it.
+  const auto links_of_mine = [&](int64_t d, std::vector<std::pair<int64_t, std::vector<double>>>* l) {
+    l->clear();
+    const size_t i = size_t(d - b0);
+    if (!made[i].empty()) {
+      *l = made[i];
+      return;
+    }
+    for (int64_t k = first[i]; k < first[i + 1]; ++k)
+      l->emplace_back(out->links.src[size_t(k)],
+                      std::vector<double>(out->links.w.begin() + k * nw, out->links.w.begin() + (k + 1) * nw));
+  };
+  // Neighbours: the 4 nearest active destination points.
+  std::vector<Vec3> pts;
+  std::vector<int64_t> ids;
+  for (int64_t d = 0; d < n; ++d)
+    if (dst.active(d)) {
+      pts.push_back(to_xyz(dst.lon[d], dst.lat[d]));
+      ids.push_back(d);
+    }
+  const PointIndex index(std::move(pts), std::move(ids));
+  std::vector<std::vector<int64_t>> nb(todo->size());
+  {
+    std::vector<int64_t> found;
+    std::vector<double> dist;
+    for (size_t t = 0; t < todo->size(); ++t) {
+      const int64_t d = (*todo)[t];
+      index.nearest(to_xyz(dst.lon[d], dst.lat[d]), 5, &found, &dist);
+      for (int64_t q : found)
+        if (q != d && nb[t].size() < 4) nb[t].push_back(q);
+    }
+  }
+  std::vector<uint8_t> served = served_flags(comm, *out, n, begins);
+  int64_t total = 0;
+  std::vector<std::pair<int64_t, std::vector<double>>> l;
+  for (int round = 0; rounds == 0 || round < rounds; ++round) {
+    // This round's frontier, and the neighbours other ranks hold.
+    std::vector<size_t> frontier;
+    std::vector<std::vector<int64_t>> want(static_cast<size_t>(nranks));
+    for (size_t t = 0; t < todo->size(); ++t) {
+      if (out->method_of[size_t((*todo)[t] - b0)] >= 0) continue;
+      bool any = false;
+      for (int64_t q : nb[t])
+        if (served[size_t(q)]) {
+          any = true;
+          const int r = owner_of(begins, q);
+          if (q < b0 || q >= out->dst_end) want[size_t(r)].push_back(q);
+        }
+      if (any) frontier.push_back(t);
+    }
+    int64_t any_frontier = frontier.empty() ? 0 : 1;
+    ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, &any_frontier, 1, MPI_INT64_T, MPI_MAX, comm));
+    if (!any_frontier) break;
+    // Ask the owners for their points' links: ids out, (count, then source and weights per
+    // link) back.
+    std::vector<int> scount(static_cast<size_t>(nranks)), rcount(static_cast<size_t>(nranks)), sdispl(static_cast<size_t>(nranks)), rdispl(static_cast<size_t>(nranks));
+    std::vector<int64_t> ask;
+    for (int r = 0; r < nranks; ++r) {
+      auto& v = want[size_t(r)];
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+      sdispl[size_t(r)] = int(ask.size());
+      scount[size_t(r)] = int(v.size());
+      ask.insert(ask.end(), v.begin(), v.end());
+    }
+    ISTHMUS_MPI(MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm));
+    int rtotal = 0;
+    for (int r = 0; r < nranks; ++r) {
+      rdispl[size_t(r)] = rtotal;
+      rtotal += rcount[size_t(r)];
+    }
+    std::vector<int64_t> asked(static_cast<size_t>(rtotal));
+    ISTHMUS_MPI(MPI_Alltoallv(ask.data(), scount.data(), sdispl.data(), MPI_INT64_T, asked.data(),
+                              rcount.data(), rdispl.data(), MPI_INT64_T, comm));
+    // Replies as doubles: per point its link count, then (source, weights...) per link.
+    std::vector<double> reply;
+    std::vector<int> rep_count(static_cast<size_t>(nranks)), rep_displ(static_cast<size_t>(nranks));
+    for (int r = 0; r < nranks; ++r) {
+      rep_displ[size_t(r)] = int(reply.size());
+      for (int k = rdispl[size_t(r)]; k < rdispl[size_t(r)] + rcount[size_t(r)]; ++k) {
+        links_of_mine(asked[size_t(k)], &l);
+        reply.push_back(double(l.size()));
+        for (const auto& [src, ws] : l) {
+          reply.push_back(double(src));
+          reply.insert(reply.end(), ws.begin(), ws.end());
+        }
+      }
+      rep_count[size_t(r)] = int(reply.size()) - rep_displ[size_t(r)];
+    }
+    std::vector<int> back_count(static_cast<size_t>(nranks)), back_displ(static_cast<size_t>(nranks));
+    ISTHMUS_MPI(MPI_Alltoall(rep_count.data(), 1, MPI_INT, back_count.data(), 1, MPI_INT, comm));
+    int btotal = 0;
+    for (int r = 0; r < nranks; ++r) {
+      back_displ[size_t(r)] = btotal;
+      btotal += back_count[size_t(r)];
+    }
+    std::vector<double> back(static_cast<size_t>(btotal));
+    ISTHMUS_MPI(MPI_Alltoallv(reply.data(), rep_count.data(), rep_displ.data(), MPI_DOUBLE,
+                              back.data(), back_count.data(), back_displ.data(), MPI_DOUBLE, comm));
+    std::unordered_map<int64_t, std::vector<std::pair<int64_t, std::vector<double>>>> remote;
+    for (int r = 0, pos = 0; r < nranks; ++r) {
+      pos = back_displ[size_t(r)];
+      for (int k = sdispl[size_t(r)]; k < sdispl[size_t(r)] + scount[size_t(r)]; ++k) {
+        auto& dest = remote[ask[size_t(k)]];
+        const int64_t count = static_cast<int64_t>(back[size_t(pos++)]);
+        for (int64_t c = 0; c < count; ++c) {
+          const int64_t src = static_cast<int64_t>(back[size_t(pos++)]);
+          dest.emplace_back(src, std::vector<double>(back.begin() + pos, back.begin() + pos + nw));
+          pos += nw;
+        }
+      }
+    }
+    // The mean of the served neighbours' links, merged by source (in neighbour order, so the
+    // sums are the same at any rank count), sorted by source.
+    std::vector<std::pair<size_t, std::vector<std::pair<int64_t, std::vector<double>>>>> results;
+    for (size_t t : frontier) {
+      const int64_t d = (*todo)[t];
+      std::vector<const std::vector<std::pair<int64_t, std::vector<double>>>*> from;
+      std::vector<std::vector<std::pair<int64_t, std::vector<double>>>> local;
+      local.reserve(4);
+      for (int64_t q : nb[t]) {
+        if (!served[size_t(q)]) continue;
+        if (q >= b0 && q < out->dst_end) {
+          local.emplace_back();
+          links_of_mine(q, &local.back());
+          from.push_back(&local.back());
+        } else {
+          from.push_back(&remote[q]);
+        }
+      }
+      std::map<int64_t, std::vector<double>> sum;
+      const double share = 1.0 / double(from.size());
+      for (const auto* f : from)
+        for (const auto& [src, ws] : *f) {
+          auto& acc = sum[src];
+          if (acc.empty()) acc.assign(size_t(nw), 0.0);
+          for (int k = 0; k < nw; ++k) acc[size_t(k)] += share * ws[size_t(k)];
+        }
+      std::vector<std::pair<int64_t, std::vector<double>>> merged(sum.begin(), sum.end());
+      results.emplace_back(size_t(d - b0), std::move(merged));
+    }
+    // Applied after the round, so that a round reads only the previous rounds' points.
+    for (auto& [i, links] : results) {
+      made[i] = std::move(links);
+      out->method_of[i] = step;
+      ++total;
+    }
+    served = served_flags(comm, *out, n, begins);
+  }
+  // The new links, appended and sorted by destination with the others.
+  GenLinks add;
+  add.num_wgts = nw;
+  for (size_t i = 0; i < made.size(); ++i)
+    for (const auto& [src, ws] : made[i]) add.add(src, b0 + int64_t(i), ws.data());
+  append_links(add, &out->links);
+  sort_by_destination(&out->links);
+  std::vector<int64_t> left;
+  for (int64_t d : *todo)
+    if (out->method_of[size_t(d - b0)] < 0) left.push_back(d);
+  todo->swap(left);
+  return total;
+}
+
+}  // namespace
 
 GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& dst,
                                   const std::string& stack, const GenOptions& options,
@@ -202,7 +426,8 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
       fail(ISTHMUS_ERR_ARG, "weight generation from \"", src.name, "\" (", src.size(),
            " points) to \"", dst.name, "\" (", dst.size(), " points): a grid has no point");
     for (const StackStep& step : out.stack)
-      if (step.name != "fixed") methods.push_back(make_step(step, src, dst, options));
+      if (step.name != "fixed" && step.name != "creep")
+        methods.push_back(make_step(step, src, dst, options));
   });
   a.match("source grid size", src.size());
   a.match("destination grid size", dst.size());
@@ -233,8 +458,8 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
   }
   // Masked points belong to the block their index falls in: rank 0 starts at 0, the last ends
   // at n, and each block ends where the next begins.
+  std::vector<int64_t> begins(static_cast<size_t>(nranks));
   {
-    std::vector<int64_t> begins(static_cast<size_t>(nranks));
     int64_t b = out.dst_begin < 0 ? -1 : out.dst_begin;
     ISTHMUS_MPI(MPI_Allgather(&b, 1, MPI_INT64_T, begins.data(), 1, MPI_INT64_T, comm));
     // A rank without an active point begins where the next one with points does.
@@ -251,47 +476,57 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
 
   std::vector<int64_t> served(out.stack.size(), 0);
   std::vector<double> seconds(out.stack.size(), 0.0);
-  Agreement run;
-  run.check([&] {
-    size_t m = 0;
-    for (size_t s = 0; s < out.stack.size() && !todo.empty(); ++s) {
-      const double t0 = MPI_Wtime();
-      std::vector<int64_t> left;
-      if (out.stack[s].name == "fixed") {
+  // Every rank runs every step (creep is collective), and each step's errors are agreed before
+  // the next.
+  size_t m = 0;
+  for (size_t s = 0; s < out.stack.size(); ++s) {
+    const double t0 = MPI_Wtime();
+    std::vector<int64_t> left;
+    const std::string& name = out.stack[s].name;
+    if (name == "creep") {
+      sort_by_destination(&out.links);
+      served[s] = creep_fill(comm, dst, begins, out.stack[s].rounds, int8_t(s), &out, &todo);
+      seconds[s] = MPI_Wtime() - t0;
+      continue;
+    }
+    Agreement run;
+    run.check([&] {
+      if (name == "fixed") {
         for (int64_t d : todo) out.method_of[size_t(d - out.dst_begin)] = int8_t(s);
         served[s] = static_cast<int64_t>(todo.size());
-      } else {
-        GenLinks part;
-        part.num_wgts = methods[m]->num_wgts();
-        // In batches (a method's links do not depend on the batch), for the progress bar.
-        const size_t batch = progress ? std::max<size_t>(4096, todo.size() / 64 + 1) : todo.size();
-        std::vector<int64_t> chunk;
-        for (size_t b = 0; b < todo.size(); b += batch) {
-          chunk.assign(todo.begin() + long(b), todo.begin() + long(std::min(todo.size(), b + batch)));
-          methods[m]->compute(chunk, &part, &left);
-          if (progress) {
-            const double done_steps = static_cast<double>(s) + double(b + chunk.size()) / double(todo.size());
-            progress(std::min(1.0, done_steps / double(out.stack.size())));
-          }
-        }
-        ++m;
-        for (int64_t d : part.dst)
-          if (d < out.dst_begin || d >= out.dst_end)
-            fail(ISTHMUS_ERR_INTERNAL, "method ", out.stack[s].name, " returned a link to ",
-                 "destination point ", d, " outside the block asked for");
-        for (double w : part.w)
-          if (!std::isfinite(w))
-            fail(ISTHMUS_ERR_INTERNAL, "method ", out.stack[s].name, " returned a non-finite weight");
-        for (int64_t d : part.dst) out.method_of[size_t(d - out.dst_begin)] = int8_t(s);
-        served[s] = static_cast<int64_t>(todo.size() - left.size());
-        append_links(part, &out.links);
+        return;
       }
+      GenLinks part;
+      part.num_wgts = methods[m]->num_wgts();
+      // In batches (a method's links do not depend on the batch), for the progress bar.
+      const size_t batch = progress ? std::max<size_t>(4096, todo.size() / 64 + 1) : todo.size();
+      std::vector<int64_t> chunk;
+      for (size_t b = 0; b < todo.size(); b += batch) {
+        chunk.assign(todo.begin() + long(b), todo.begin() + long(std::min(todo.size(), b + batch)));
+        methods[m]->compute(chunk, &part, &left);
+        if (progress) {
+          const double done_steps = static_cast<double>(s) + double(b + chunk.size()) / double(todo.size());
+          progress(std::min(1.0, done_steps / double(out.stack.size())));
+        }
+      }
+      for (int64_t d : part.dst)
+        if (d < out.dst_begin || d >= out.dst_end)
+          fail(ISTHMUS_ERR_INTERNAL, "method ", name, " returned a link to ",
+               "destination point ", d, " outside the block asked for");
+      for (double w : part.w)
+        if (!std::isfinite(w))
+          fail(ISTHMUS_ERR_INTERNAL, "method ", name, " returned a non-finite weight");
+      for (int64_t d : part.dst) out.method_of[size_t(d - out.dst_begin)] = int8_t(s);
+      served[s] = static_cast<int64_t>(todo.size() - left.size());
+      append_links(part, &out.links);
       todo.swap(left);
-      seconds[s] = MPI_Wtime() - t0;
-    }
-    sort_by_destination(&out.links);
-  });
-  run.conclude(comm);
+    });
+    run.conclude(comm);
+    if (name != "fixed") ++m;
+    else todo.clear();
+    seconds[s] = MPI_Wtime() - t0;
+  }
+  sort_by_destination(&out.links);
 
   // Totals.
   std::vector<int64_t> counts(served);
@@ -416,8 +651,11 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
       info.conventions = "SCRIP";
       vars.src = &src;
       vars.dst = &dst;
-      vars.src_area = conservative ? std::move(src_area) : cell_areas(src);
-      vars.dst_area = conservative ? std::move(dst_area) : cell_areas(dst);
+      // Corners and areas for conservative weights only, as CDO writes its files (they are
+      // large, and only conservative weights depend on them).
+      vars.corners = conservative;
+      vars.src_area = std::move(src_area);
+      vars.dst_area = std::move(dst_area);
       if (conservative) {
         vars.src_frac = std::move(src_frac);
       } else {

@@ -88,14 +88,17 @@ std::unique_ptr<WeightMethod> make_conservative(const Grid& src, const Grid& dst
 
 namespace isthmus::remap {
 
-// One step of the stack, parsed from the option string "conservative,bilinear,nearest,fixed=0":
-// a method (nearest|distwgt, gaussian|gauswgt, bilinear, bicubic, conservative|conserv), or
-// "fixed[=VALUE]" (the points left get no link; the file records VALUE for them, and the
-// coupler's mapping gives them that value), which ends the stack.
+// One step of the stack, parsed from the option string "conservative,bilinear,creep,fixed=0":
+// a method (nearest|distwgt, gaussian|gauswgt, bilinear, bicubic, conservative|conserv);
+// "creep[=ROUNDS]" (YAC's creep fill: in rounds, an unserved active point next to served ones
+// takes the mean of their links, so values spread from the served points across masked regions;
+// at most ROUNDS rounds, no limit by default); or "fixed[=VALUE]" (the points left get no link;
+// the file records that they were left to the fixed value), which ends the stack.
 struct StackStep {
   std::string name;        // the canonical name: nearest, gaussian, bilinear, bicubic,
-                           // conservative, fixed
+                           // conservative, creep, fixed
   double fixed_value = 0;  // fixed only
+  int rounds = 0;          // creep only: 0 = until no point is left
 };
 // Errors: ISTHMUS_ERR_ARG naming the word that is not a method, an empty stack, a step after
 // "fixed", a malformed value.

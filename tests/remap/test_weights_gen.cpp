@@ -122,6 +122,34 @@ TEST(WeightsStack, ParsesMethodsAliasesAndFixed) {
   EXPECT_EQ(parse_stack("fixed")[0].fixed_value, 0.0);
 }
 
+// Creep fill: the continent's points bilinear cannot serve take the mean of their served
+// neighbours' links, round after round from the coast inwards: weights that sum to 1 (bilinear's
+// do), and a constant field stays constant; one round serves only the coast's next ring.
+TEST(WeightsGen, CreepFillSpreadsFromTheServedPoints) {
+  const Grid src = lonlat_grid("src", 36, 18, 0.0, true);
+  const Grid dst = lonlat_grid("dst", 72, 36, 0.0, false);
+  const GeneratedWeights all = generate_weights(MPI_COMM_WORLD, src, dst, "bilinear,creep", {});
+  const GeneratedWeights one = generate_weights(MPI_COMM_WORLD, src, dst, "bilinear,creep=1", {});
+  ASSERT_EQ(all.served_per_step.size(), 2u);
+  EXPECT_GT(all.served_per_step[1], 0);
+  EXPECT_EQ(all.unserved, 0);
+  EXPECT_GT(one.served_per_step[1], 0);
+  EXPECT_LT(one.served_per_step[1], all.served_per_step[1]);
+  EXPECT_EQ(one.served_per_step[1] + one.unserved, all.served_per_step[1]);
+  std::vector<double> sum(size_t(all.dst_end - all.dst_begin), 0.0);
+  for (int64_t i = 0; i < all.links.size(); ++i) {
+    sum[size_t(all.links.dst[size_t(i)] - all.dst_begin)] += all.links.w[size_t(i)];
+    EXPECT_TRUE(src.active(all.links.src[size_t(i)]));
+  }
+  int64_t bad = 0;
+  for (size_t i = 0; i < sum.size(); ++i)
+    if (all.method_of[i] >= 0) bad += std::fabs(sum[i] - 1.0) > 1e-12;
+  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(parse_stack("creep=3")[0].rounds, 3);
+  EXPECT_EQ(stack_string(parse_stack("bilinear,creep=3,fixed=1")), "bilinear,creep=3,fixed=1");
+  EXPECT_THROW(parse_stack("creep=0"), Error);
+}
+
 TEST(WeightsStack, BadStacksAndOptionsNameTheWord) {
   const auto message = [](auto f) {
     try {
@@ -165,7 +193,8 @@ TEST(WeightsGen, StacksGiveTheSameBitsAtEveryRankCount) {
   dst.mask[5] = 0;                                           // one masked destination point
   GenOptions o;
   for (const std::string stack : {"nearest", "bilinear,nearest", "conservative,nearest",
-                                  "bilinear", "gaussian", "conservative,bilinear,fixed=7"}) {
+                                  "bilinear", "gaussian", "conservative,bilinear,fixed=7",
+                                  "bilinear,creep", "bilinear,creep=1,fixed"}) {
     GeneratedWeights w;
     expect_same_bits_as_one_rank(src, dst, stack, o, &w);
     const int64_t active = dst.size() - 1;
@@ -174,7 +203,7 @@ TEST(WeightsGen, StacksGiveTheSameBitsAtEveryRankCount) {
     EXPECT_EQ(served + w.unserved, active) << stack;
     EXPECT_EQ(w.masked, 1) << stack;
     if (stack.find("nearest") != std::string::npos || stack.find("fixed") != std::string::npos ||
-        stack == "gaussian") {
+        stack == "gaussian" || stack == "bilinear,creep") {
       EXPECT_EQ(w.unserved, 0) << stack;
     }
     // The masked destination point has no link and no method.
