@@ -65,6 +65,19 @@ def test_orca2_to_lmdz_is_as_accurate_as_oasis(tmp_path, method, options, oasis)
         assert a["max_rel_error"] <= b["max_rel_error"] * 1.02, (name, a, b)
 
 
+def test_destination_fractions_are_right_at_the_pole(tmp_path):
+    """LMDZ's north pole row lies wholly under ORCA2's active Arctic cells: its covered fraction
+    is 1 (CDO 2.1.1 writes 0.5 there, OASIS 2.0's SCRIP negative values)."""
+    out, _ = generate(tmp_path, "torc", "lmdz", "conservative", 2, "--normalization", "fracarea")
+    with Dataset(out) as nc:
+        frac = np.asarray(nc["dst_grid_frac"][:]).reshape(72, 96)
+        imask = np.asarray(nc["dst_grid_imask"][:]).reshape(72, 96)
+    assert imask[-1].all()
+    assert np.all(np.abs(frac[-1] - 1.0) < 1e-12), frac[-1]
+    assert (frac >= 0).all() and (frac <= 1).all()
+    assert (frac[imask == 0] == 0).all()
+
+
 def test_the_rank_count_changes_no_bit(tmp_path):
     one, _ = generate(tmp_path, "lmdz", "torc", "conservative,bilinear,nearest", 1)
     three, _ = generate(tmp_path, "lmdz", "torc", "conservative,bilinear,nearest", 3)
