@@ -548,11 +548,17 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
 namespace {
 
 // Cell areas from the corners (steradians); zeros for a grid without corners.
-std::vector<double> cell_areas(const Grid& g) {
+// Cell areas from the corners (steradians; zeros for a grid without corners), each rank
+// computing a slice, gathered on every rank.
+std::vector<double> cell_areas(const Grid& g, MPI_Comm comm) {
   std::vector<double> area(static_cast<size_t>(g.size()), 0.0);
   if (!g.has_corners()) return area;
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  const auto begin = [&](int r) { return g.size() * r / nranks; };
   std::vector<Vec3> v(static_cast<size_t>(g.num_corners));
-  for (int64_t c = 0; c < g.size(); ++c) {
+  for (int64_t c = begin(rank); c < begin(rank + 1); ++c) {
     int k = 0;
     for (int j = 0; j < g.num_corners; ++j) {
       const size_t i = static_cast<size_t>(c * g.num_corners + j);
@@ -562,6 +568,13 @@ std::vector<double> cell_areas(const Grid& g) {
     }
     area[size_t(c)] = spherical_polygon_area(v.data(), k);
   }
+  std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) {
+    displs[size_t(r)] = static_cast<int>(begin(r));
+    counts[size_t(r)] = static_cast<int>(begin(r + 1) - begin(r));
+  }
+  ISTHMUS_MPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, area.data(), counts.data(),
+                             displs.data(), MPI_DOUBLE, comm));
   return area;
 }
 
@@ -588,8 +601,8 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
   std::vector<double> src_frac;
   std::vector<double> src_area, dst_area;
   if (conservative) {
-    src_area = cell_areas(src);
-    dst_area = cell_areas(dst);
+    src_area = cell_areas(src, comm);
+    dst_area = cell_areas(dst, comm);
     src_frac.assign(static_cast<size_t>(src.size()), 0.0);
     const bool fracarea = w.options.normalization != "destarea";
     for (int64_t i = 0; i < w.links.size(); ++i) {
@@ -598,8 +611,8 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
       if (fracarea) a *= frac[size_t(d - w.dst_begin)];
       src_frac[size_t(s)] += a;
     }
-    ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, src_frac.data(), int(src_frac.size()), MPI_DOUBLE,
-                              MPI_SUM, comm));
+    ISTHMUS_MPI(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : src_frac.data(), src_frac.data(),
+                           int(src_frac.size()), MPI_DOUBLE, MPI_SUM, 0, comm));  // rank 0 writes
     for (int64_t s = 0; s < src.size(); ++s)
       src_frac[size_t(s)] = src_area[size_t(s)] > 0 ? src_frac[size_t(s)] / src_area[size_t(s)] : 0.0;
   }

@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <netcdf.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -15,6 +16,7 @@
 #include "mpi_test_util.h"
 #include "remap/grid.h"
 #include "remap/scrip_weights.h"
+#include "remap/sphere.h"
 #include "remap/weights_gen.h"
 
 using namespace isthmus;
@@ -48,6 +50,50 @@ Grid lonlat_grid(const std::string& name, int nx, int ny, double lon0, bool cont
       const double wl = std::fmod(clon + 720.0, 360.0);
       g.mask.push_back(continent && wl >= 60 && wl < 120 && clat >= -30 && clat < 40 ? 0 : 1);
     }
+  return g;
+}
+
+// An icosahedral grid: the 20 faces of an icosahedron, each cut n times into 4, projected on
+// the sphere: 20 * 4^n triangular cells (3 corners each), centres at the normalised centroids;
+// unstructured (dims {size}).
+Grid icosahedral_grid(int n) {
+  const double t = (1.0 + std::sqrt(5.0)) / 2.0;
+  std::vector<Vec3> v = {{-1, t, 0}, {1, t, 0},  {-1, -t, 0}, {1, -t, 0}, {0, -1, t}, {0, 1, t},
+                         {0, -1, -t}, {0, 1, -t}, {t, 0, -1},  {t, 0, 1},  {-t, 0, -1}, {-t, 0, 1}};
+  for (Vec3& p : v) p = normalized(p);
+  std::vector<std::array<Vec3, 3>> faces;
+  const int f[20][3] = {{0, 11, 5}, {0, 5, 1},  {0, 1, 7},   {0, 7, 10}, {0, 10, 11},
+                        {1, 5, 9},  {5, 11, 4}, {11, 10, 2}, {10, 7, 6}, {7, 1, 8},
+                        {3, 9, 4},  {3, 4, 2},  {3, 2, 6},   {3, 6, 8},  {3, 8, 9},
+                        {4, 9, 5},  {2, 4, 11}, {6, 2, 10},  {8, 6, 7},  {9, 8, 1}};
+  for (const auto& k : f) faces.push_back({v[size_t(k[0])], v[size_t(k[1])], v[size_t(k[2])]});
+  for (int level = 0; level < n; ++level) {
+    std::vector<std::array<Vec3, 3>> next;
+    for (const auto& [a, b, c] : faces) {
+      const Vec3 ab = normalized(a + b), bc = normalized(b + c), ca = normalized(c + a);
+      next.push_back({a, ab, ca});
+      next.push_back({ab, b, bc});
+      next.push_back({ca, bc, c});
+      next.push_back({ab, bc, ca});
+    }
+    faces.swap(next);
+  }
+  Grid g;
+  g.name = "ico";
+  g.source = "ico";
+  g.dims = {int64_t(faces.size())};
+  g.num_corners = 3;
+  for (const auto& face : faces) {
+    double lon = 0, lat = 0;
+    to_lonlat(normalized(face[0] + face[1] + face[2]), &lon, &lat);
+    g.lon.push_back(lon);
+    g.lat.push_back(lat);
+    for (const Vec3& p : face) {
+      to_lonlat(p, &lon, &lat);
+      g.corner_lon.push_back(lon);
+      g.corner_lat.push_back(lat);
+    }
+  }
   return g;
 }
 
@@ -350,4 +396,58 @@ TEST(WeightsGen, CApiGeneratesAndAgreesOnErrors) {
   EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_FILE));
   EXPECT_NE(std::string(isthmus_last_error(ctx)).find("no_such_grid.nc"), std::string::npos);
   isthmus_context_destroy(&ctx);
+}
+
+// An unstructured (icosahedral) grid on either side: conservative weights conserve the global
+// integral (DESTAREA: every source cell's area comes back, to 1e-12) and sum to 1 (FRACAREA);
+// nearest and gaussian take it as a source; bilinear refuses it, naming the grid; the links are
+// the same bits at every rank count.
+TEST(WeightsGen, AnUnstructuredIcosahedralGrid) {
+  Watchdog dog("WeightsGen.AnUnstructuredIcosahedralGrid", 120);
+  const Grid ico = icosahedral_grid(4);  // 5120 triangles
+  ASSERT_EQ(ico.size(), 5120);
+  const Grid ll = lonlat_grid("ll", 60, 30, 0.0, false);
+  for (const auto& [src, dst] : {std::pair<const Grid*, const Grid*>{&ico, &ll},
+                                 std::pair<const Grid*, const Grid*>{&ll, &ico}}) {
+    GenOptions destarea;
+    destarea.normalization = "destarea";
+    GeneratedWeights w;
+    expect_same_bits_as_one_rank(*src, *dst, "conservative", destarea, &w);
+    EXPECT_EQ(w.unserved, 0);
+    // Sum over destinations of w * A_dst per source cell = A_src (gathered over ranks).
+    const auto area = [](const Grid& g, int64_t c) {
+      std::vector<Vec3> v;
+      for (int k = 0; k < g.num_corners; ++k)
+        v.push_back(to_xyz(g.corner_lon[size_t(c * g.num_corners + k)],
+                           g.corner_lat[size_t(c * g.num_corners + k)]));
+      return spherical_polygon_area(v.data(), int(v.size()));
+    };
+    std::vector<double> back(size_t(src->size()), 0.0);
+    for (int64_t i = 0; i < w.links.size(); ++i)
+      back[size_t(w.links.src[size_t(i)])] += w.links.w[size_t(i)] * area(*dst, w.links.dst[size_t(i)]);
+    MPI_Allreduce(MPI_IN_PLACE, back.data(), int(back.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double worst = 0, total = 0;
+    for (int64_t c = 0; c < src->size(); ++c) {
+      worst = std::max(worst, std::fabs(back[size_t(c)] - area(*src, c)) / area(*src, c));
+      total += back[size_t(c)];
+    }
+    EXPECT_LT(worst, 1e-12) << src->name << " -> " << dst->name;
+    EXPECT_NEAR(total, 4 * M_PI, 1e-12 * 4 * M_PI);
+    const GeneratedWeights f = generate_weights(MPI_COMM_WORLD, *src, *dst, "conservative", {});
+    std::vector<double> sum(size_t(f.dst_end - f.dst_begin), 0.0);
+    for (int64_t i = 0; i < f.links.size(); ++i)
+      sum[size_t(f.links.dst[size_t(i)] - f.dst_begin)] += f.links.w[size_t(i)];
+    for (double x : sum) EXPECT_NEAR(x, 1.0, 1e-12);
+  }
+  GenOptions o;
+  o.num_neighbours = 3;
+  expect_same_bits_as_one_rank(ico, ll, "nearest", o);
+  expect_same_bits_as_one_rank(ico, ll, "gaussian", o);
+  try {
+    generate_weights(MPI_COMM_WORLD, ico, ll, "bilinear,nearest", {});
+    ADD_FAILURE() << "bilinear from an unstructured grid";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ISTHMUS_ERR_ARG);
+    EXPECT_NE(std::string(e.what()).find("'ico'"), std::string::npos) << e.what();
+  }
 }
