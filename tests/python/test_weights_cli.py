@@ -102,3 +102,19 @@ def test_bad_input_names_what_is_wrong(tmp_path):
     r = run("--src", str(DATA / "grid_torc.nc"), "--method", "nearest")
     assert r.returncode == 2 and "--dst, --out required" in r.stderr
     assert not (tmp_path / "x.nc").exists()
+
+
+def test_python_api_writes_the_same_bits_and_caches(tmp_path):
+    import isthmus
+    from isthmus import IsthmusError
+    lib = BUILD / "libisthmus.so"
+    out = tmp_path / "api.nc"
+    args = (DATA / "grid_torc.nc", DATA / "grid_lmdz.nc", "bilinear,creep", out)
+    assert isthmus.generate_weights(*args, options={"neighbours": 1}, library=lib) is True
+    assert isthmus.generate_weights(*args, options={"neighbours": 1}, library=lib) is False
+    cli, _ = generate(tmp_path, "torc", "lmdz", "bilinear,creep", 2)
+    for a, b in zip(links(out), links(cli)):
+        assert np.array_equal(a, b)
+    with pytest.raises(IsthmusError, match='"spline" is not a method'):
+        isthmus.generate_weights(DATA / "grid_torc.nc", DATA / "grid_lmdz.nc", "spline",
+                                 tmp_path / "x.nc", library=lib)
