@@ -53,6 +53,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -128,11 +129,6 @@ class BilinearMethod : public WeightMethod {
       xyz_[k] = to_xyz(src.lon[k], src.lat[k]);
       any_masked = any_masked || !src.active(k);
     }
-    if (any_masked) {  // OASIS's fallback only: its 4 nearest centres, masked ones included
-      std::vector<int64_t> ids(src.size());
-      for (int64_t k = 0; k < src.size(); ++k) ids[k] = k;
-      index_ = std::make_unique<PointIndex>(xyz_, std::move(ids));
-    }
 
     periodic_ = true;
     for (int64_t j : {ny_ / 4, ny_ / 2, (3 * ny_) / 4}) periodic_ = periodic_ && row_closes(j);
@@ -166,6 +162,7 @@ class BilinearMethod : public WeightMethod {
       std::sort(order.begin(), order.end());
     }
     build_voxels();
+    if (any_masked) build_points();  // OASIS's fallback only
   }
 
   std::string name() const override { return cubic_ ? "bicubic" : "bilinear"; }
@@ -188,7 +185,7 @@ class BilinearMethod : public WeightMethod {
       for (int k = 0; k < 4; ++k) all_active = all_active && src_.active(q.c[k]);
       if (all_active) {
         emit_quad(d, q, a, b, out);
-      } else if (!emit_fallback(d, p, out, &ids, &dist)) {
+      } else if (!emit_fallback(d, p, q, out, &ids, &dist)) {
         unserved->push_back(d);
       }
     }
@@ -243,29 +240,46 @@ class BilinearMethod : public WeightMethod {
   // increasing number) the quads whose circumscribed cap may reach into it. The voxel's edge is
   // 1.5 times the median quad's diameter (at least 2 / (cells - 1), cells the number of voxels
   // per axis that the key's bits allow), so that a quad is listed in a few voxels and a voxel
-  // lists a few quads.
+  // lists a few quads. Only the voxels that reach the unit sphere are listed (no point of the
+  // sphere looks into the others).
   void build_voxels() {
-    std::vector<int64_t> keys;
     const int64_t i_end = periodic_ ? nx_ : nx_ - 1;
-    for (int64_t j0 = 0; j0 + 1 < ny_; ++j0)
-      for (int64_t i0 = 0; i0 < i_end; ++i0) keys.push_back(j0 * nx_ + i0);
-    std::vector<Vec3> centre(keys.size());
-    std::vector<double> chord(keys.size());  // circumscribed cap's chord radius; < 0: none
+    const size_t nquads = static_cast<size_t>((ny_ - 1) * i_end);
+    struct Cap {
+      Vec3 centre;
+      double chord;  // circumscribed cap's chord radius; < 0: none
+    };
+    std::vector<Cap> cap(nquads);
     std::vector<double> diameters;
-    diameters.reserve(keys.size());
-    for (size_t n = 0; n < keys.size(); ++n) {
-      const Quad q = quad(keys[n]);
-      Vec3 s;
-      for (int k = 0; k < 4; ++k) s = s + xyz_[q.c[k]];
-      chord[n] = -1;
-      if (norm(s) < 1e-12) continue;
-      centre[n] = normalized(s);
-      double r = 0;
-      for (int k = 0; k < 4; ++k) r = std::max(r, angle(centre[n], xyz_[q.c[k]]));
-      if (r >= 0.5 * kPi - 1e-9) continue;  // wider than a hemisphere: not a quad
-      chord[n] = 2.0 * std::sin(0.5 * r) + 1e-9;
-      diameters.push_back(2.0 * chord[n]);
-    }
+    diameters.reserve(nquads);
+    size_t n = 0;
+    for (int64_t j0 = 0; j0 + 1 < ny_; ++j0)
+      for (int64_t i0 = 0; i0 < i_end; ++i0, ++n) {
+        const int64_t i1 = i0 + 1 == nx_ ? 0 : i0 + 1;
+        const int64_t c[4] = {j0 * nx_ + i0, j0 * nx_ + i1, (j0 + 1) * nx_ + i1,
+                              (j0 + 1) * nx_ + i0};
+        Vec3 s;
+        for (int k = 0; k < 4; ++k) s = s + xyz_[c[k]];
+        cap[n].chord = -1;
+        if (norm(s) < 1e-12) continue;
+        const Vec3 centre = normalized(s);
+        cap[n].centre = centre;
+        // The largest angle to a corner: atan2 only for the corners whose chord is within
+        // rounding of the largest (the angle grows with the chord).
+        double c2[4], c2max = 0;
+        for (int k = 0; k < 4; ++k) {
+          const Vec3 e = xyz_[c[k]] - centre;
+          c2[k] = dot(e, e);
+          c2max = std::max(c2max, c2[k]);
+        }
+        const double t = std::sqrt(c2max) - 1e-12;
+        double r = 0;
+        for (int k = 0; k < 4; ++k)
+          if (!(t > 0) || !(c2[k] < t * t)) r = std::max(r, angle(centre, xyz_[c[k]]));
+        if (r >= 0.5 * kPi - 1e-9) continue;  // wider than a hemisphere: not a quad
+        cap[n].chord = 2.0 * std::sin(0.5 * r) + 1e-9;
+        diameters.push_back(2.0 * cap[n].chord);
+      }
     const int qbits = std::max(1, static_cast<int>(std::ceil(std::log2(nx_ * ny_ + 2 * nx_ + 1))));
     if (qbits > 40)
       fail(ISTHMUS_ERR_ARG, name(), " weights: the source grid '", src_.name, "' is too large");
@@ -277,47 +291,99 @@ class BilinearMethod : public WeightMethod {
       h = std::max(h, 1.5 * diameters[diameters.size() / 2]);
     }
     h = std::min(h, 2.0);
+    h_ = h;
     cells_ = static_cast<int64_t>(std::ceil(2.0 / h)) + 1;
     inv_h_ = 1.0 / h;
-    std::vector<uint64_t> reg;  // (voxel << qbits) | quad
-    for (size_t n = 0; n < keys.size(); ++n) {
-      if (chord[n] < 0) continue;
-      const Vec3 c = centre[n];
-      const double rho = chord[n];
-      const int64_t x0 = cell(c.x - rho), x1 = cell(c.x + rho);
-      const int64_t y0 = cell(c.y - rho), y1 = cell(c.y + rho);
-      const int64_t z0 = cell(c.z - rho), z1 = cell(c.z + rho);
-      for (int64_t x = x0; x <= x1; ++x)
-        for (int64_t y = y0; y <= y1; ++y)
-          for (int64_t z = z0; z <= z1; ++z)
-            reg.push_back((static_cast<uint64_t>((x * cells_ + y) * cells_ + z) << qbits) |
-                          static_cast<uint64_t>(keys[n]));
+    qbits_ = qbits;
+    // Per axis, the least and greatest square of a coordinate in each voxel (with a margin): a
+    // voxel reaches the sphere if its least |x|^2 is <= 1 and its greatest >= 1.
+    std::vector<double> lo2(static_cast<size_t>(cells_)), hi2(static_cast<size_t>(cells_));
+    for (int64_t c = 0; c < cells_; ++c) {
+      const double lo = static_cast<double>(c) / inv_h_ - 1.0 - 1e-9;
+      const double hi = static_cast<double>(c + 1) / inv_h_ - 1.0 + 1e-9;
+      lo2[c] = lo <= 0 && hi >= 0 ? 0.0 : std::min(lo * lo, hi * hi);
+      hi2[c] = std::max(lo * lo, hi * hi);
     }
-    std::sort(reg.begin(), reg.end());
-    const uint64_t qmask = (uint64_t(1) << qbits) - 1;
-    list_.resize(reg.size());
+    constexpr double kShellLo = 1.0 - 1e-6, kShellHi = 1.0 + 1e-6;
+    // The registrations (voxel << qbits) | quad, in increasing quad: a stable sort by voxel
+    // (LSD radix) sorts them by (voxel, quad).
+    int vbits = 1;
+    while ((int64_t(1) << vbits) < cells_ * cells_ * cells_) ++vbits;
+    constexpr int kDigit = 13;
+    const int passes = (vbits + kDigit - 1) / kDigit;
+    const int digit = (vbits + passes - 1) / passes;
+    const uint64_t dmask = (uint64_t(1) << digit) - 1;
+    std::vector<std::vector<size_t>> hist(static_cast<size_t>(passes),
+                                          std::vector<size_t>(size_t(1) << digit, 0));
+    std::vector<uint64_t> reg;
+    {
+      size_t bound = 0;
+      for (size_t m = 0; m < nquads; ++m) {
+        if (cap[m].chord < 0) continue;
+        const Vec3 c = cap[m].centre;
+        const double rho = cap[m].chord;
+        bound += static_cast<size_t>((cell(c.x + rho) - cell(c.x - rho) + 1) *
+                                     (cell(c.y + rho) - cell(c.y - rho) + 1) *
+                                     (cell(c.z + rho) - cell(c.z - rho) + 1));
+      }
+      reg.reserve(bound);
+    }
+    n = 0;
+    for (int64_t j0 = 0; j0 + 1 < ny_; ++j0)
+      for (int64_t i0 = 0; i0 < i_end; ++i0, ++n) {
+        if (cap[n].chord < 0) continue;
+        const uint64_t key = static_cast<uint64_t>(j0 * nx_ + i0);
+        const Vec3 c = cap[n].centre;
+        const double rho = cap[n].chord;
+        const int64_t x0 = cell(c.x - rho), x1 = cell(c.x + rho);
+        const int64_t y0 = cell(c.y - rho), y1 = cell(c.y + rho);
+        const int64_t z0 = cell(c.z - rho), z1 = cell(c.z + rho);
+        for (int64_t x = x0; x <= x1; ++x)
+          for (int64_t y = y0; y <= y1; ++y) {
+            const double l2 = lo2[x] + lo2[y], g2 = hi2[x] + hi2[y];
+            for (int64_t z = z0; z <= z1; ++z) {
+              if (l2 + lo2[z] > kShellHi || g2 + hi2[z] < kShellLo) continue;
+              const uint64_t v = static_cast<uint64_t>((x * cells_ + y) * cells_ + z);
+              for (int d = 0; d < passes; ++d) ++hist[d][(v >> (d * digit)) & dmask];
+              reg.push_back((v << qbits) | key);
+            }
+          }
+      }
+    cap = std::vector<Cap>();
+    {
+      std::vector<uint64_t> tmp(reg.size());
+      for (int d = 0; d < passes; ++d) {
+        auto& hd = hist[d];
+        size_t sum = 0;
+        for (auto& c : hd) {
+          const size_t t = c;
+          c = sum;
+          sum += t;
+        }
+        const int shift = qbits + d * digit;
+        for (const uint64_t r : reg) tmp[hd[(r >> shift) & dmask]++] = r;
+        reg.swap(tmp);
+      }
+    }
+    if (reg.size() >= (size_t(1) << 32))
+      fail(ISTHMUS_ERR_ARG, name(), " weights: the source grid '", src_.name, "' is too large");
     size_t unique = 0;
-    for (size_t k = 0; k < reg.size(); ++k) {
-      list_[k] = reg[k] & qmask;
+    for (size_t k = 0; k < reg.size(); ++k)
       if (k == 0 || (reg[k] >> qbits) != (reg[k - 1] >> qbits)) ++unique;
-    }
     size_t slots = 16;
     while (slots < 2 * unique) slots *= 2;
     slot_bits_ = static_cast<int>(std::log2(static_cast<double>(slots)) + 0.5);
-    slot_key_.assign(slots, kEmpty);
-    slot_begin_.assign(slots, 0);
-    slot_end_.assign(slots, 0);
+    slots_.assign(slots, Slot{kEmpty, 0, 0});
     for (size_t k = 0; k < reg.size();) {
       const uint64_t v = reg[k] >> qbits;
       size_t e = k;
       while (e < reg.size() && (reg[e] >> qbits) == v) ++e;
       size_t s = slot_of(v);
-      while (slot_key_[s] != kEmpty) s = (s + 1) & (slots - 1);
-      slot_key_[s] = v;
-      slot_begin_[s] = k;
-      slot_end_[s] = e;
+      while (slots_[s].key != kEmpty) s = (s + 1) & (slots - 1);
+      slots_[s] = Slot{v, static_cast<uint32_t>(k), static_cast<uint32_t>(e)};
       k = e;
     }
+    list_ = std::move(reg);
   }
   static constexpr uint64_t kEmpty = ~uint64_t(0);
   int64_t cell(double x) const {
@@ -397,13 +463,15 @@ class BilinearMethod : public WeightMethod {
   bool locate(Vec3 p, double plon, double plat, Quad* q, double* a, double* b) const {
     const uint64_t v = static_cast<uint64_t>((cell(p.x) * cells_ + cell(p.y)) * cells_ + cell(p.z));
     size_t s = slot_of(v);
-    while (slot_key_[s] != v) {
-      if (slot_key_[s] == kEmpty) return locate_pole(p, q, a, b);
-      s = (s + 1) & (slot_key_.size() - 1);
+    while (slots_[s].key != v) {
+      if (slots_[s].key == kEmpty) return locate_pole(p, q, a, b);
+      s = (s + 1) & (slots_.size() - 1);
     }
+    const uint64_t qmask = (uint64_t(1) << qbits_) - 1;
+    const size_t begin = slots_[s].begin, end = slots_[s].end;
     double x[4], y[4];
-    for (size_t k = slot_begin_[s]; k < slot_end_[s]; ++k) {
-      const Quad t = quad(static_cast<int64_t>(list_[k]));
+    for (size_t k = begin; k < end; ++k) {
+      const Quad t = quad(static_cast<int64_t>(list_[k] & qmask));
       const bool found = lonlat_plane(t, plon, plat, x, y)
                              ? plane_contains(x, y) && inverse_bilinear(x, y, a, b) &&
                                    in_unit(*a) && in_unit(*b)
@@ -413,8 +481,8 @@ class BilinearMethod : public WeightMethod {
         return true;
       }
     }
-    for (size_t k = slot_begin_[s]; k < slot_end_[s]; ++k) {
-      const Quad t = quad(static_cast<int64_t>(list_[k]));
+    for (size_t k = begin; k < end; ++k) {
+      const Quad t = quad(static_cast<int64_t>(list_[k] & qmask));
       if (contains(t, p) && solve_gnomonic(t, p, a, b)) {
         *q = t;
         return true;
@@ -472,10 +540,155 @@ class BilinearMethod : public WeightMethod {
     }
   }
 
+  // The index of the source points for OASIS's fallback: a uniform grid of cells over [-1, 1]^3
+  // (twice the voxels' edge, at most 256 per axis), each listing its points in increasing
+  // address; and, on a coarse grid of 64^3 cells, which hold an active point (a bit mask of z
+  // per (x, y) column).
+  void build_points() {
+    const int64_t n = src_.size();
+    if (n >= (int64_t(1) << 32)) return;  // the k-d tree only
+    pcells_ = std::min<int64_t>(256, static_cast<int64_t>(std::ceil(2.0 / (2.0 * h_))) + 1);
+    inv_hp_ = static_cast<double>(pcells_ - 1) / 2.0;
+    if (2.0 * h_ * inv_hp_ > 1.0) inv_hp_ = 1.0 / (2.0 * h_);
+    const size_t ncells = static_cast<size_t>(pcells_ * pcells_ * pcells_);
+    std::vector<uint32_t> of(static_cast<size_t>(n));
+    pstart_.assign(ncells + 1, 0);
+    coarse_.assign(size_t(64) * 64, 0);
+    for (int64_t k = 0; k < n; ++k) {
+      const Vec3 v = xyz_[k];
+      const uint32_t c = static_cast<uint32_t>((pcell(v.x) * pcells_ + pcell(v.y)) * pcells_ + pcell(v.z));
+      of[k] = c;
+      ++pstart_[c + 1];
+      if (!src_.active(k)) continue;
+      coarse_[ccell(v.x) * 64 + ccell(v.y)] |= uint64_t(1) << ccell(v.z);
+      for (int side = 0; side < 2; ++side)
+        pole_active_[side] = std::min(pole_active_[side], norm(v - kPoles[side]));
+    }
+    for (size_t c = 0; c < ncells; ++c) pstart_[c + 1] += pstart_[c];
+    pids_.resize(static_cast<size_t>(n));
+    std::vector<uint32_t> fill(pstart_.begin(), pstart_.end() - 1);
+    for (int64_t k = 0; k < n; ++k) pids_[fill[of[k]]++] = static_cast<uint32_t>(k);
+    have_points_ = true;
+  }
+  int64_t pcell(double x) const {
+    const int64_t c = static_cast<int64_t>(std::floor((x + 1.0) * inv_hp_));
+    return std::min(std::max(c, int64_t(0)), pcells_ - 1);
+  }
+  static int64_t ccell(double x) {
+    const int64_t c = static_cast<int64_t>(std::floor((x + 1.0) * 31.5));
+    return std::min(std::max(c, int64_t(0)), int64_t(63));
+  }
+  // The squared chord as the k-d tree computes it.
+  static double chord2(Vec3 p, Vec3 v) {
+    const double dx = p.x - v.x, dy = p.y - v.y, dz = p.z - v.z;
+    return dx * dx + dy * dy + dz * dz;
+  }
+
+  // The 4 nearest source centres to p (masked ones included; by distance, ties by address):
+  // false if none of them is active. q (containing p) bounds their distance.
+  bool nearest4(Vec3 p, const Quad& q, std::vector<int64_t>* ids,
+                std::vector<double>* dist) const {
+    ids->clear();
+    dist->clear();
+    // Any 4 distinct points bound the 4th distance: the quad's corners, and for a pole quad
+    // (whose far corners are across the pole) the near row's points next to its near edge.
+    int64_t cand[12];
+    int nc = 0;
+    for (int k = 0; k < 4; ++k) cand[nc++] = q.c[k];
+    if (q.idir[2] < 0) {  // the row's points either side of each corner
+      const int64_t r = q.c[0] - q.c[0] % nx_;
+      for (int k = 0; k < 4; ++k) {
+        cand[nc++] = r + (q.c[k] - r + nx_ - 1) % nx_;
+        cand[nc++] = r + (q.c[k] - r + 1) % nx_;
+      }
+    }
+    double cd[12];
+    int nd = 0;
+    for (int k = 0; k < nc; ++k) {
+      bool dup = false;
+      for (int l = 0; l < k; ++l) dup = dup || cand[l] == cand[k];
+      if (!dup) cd[nd++] = chord2(p, xyz_[cand[k]]);
+    }
+    if (!have_points_ || nd < 4) return nearest4_tree(p, ids, dist);
+    for (int k = 1; k < nd; ++k)  // insertion sort: nd <= 12
+      for (int l = k; l > 0 && cd[l] < cd[l - 1]; --l) std::swap(cd[l], cd[l - 1]);
+    const double bound = cd[3];
+    if (!(bound >= 0) || !std::isfinite(bound)) return nearest4_tree(p, ids, dist);
+    // Every point as near as the bound is in the box p +- s.
+    const double s = std::sqrt(bound) * (1.0 + 1e-9) + 1e-300;
+    // No active point as near as the bound: the 4 are masked. First by the chord from the poles
+    // to the nearest active point (the triangle inequality), then by the coarse cells.
+    for (int side = 0; side < 2; ++side)
+      if (s * (1.0 + 1e-9) + 1e-12 < (pole_active_[side] - norm(p - kPoles[side])) * (1.0 - 1e-9))
+        return false;
+    {
+      const int64_t x0 = ccell(p.x - s), x1 = ccell(p.x + s), y0 = ccell(p.y - s),
+                    y1 = ccell(p.y + s), z0 = ccell(p.z - s), z1 = ccell(p.z + s);
+      const uint64_t zm = (z1 == 63 ? ~uint64_t(0) : (uint64_t(1) << (z1 + 1)) - 1) &
+                          ~((uint64_t(1) << z0) - 1);
+      bool any = false;
+      for (int64_t x = x0; x <= x1 && !any; ++x)
+        for (int64_t y = y0; y <= y1; ++y)
+          if (coarse_[x * 64 + y] & zm) {
+            any = true;
+            break;
+          }
+      if (!any) return false;
+    }
+    // The 4 least (distance, address) of the points in the box p +- sb, sb growing to s until
+    // the 4th is nearer than the box's sides.
+    double bd[4];
+    int64_t bi[4];
+    int nb = 0;
+    for (double sb = std::min(s, 2.0 / inv_hp_);; sb = std::min(s, 2.0 * sb)) {
+      const int64_t x0 = pcell(p.x - sb), x1 = pcell(p.x + sb), y0 = pcell(p.y - sb),
+                    y1 = pcell(p.y + sb), z0 = pcell(p.z - sb), z1 = pcell(p.z + sb);
+      if ((x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1) > (int64_t(1) << 18))
+        return nearest4_tree(p, ids, dist);
+      nb = 0;
+      for (int64_t x = x0; x <= x1; ++x)
+        for (int64_t y = y0; y <= y1; ++y) {
+          const size_t c0 = static_cast<size_t>((x * pcells_ + y) * pcells_);
+          for (uint32_t k = pstart_[c0 + z0]; k < pstart_[c0 + z1 + 1]; ++k) {
+            const int64_t id = pids_[k];
+            const double d2 = chord2(p, xyz_[id]);
+            if (nb == 4 && !(d2 < bd[3] || (d2 == bd[3] && id < bi[3]))) continue;
+            int m = nb < 4 ? nb++ : 3;
+            for (; m > 0 && (d2 < bd[m - 1] || (d2 == bd[m - 1] && id < bi[m - 1])); --m) {
+              bd[m] = bd[m - 1];
+              bi[m] = bi[m - 1];
+            }
+            bd[m] = d2;
+            bi[m] = id;
+          }
+        }
+      if (sb >= s || (nb == 4 && std::sqrt(bd[3]) * (1.0 + 1e-9) + 1e-300 <= sb)) break;
+    }
+    if (nb < 4) return nearest4_tree(p, ids, dist);  // not expected: the bound's 4 are in
+    bool any_active = false;
+    for (int k = 0; k < 4; ++k) {
+      ids->push_back(bi[k]);
+      dist->push_back(chord2_to_angle(bd[k]));
+      any_active = any_active || src_.active(bi[k]);
+    }
+    return any_active;
+  }
+  bool nearest4_tree(Vec3 p, std::vector<int64_t>* ids, std::vector<double>* dist) const {
+    std::call_once(tree_once_, [this] {
+      std::vector<int64_t> all(static_cast<size_t>(src_.size()));
+      for (int64_t k = 0; k < src_.size(); ++k) all[k] = k;
+      tree_ = std::make_unique<PointIndex>(xyz_, std::move(all));
+    });
+    tree_->nearest(p, 4, ids, dist);
+    for (const int64_t id : *ids)
+      if (src_.active(id)) return true;
+    return false;
+  }
+
   // OASIS's fallback for a quad with a masked corner (see the top). False: no active one.
-  bool emit_fallback(int64_t d, Vec3 p, GenLinks* out, std::vector<int64_t>* ids,
+  bool emit_fallback(int64_t d, Vec3 p, const Quad& q, GenLinks* out, std::vector<int64_t>* ids,
                      std::vector<double>* dist) const {
-    index_->nearest(p, 4, ids, dist);
+    if (!nearest4(p, q, ids, dist)) return false;
     double sum = 0;
     for (size_t k = 0; k < ids->size(); ++k)
       if (src_.active((*ids)[k])) sum += 1.0 / ((*dist)[k] + kTiny);
@@ -499,16 +712,30 @@ class BilinearMethod : public WeightMethod {
   int64_t nx_, ny_;
   bool periodic_ = false;
   std::vector<Vec3> xyz_;
-  std::unique_ptr<PointIndex> index_;  // built when the source has masked points
+  // The fallback's index (build_points), and the k-d tree of all points for what it cannot
+  // answer (built on first use).
+  bool have_points_ = false;
+  int64_t pcells_ = 1;
+  double inv_hp_ = 1;
+  std::vector<uint32_t> pstart_, pids_;
+  std::vector<uint64_t> coarse_;
+  static constexpr Vec3 kPoles[2] = {{0, 0, -1}, {0, 0, 1}};
+  double pole_active_[2] = {4.0, 4.0};  // chord from each pole to the nearest active point
+  mutable std::once_flag tree_once_;
+  mutable std::unique_ptr<PointIndex> tree_;
   std::vector<int64_t> opposite_[2];   // first and last rows, when they wind around a pole
   std::vector<std::pair<double, int64_t>> pole_lon_[2];  // those rows' points by longitude
   // The voxels (build_voxels).
+  struct Slot {
+    uint64_t key;         // the voxel, kEmpty: none
+    uint32_t begin, end;  // its quads in list_
+  };
   int slot_bits_ = 4;
+  int qbits_ = 1;
   int64_t cells_ = 1;
-  double inv_h_ = 1;
-  std::vector<uint64_t> list_;
-  std::vector<uint64_t> slot_key_;
-  std::vector<size_t> slot_begin_, slot_end_;
+  double h_ = 2, inv_h_ = 1;
+  std::vector<uint64_t> list_;  // (voxel << qbits_) | quad, by voxel then quad
+  std::vector<Slot> slots_;
 };
 
 }  // namespace
