@@ -47,30 +47,40 @@ std::unique_ptr<WeightMethod> make_step(const StackStep& step, const Grid& src, 
   fail(ISTHMUS_ERR_INTERNAL, "no method \"", step.name, "\"");
 }
 
-// The links of `part` appended to `all`, stably sorted by destination point.
+// Sorts the links by destination point, stably (a point's links keep their order).
 void sort_by_destination(GenLinks* links) {
   const size_t n = links->src.size();
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return links->dst[a] < links->dst[b]; });
+  if (std::is_sorted(links->dst.begin(), links->dst.end())) return;  // the usual case
+  // A counting sort over the destination range (stable: a point's links keep their order).
+  const auto [lo, hi] = std::minmax_element(links->dst.begin(), links->dst.end());
+  const int64_t base = *lo;
+  std::vector<size_t> start(static_cast<size_t>(*hi - base) + 2, 0);
+  for (int64_t d : links->dst) ++start[size_t(d - base) + 1];
+  for (size_t i = 1; i < start.size(); ++i) start[i] += start[i - 1];
+  const size_t nw = static_cast<size_t>(links->num_wgts);
   GenLinks sorted;
   sorted.num_wgts = links->num_wgts;
   sorted.frac = std::move(links->frac);
-  sorted.src.reserve(n);
-  sorted.dst.reserve(n);
-  sorted.w.reserve(links->w.size());
-  const size_t nw = static_cast<size_t>(links->num_wgts);
-  for (size_t i : order) {
-    sorted.src.push_back(links->src[i]);
-    sorted.dst.push_back(links->dst[i]);
-    sorted.w.insert(sorted.w.end(), links->w.begin() + i * nw, links->w.begin() + (i + 1) * nw);
+  sorted.src.resize(n);
+  sorted.dst.resize(n);
+  sorted.w.resize(links->w.size());
+  for (size_t i = 0; i < n; ++i) {
+    const size_t to = start[size_t(links->dst[i] - base)]++;
+    sorted.src[to] = links->src[i];
+    sorted.dst[to] = links->dst[i];
+    std::copy(links->w.begin() + long(i * nw), links->w.begin() + long((i + 1) * nw),
+              sorted.w.begin() + long(to * nw));
   }
   *links = std::move(sorted);
 }
 
 // Appends `part` to `all`, widening weights to all->num_wgts with zeros.
-void append_links(const GenLinks& part, GenLinks* all) {
+void append_links(GenLinks&& part, GenLinks* all) {
+  if (all->src.empty() && part.num_wgts == all->num_wgts) {  // the first step: no copy
+    part.frac.insert(part.frac.begin(), all->frac.begin(), all->frac.end());
+    *all = std::move(part);
+    return;
+  }
   const size_t nw = static_cast<size_t>(all->num_wgts), pw = static_cast<size_t>(part.num_wgts);
   all->frac.insert(all->frac.end(), part.frac.begin(), part.frac.end());
   all->src.insert(all->src.end(), part.src.begin(), part.src.end());
@@ -399,7 +409,7 @@ int64_t creep_fill(MPI_Comm comm, const Grid& dst, const std::vector<int64_t>& b
   add.num_wgts = nw;
   for (size_t i = 0; i < made.size(); ++i)
     for (const auto& [src, ws] : made[i]) add.add(src, b0 + int64_t(i), ws.data());
-  append_links(add, &out->links);
+  append_links(std::move(add), &out->links);
   sort_by_destination(&out->links);
   std::vector<int64_t> left;
   for (int64_t d : *todo)
@@ -518,7 +528,7 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
           fail(ISTHMUS_ERR_INTERNAL, "method ", name, " returned a non-finite weight");
       for (int64_t d : part.dst) out.method_of[size_t(d - out.dst_begin)] = int8_t(s);
       served[s] = static_cast<int64_t>(todo.size() - left.size());
-      append_links(part, &out.links);
+      append_links(std::move(part), &out.links);
       todo.swap(left);
     });
     run.conclude(comm);
