@@ -13,13 +13,19 @@
 // neighbour). Areas are the cells' own spherical areas (spherical_polygon_area of the pieces),
 // never those of a file.
 //
-// Overlaps. Each active source cell is built once (make_conservative), each destination cell
-// when compute() asks for it. Candidate source cells come from a k-d tree (nanoflann) over the
-// cap centres of the active non-empty source cells: each cell lies in the spherical cap of chord
+// Overlaps. Each active source cell is built once, the first time compute() needs it (so a rank
+// builds only the cells its destination points overlap; compute() is not thread-safe), each
+// destination cell when compute() asks for it. Each cell lies in the spherical cap of chord
 // radius `chord` about its grid centre (or its corners' mean when the grid centre is 90° or more
-// from a corner). All centres within chord_dst + max chord_src (chord(a + b) <= chord(a) +
-// chord(b)), then the same test per pair. The few source cells with outsized caps (over 4 times
-// the 99.9th percentile, or over 80°) are kept apart and tested against every destination cell.
+// from a corner). make_conservative takes, for a cell not built yet, its grid centre and a bound
+// of that chord without trigonometry (the length of the straight line from the centre to each
+// corner in longitude and latitude, whose metric is dlat² + cos² lat dlon²); the few cells for
+// which the bound is not safe (non-finite centre, latitudes over 90°, caps near 90°) are built
+// there. Candidate source cells come from buckets of the cap centres (the cube's faces cut in
+// N × N, one set per class of cap radius, halving from the largest): those within chord_dst +
+// chord_src of the destination's centre (chord(a + b) <= chord(a) + chord(b)) by the bound,
+// then, built, by the exact chord. The few source cells with outsized caps (over 4 times the
+// 99.9th percentile, or over 80°) are kept apart and tested against every destination cell.
 // A pair's overlap is the sum over piece pairs of the area of the source piece clipped
 // (Sutherland–Hodgman, in 3-D) by the great-circle planes of the convex destination piece's
 // edges. Overlaps at or under kSliver·min(chord_dst, chord_src) steradians are dropped: they
@@ -54,16 +60,15 @@
 // links are (1, 0, 0).
 //
 // Links of a point are in ascending source index; they depend only on the two grids and the
-// options, never on the batch of points asked for. compute() only reads the method.
+// options, never on the batch of points asked for (nor on which source cells are built).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include "remap/nanoflann.h"
 
 #include "base/error.h"
 #include "remap/sphere.h"
@@ -134,11 +139,16 @@ bool add_pieces(std::vector<Vec3>& poly, Cells* cells) {
   // Drop repeated consecutive corners (cyclically).
   {
     int m = 0;
+    // (the square first: a norm only when it may be under kSameCorner)
+    auto same = [](Vec3 a, Vec3 b) {
+      const Vec3 d = a - b;
+      return dot(d, d) < 1.001 * kSameCorner * kSameCorner && norm(d) < kSameCorner;
+    };
     for (int i = 0; i < n; ++i) {
-      if (m > 0 && norm(poly[i] - poly[m - 1]) < kSameCorner) continue;
+      if (m > 0 && same(poly[i], poly[m - 1])) continue;
       poly[m++] = poly[i];
     }
-    while (m > 1 && norm(poly[m - 1] - poly[0]) < kSameCorner) --m;
+    while (m > 1 && same(poly[m - 1], poly[0])) --m;
     n = m;
     poly.resize(n);
   }
@@ -149,14 +159,19 @@ bool add_pieces(std::vector<Vec3>& poly, Cells* cells) {
     std::reverse(poly.begin(), poly.end());
     a = -a;
   }
-  double maxedge = 0;
-  for (int i = 0; i < n; ++i) maxedge = std::max(maxedge, norm(poly[(i + 1) % n] - poly[i]));
+  double maxedge2 = 0;  // the longest edge is the square root of the largest square
+  for (int i = 0; i < n; ++i) {
+    const Vec3 e = poly[(i + 1) % n] - poly[i];
+    maxedge2 = std::max(maxedge2, dot(e, e));
+  }
+  const double maxedge = std::sqrt(maxedge2);
   if (!(a > 1e-12 * maxedge * maxedge) || a >= 2.0 * kPi) return false;  // sliver / too big
 
   bool convex = true;
   for (int i = 0; i < n && convex; ++i) {
     const Vec3 p = poly[(i + n - 1) % n], q = poly[i], r = poly[(i + 1) % n];
-    if (turn(p, q, r) < -kStraight * norm(q - p) * norm(r - q)) convex = false;
+    const double t = turn(p, q, r);
+    if (t < 0 && t < -kStraight * norm(q - p) * norm(r - q)) convex = false;
   }
   auto push_piece = [cells](const Vec3* v, int k) {
     cells->verts.insert(cells->verts.end(), v, v + k);
@@ -198,17 +213,53 @@ bool add_pieces(std::vector<Vec3>& poly, Cells* cells) {
   return true;
 }
 
+// to_xyz with the sines and cosines of the last few longitudes and latitudes kept (the cells of
+// a lon-lat or structured grid, asked for in index order, share most of them): the same bits as
+// to_xyz.
+class TrigCache {
+ public:
+  Vec3 xyz(double lon, double lat) {
+    const SinCos a = lookup(lat, lat_), o = lookup(lon, lon_);
+    return {a.c * o.c, a.c * o.s, a.s};
+  }
+
+ private:
+  struct SinCos {
+    double c, s;
+  };
+  struct Ring {
+    uint64_t key[8] = {};
+    SinCos val[8] = {};
+    int used = 0, next = 0;
+  };
+  static SinCos lookup(double x, Ring& r) {
+    uint64_t k;
+    std::memcpy(&k, &x, sizeof k);
+    for (int i = 0; i < r.used; ++i)
+      if (r.key[i] == k) return r.val[i];
+    const SinCos v{std::cos(x), std::sin(x)};
+    r.key[r.next] = k;
+    r.val[r.next] = v;
+    r.next = (r.next + 1) & 7;
+    r.used = std::min(r.used + 1, 8);
+    return v;
+  }
+  Ring lat_, lon_;
+};
+
 // Appends the pieces of cell c of g to *cells (none for an empty cell; poly: scratch) and
 // returns whether it has any; sets *area (when with_area), *centre and *chord (the chord of its
-// cap's radius; 2 when no cap of under 90° holds it).
+// cap's radius; 2 when no cap of under 90° holds it). trig: to_xyz's cache, if any;
+// centre_known: *centre already holds to_xyz of the grid's (finite) centre.
 bool make_cell(const Grid& g, int64_t c, bool with_area, std::vector<Vec3>* poly, Cells* cells,
-               double* area, Vec3* centre, double* chord) {
+               double* area, Vec3* centre, double* chord, TrigCache* trig = nullptr,
+               bool centre_known = false) {
   const int nc = g.num_corners;
   poly->clear();
   for (int k = 0; k < nc; ++k) {
     const double lo = g.corner_lon[c * nc + k], la = g.corner_lat[c * nc + k];
     if (!std::isfinite(lo) || !std::isfinite(la)) return false;
-    poly->push_back(to_xyz(lo, la));
+    poly->push_back(trig ? trig->xyz(lo, la) : to_xyz(lo, la));
   }
   const int64_t p0 = static_cast<int64_t>(cells->pbeg.size()) - 1;
   if (!add_pieces(*poly, cells)) {
@@ -237,7 +288,7 @@ bool make_cell(const Grid& g, int64_t c, bool with_area, std::vector<Vec3>* poly
   constexpr double kRightAngle = 1.4142135623730951;  // the chord of 90°
   double r = 2;
   if (std::isfinite(g.lon[c]) && std::isfinite(g.lat[c])) {
-    *centre = to_xyz(g.lon[c], g.lat[c]);
+    if (!centre_known) *centre = trig ? trig->xyz(g.lon[c], g.lat[c]) : to_xyz(g.lon[c], g.lat[c]);
     r = cap(*centre);
   }
   if (!(r < kRightAngle)) {
@@ -249,28 +300,6 @@ bool make_cell(const Grid& g, int64_t c, bool with_area, std::vector<Vec3>* poly
   }
   *chord = std::min(2.0, r * (1 + 1e-12) + 1e-14);
   return true;
-}
-
-// The cells of a grid (with_area: their areas too); those `skip` says are left empty.
-template <class Skip>
-Cells build_cells(const Grid& g, bool with_area, Skip skip) {
-  Cells cells;
-  const int64_t n = g.size();
-  cells.cbeg.reserve(n + 1);
-  cells.pbeg.reserve(n + 1);
-  cells.verts.reserve(n * g.num_corners);
-  cells.area.assign(n, 0.0);
-  cells.centre.resize(n);
-  cells.chord.assign(n, 0.0);
-  cells.cbeg.push_back(0);
-  cells.pbeg.push_back(0);
-  std::vector<Vec3> poly;
-  for (int64_t c = 0; c < n; ++c) {
-    if (!skip(c)) make_cell(g, c, with_area, &poly, &cells, &cells.area[c], &cells.centre[c], &cells.chord[c]);
-    cells.cbeg.push_back(static_cast<int64_t>(cells.pbeg.size()) - 1);
-  }
-  cells.verts.shrink_to_fit();
-  return cells;
 }
 
 // Clips the polygon `in` (k vertices) by the half-spaces dot(normal[i], x) >= 0 (m planes);
@@ -363,20 +392,92 @@ void moments(const Vec3* v, int k, double lon_ref, double lat_ref, double* mlat,
   *mlon = sp;
 }
 
-// The k-d tree of the searched source cells' cap centres.
-struct CentreCloud {
-  std::vector<Vec3> pts;
-  size_t kdtree_get_point_count() const { return pts.size(); }
-  double kdtree_get_pt(size_t i, size_t d) const {
-    return d == 0 ? pts[i].x : (d == 1 ? pts[i].y : pts[i].z);
+// The index of the searched source cells' cap centres: the centres bucketed by the face of the
+// cube they project on and an N × N grid of that face (u, v = the other two coordinates over
+// the dominant one), in counting-sort order. Cheaper to build and to ask than a k-d tree for
+// the many small caps of a grid's cells.
+class CentreIndex {
+ public:
+  void build(const std::vector<Vec3>& pts, const std::vector<double>& chords,
+             const std::vector<int64_t>& ids) {
+    const size_t n = pts.size();
+    n_ = std::max(1, std::min(2048, static_cast<int>(std::sqrt(static_cast<double>(n) / 12.0))));
+    const size_t nb = static_cast<size_t>(6) * n_ * n_;
+    std::vector<uint32_t> bucket(n);
+    start_.assign(nb + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      bucket[i] = static_cast<uint32_t>(bucket_of(pts[i]));
+      ++start_[bucket[i] + 1];
+    }
+    for (size_t b = 0; b < nb; ++b) start_[b + 1] += start_[b];
+    std::vector<uint32_t> fill(start_.begin(), start_.end() - 1);
+    pts_.resize(n);
+    ids_.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t at = fill[bucket[i]]++;
+      pts_[at] = {pts[i], chords[i]};
+      ids_[at] = ids[i];
+    }
   }
-  template <class BBox>
-  bool kdtree_get_bbox(BBox&) const {
-    return false;
+  // Appends to *out the ids of the points p whose cap meets the cap of chord radius cq about q:
+  // |p − q| <= cq + chord(p) (and maybe a few more); rmax: cq + the largest chord(p).
+  void within(Vec3 q, double cq, double rmax, std::vector<int64_t>* out) const {
+    const double r = rmax * (1 + 1e-9) + 1e-12;
+    const double qc[3] = {q.x, q.y, q.z};
+    constexpr double kFaceMin = 0.57;  // a point's dominant coordinate is over 1/√3 (0.577)
+    for (int f = 0; f < 6; ++f) {
+      const int a = f >> 1;
+      const double sg = (f & 1) ? -1.0 : 1.0;
+      const double whi = sg * qc[a] + r;
+      if (whi < kFaceMin) continue;
+      const double wlo = std::max(kFaceMin, sg * qc[a] - r);
+      const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
+      int lo[2], hi[2];
+      const int ax[2] = {b, c};
+      for (int k = 0; k < 2; ++k) {
+        const double xlo = qc[ax[k]] - r, xhi = qc[ax[k]] + r;
+        const double umin = xlo / (xlo >= 0 ? whi : wlo), umax = xhi / (xhi >= 0 ? wlo : whi);
+        lo[k] = cell_of(umin);
+        hi[k] = cell_of(umax);
+      }
+      for (int j = lo[1]; j <= hi[1]; ++j) {
+        const size_t row = (static_cast<size_t>(f) * n_ + j) * n_;
+        const uint32_t e = start_[row + hi[0] + 1];
+        for (uint32_t i = start_[row + lo[0]]; i < e; ++i) {
+          const Vec3 d = pts_[i].p - q;
+          const double rr = cq + pts_[i].chord;
+          if (dot(d, d) <= rr * rr) out->push_back(ids_[i]);
+        }
+      }
+    }
   }
+
+ private:
+  int cell_of(double u) const {
+    const double t = (u + 1.0) * 0.5 * n_;
+    if (!(t > 0)) return 0;
+    return t >= n_ ? n_ - 1 : static_cast<int>(t);
+  }
+  size_t bucket_of(Vec3 p) const {
+    const double ac[3] = {std::fabs(p.x), std::fabs(p.y), std::fabs(p.z)};
+    const double pc[3] = {p.x, p.y, p.z};
+    int a = 0;
+    if (ac[1] > ac[a]) a = 1;
+    if (ac[2] > ac[a]) a = 2;
+    const int f = 2 * a + (pc[a] < 0 ? 1 : 0);
+    const double w = ac[a];
+    const int b = a == 0 ? 1 : 0, c = a == 2 ? 1 : 2;
+    return (static_cast<size_t>(f) * n_ + cell_of(pc[c] / w)) * n_ + cell_of(pc[b] / w);
+  }
+  struct Point {
+    Vec3 p;
+    double chord;
+  };
+  int n_ = 1;
+  std::vector<uint32_t> start_;
+  std::vector<Point> pts_;
+  std::vector<int64_t> ids_;
 };
-using CentreTree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<double, CentreCloud>,
-                                                       CentreCloud, 3, uint32_t>;
 
 class Conservative : public WeightMethod {
  public:
@@ -406,61 +507,100 @@ class Conservative : public WeightMethod {
              g->corner_lon.size(), " corner longitudes and ", g->corner_lat.size(),
              " corner latitudes for ", g->size(), " cells of ", g->num_corners, " corners");
     }
+    // Source cells are built on first use (a rank builds those its points overlap). Here only
+    // their cap centres and a bound of their caps' radii, from the corners' longitudes and
+    // latitudes without trigonometry; the cells where that bound is not safe are built now.
     // Masked source cells are never built: they stay empty.
-    s_ = build_cells(src, order_ == 2, [&src](int64_t c) { return !src.active(c); });
+    const int64_t n = src.size();
+    const int nc = src.num_corners;
+    state_.assign(n, kEmpty);
+    first_.assign(n, 0);
+    count_.assign(n, 0);
+    centre_.resize(n);
+    chord_.assign(n, 0.0);
+    if (order_ == 2) {
+      centroid_lat_.assign(n, 0.0);
+      centroid_lon_.assign(n, 0.0);
+    }
+    s_.pbeg.assign(1, 0);
+    {
+      int64_t active = 0;
+      for (int64_t c = 0; c < n; ++c) active += src.active(c) ? 1 : 0;
+      s_.pbeg.reserve(active + 1);
+      s_.verts.reserve(active * nc);
+    }
+    constexpr double kHalfPi = 0.5 * kPi;
+    constexpr double kRightAngle = 1.4142135623730951;  // the chord of 90°
+    for (int64_t c = 0; c < n; ++c) {
+      if (!src.active(c)) continue;
+      const double lo = src.lon[c], la = src.lat[c];
+      bool now = !(std::isfinite(lo) && std::isfinite(la)) || std::fabs(la) > kHalfPi;
+      double bound = 0;
+      if (!now) {
+        // The straight line from the centre to the corner in (longitude, latitude) is no
+        // shorter than the great circle, which is no shorter than the chord; along it
+        // cos(latitude) <= cos(centre's) + |Δ latitude|.
+        centre_[c] = to_xyz(lo, la);
+        const double cl = std::cos(la);
+        double b2 = 0;
+        for (int k = 0; k < nc && !now; ++k) {
+          const double klo = src.corner_lon[c * nc + k], kla = src.corner_lat[c * nc + k];
+          if (!std::isfinite(klo) || !std::isfinite(kla)) break;  // found empty when built
+          if (std::fabs(kla) > kHalfPi) now = true;
+          double dl = std::fabs(klo - lo);
+          if (dl > kPi) dl = std::fabs(dl - 2.0 * kPi * std::nearbyint(dl / (2.0 * kPi)));
+          const double dp = std::fabs(kla - la), m = std::min(1.0, cl + dp) * dl;
+          b2 = std::max(b2, dp * dp + m * m);
+        }
+        bound = std::sqrt(b2);
+        bound = bound * (1 + 1e-9) + 1e-12;
+        if (!(bound < 0.9 * kRightAngle)) now = true;
+      }
+      if (now) {
+        build(c);
+        continue;
+      }
+      state_[c] = kLazy;
+      chord_[c] = bound;
+    }
 
-    for (size_t p = 0; p + 1 < s_.pbeg.size(); ++p)
-      max_piece_ = std::max<int64_t>(max_piece_, s_.pbeg[p + 1] - s_.pbeg[p]);
-
-    // The search: active non-empty source cells; outsized caps apart.
+    // The search: the source cells not known to be empty; outsized caps apart.
     std::vector<double> radii;
-    for (int64_t c = 0; c < src.size(); ++c)
-      if (!s_.empty(c)) radii.push_back(s_.chord[c]);
+    for (int64_t c = 0; c < n; ++c)
+      if (state_[c] != kEmpty) radii.push_back(chord_[c]);
     double big = 1.2855752193730785;  // the chord of 80°
     if (!radii.empty()) {
       const size_t q = std::min(radii.size() - 1, static_cast<size_t>(0.999 * radii.size()));
       std::nth_element(radii.begin(), radii.begin() + q, radii.end());
       big = std::min(big, 4.0 * radii[q]);
     }
-    cloud_ = std::make_unique<CentreCloud>();
-    for (int64_t c = 0; c < src.size(); ++c) {
-      if (s_.empty(c)) continue;
-      if (s_.chord[c] > big) {
+    for (int64_t c = 0; c < n; ++c) {
+      if (state_[c] == kEmpty) continue;
+      if (chord_[c] > big) {
         big_.push_back(c);
       } else {
-        cloud_->pts.push_back(s_.centre[c]);
         ids_.push_back(c);
-        cmax_ = std::max(cmax_, s_.chord[c]);
+        cmax_ = std::max(cmax_, chord_[c]);
       }
     }
-    tree_ = std::make_unique<CentreTree>(3, *cloud_, nanoflann::KDTreeSingleIndexAdaptorParams(16));
-    if (nnei_) {  // FRACNNEI's nearest neighbours: every active source point
-      std::vector<Vec3> all;
-      std::vector<int64_t> all_ids;
-      for (int64_t c = 0; c < src.size(); ++c) {
-        if (!src.active(c) || !std::isfinite(src.lon[c]) || !std::isfinite(src.lat[c])) continue;
-        all.push_back(to_xyz(src.lon[c], src.lat[c]));
-        all_ids.push_back(c);
+    // One index per class of cap radius (halving from the largest), each searched with the
+    // radius of its largest cap.
+    {
+      std::vector<Vec3> pts[kClasses];
+      std::vector<double> chords[kClasses];
+      std::vector<int64_t> ids[kClasses];
+      for (const int64_t c : ids_) {
+        int k = 0;
+        while (k + 1 < kClasses && chord_[c] <= std::ldexp(cmax_, -(k + 1))) ++k;
+        pts[k].push_back(centre_[c]);
+        chords[k].push_back(chord_[c]);
+        ids[k].push_back(c);
       }
-      index_nnei_ = std::make_unique<PointIndex>(std::move(all), std::move(all_ids));
-    }
-
-    if (order_ == 2) {
-      centroid_lat_.assign(src.size(), 0.0);
-      centroid_lon_.assign(src.size(), 0.0);
-      for (int64_t c = 0; c < src.size(); ++c) {
-        if (s_.empty(c) || !(s_.area[c] > 0)) continue;
-        const double ref = lon_ref(c), lref = lat_ref(c);
-        double ml = 0, mp = 0;
-        for (int64_t p = s_.cbeg[c]; p < s_.cbeg[c + 1]; ++p) {
-          double a, b;
-          moments(&s_.verts[s_.pbeg[p]], static_cast<int>(s_.pbeg[p + 1] - s_.pbeg[p]), ref, lref,
-                  &a, &b);
-          ml += a;
-          mp += b;
-        }
-        centroid_lat_[c] = ml / s_.area[c];
-        centroid_lon_[c] = mp / s_.area[c];
+      for (int k = 0; k < kClasses; ++k) {
+        if (ids[k].empty()) continue;
+        index_.emplace_back();
+        index_.back().cmax = *std::max_element(chords[k].begin(), chords[k].end());
+        index_.back().index.build(pts[k], chords[k], ids[k]);
       }
     }
   }
@@ -471,7 +611,6 @@ class Conservative : public WeightMethod {
   void compute(const std::vector<int64_t>& todo, GenLinks* out,
                std::vector<int64_t>* unserved) const override {
     const int nw = num_wgts();
-    std::vector<std::pair<uint32_t, double>> hits;
     std::vector<int64_t> cand;
     std::vector<double> dist;
     std::vector<Vec3> poly, normals, clipped, tmp;
@@ -481,8 +620,7 @@ class Conservative : public WeightMethod {
       double area, mlat, mlon;
     };
     std::vector<Overlap> overlaps;
-    nanoflann::SearchParams params;
-    params.sorted = false;
+    TrigCache trig;
     double w[3];
     for (const int64_t d : todo) {
       overlaps.clear();
@@ -490,15 +628,13 @@ class Conservative : public WeightMethod {
       dcell.pbeg.assign(1, 0);
       double darea = 0, cd = 0;
       Vec3 dc;
-      if (make_cell(dst_, d, true, &poly, &dcell, &darea, &dc, &cd)) {
+      if (make_cell(dst_, d, true, &poly, &dcell, &darea, &dc, &cd, &trig)) {
         cand.clear();
         if (cd >= 2 || cmax_ >= 2) {
           cand = ids_;
         } else {
-          const double q[3] = {dc.x, dc.y, dc.z};
-          const double r = cd + cmax_;  // chord(a + b) <= chord(a) + chord(b)
-          tree_->radiusSearch(q, r * r * (1 + 1e-12), hits, params);
-          for (const auto& h : hits) cand.push_back(ids_[h.first]);
+          for (const Class& k : index_)  // chord(a + b) <= chord(a) + chord(b)
+            k.index.within(dc, cd, cd + k.cmax, &cand);
         }
         cand.insert(cand.end(), big_.begin(), big_.end());
         // The planes of the destination pieces' edges.
@@ -509,20 +645,27 @@ class Conservative : public WeightMethod {
           for (int64_t i = b; i < e; ++i)
             normals.push_back(cross(dcell.verts[i], dcell.verts[i + 1 < e ? i + 1 : b]));
         }
-        // Clip buffers: a source piece has at most max_piece_ vertices, a clip adds one a plane.
-        const size_t need = static_cast<size_t>(max_piece_) + normals.size() + 1;
-        if (clipped.size() < need) {
-          clipped.resize(need);
-          tmp.resize(need);
-        }
-        Vec3* buf[2] = {clipped.data(), tmp.data()};
         for (const int64_t s : cand) {
-          const double cs = s_.chord[s];
-          const Vec3 sep = dc - s_.centre[s];
-          if (dot(sep, sep) > (cd + cs) * (cd + cs)) continue;
+          const Vec3 sep = dc - centre_[s];
+          const double sep2 = dot(sep, sep);
+          if (state_[s] == kLazy) {
+            if (sep2 > (cd + chord_[s]) * (cd + chord_[s])) continue;  // the bound
+            build(s);
+          }
+          if (state_[s] == kEmpty) continue;
+          const double cs = chord_[s];
+          if (sep2 > (cd + cs) * (cd + cs)) continue;
+          // Clip buffers: a source piece has at most max_piece_ vertices, a clip adds one a
+          // plane.
+          const size_t need = static_cast<size_t>(max_piece_) + normals.size() + 1;
+          if (clipped.size() < need) {
+            clipped.resize(need);
+            tmp.resize(need);
+          }
+          Vec3* buf[2] = {clipped.data(), tmp.data()};
           double area = 0, ml = 0, mp = 0;
           const double ref = order_ == 2 ? lon_ref(s) : 0.0, lref = order_ == 2 ? lat_ref(s) : 0.0;
-          for (int64_t sp = s_.cbeg[s]; sp < s_.cbeg[s + 1]; ++sp) {
+          for (int64_t sp = first_[s]; sp < first_[s] + count_[s]; ++sp) {
             const Vec3* sv = &s_.verts[s_.pbeg[sp]];
             const int sk = static_cast<int>(s_.pbeg[sp + 1] - s_.pbeg[sp]);
             int64_t noff = 0;
@@ -547,7 +690,7 @@ class Conservative : public WeightMethod {
       }
       if (overlaps.empty()) {
         if (nnei_ && dst_.active(d) && std::isfinite(dst_.lon[d]) && std::isfinite(dst_.lat[d])) {
-          index_nnei_->nearest(to_xyz(dst_.lon[d], dst_.lat[d]), 1, &cand, &dist);
+          nnei_index().nearest(to_xyz(dst_.lon[d], dst_.lat[d]), 1, &cand, &dist);
           if (!cand.empty()) {
             w[0] = 1.0;
             w[1] = w[2] = 0.0;
@@ -586,12 +729,63 @@ class Conservative : public WeightMethod {
 
  private:
   enum class Norm { kDestArea, kFracArea };
+  // A source cell's state: empty (masked, or found empty when built), not built yet (centre_
+  // is its grid centre, chord_ a bound of its cap), or built.
+  static constexpr uint8_t kEmpty = 0, kLazy = 1, kBuilt = 2;
+
+  // Builds source cell c: its pieces, its cap (centre_, chord_) and, for the second order, its
+  // area and centroid.
+  void build(int64_t c) const {
+    const int64_t p0 = static_cast<int64_t>(s_.pbeg.size()) - 1;
+    double area = 0;
+    if (!make_cell(src_, c, order_ == 2, &poly_, &s_, &area, &centre_[c], &chord_[c], &trig_,
+                   state_[c] == kLazy)) {
+      state_[c] = kEmpty;
+      return;
+    }
+    state_[c] = kBuilt;
+    first_[c] = p0;
+    count_[c] = static_cast<int32_t>(static_cast<int64_t>(s_.pbeg.size()) - 1 - p0);
+    for (int64_t p = p0; p < p0 + count_[c]; ++p)
+      max_piece_ = std::max<int64_t>(max_piece_, s_.pbeg[p + 1] - s_.pbeg[p]);
+    if (order_ == 2) {
+      if (!(area > 0)) return;
+      const double ref = lon_ref(c), lref = lat_ref(c);
+      double ml = 0, mp = 0;
+      for (int64_t p = p0; p < p0 + count_[c]; ++p) {
+        double a, b;
+        moments(&s_.verts[s_.pbeg[p]], static_cast<int>(s_.pbeg[p + 1] - s_.pbeg[p]), ref, lref,
+                &a, &b);
+        ml += a;
+        mp += b;
+      }
+      centroid_lat_[c] = ml / area;
+      centroid_lon_[c] = mp / area;
+    }
+  }
+
+  // FRACNNEI's nearest neighbours: every active source point (built on first use).
+  const PointIndex& nnei_index() const {
+    if (!index_nnei_) {
+      std::vector<Vec3> all;
+      std::vector<int64_t> all_ids;
+      for (int64_t c = 0; c < src_.size(); ++c) {
+        if (!src_.active(c) || !std::isfinite(src_.lon[c]) || !std::isfinite(src_.lat[c]))
+          continue;
+        all.push_back(to_xyz(src_.lon[c], src_.lat[c]));
+        all_ids.push_back(c);
+      }
+      index_nnei_ = std::make_unique<PointIndex>(std::move(all), std::move(all_ids));
+    }
+    return *index_nnei_;
+  }
+
   // The source cell's centre: the grid's, or its cap's centre.
   double lon_ref(int64_t s) const {
-    return std::isfinite(src_.lon[s]) ? src_.lon[s] : std::atan2(s_.centre[s].y, s_.centre[s].x);
+    return std::isfinite(src_.lon[s]) ? src_.lon[s] : std::atan2(centre_[s].y, centre_[s].x);
   }
   double lat_ref(int64_t s) const {
-    const Vec3 c = s_.centre[s];
+    const Vec3 c = centre_[s];
     return std::isfinite(src_.lat[s]) ? src_.lat[s] : std::atan2(c.z, std::hypot(c.x, c.y));
   }
 
@@ -600,15 +794,27 @@ class Conservative : public WeightMethod {
   int order_;
   Norm norm_ = Norm::kFracArea;
   bool nnei_ = false;
-  Cells s_;                   // the active source cells (masked ones empty)
+  // The source cells, built by compute() on first use (compute() runs on one thread).
+  mutable Cells s_;                      // their pieces (verts, pbeg only)
+  mutable std::vector<uint8_t> state_;   // kEmpty, kLazy or kBuilt
+  mutable std::vector<int64_t> first_;   // cell c: pieces first_[c] .. first_[c] + count_[c]
+  mutable std::vector<int32_t> count_;
+  mutable std::vector<Vec3> centre_;     // cap centre
+  mutable std::vector<double> chord_;    // cap radius (chord); a bound of it until built
+  mutable std::vector<double> centroid_lat_, centroid_lon_;  // second order
+  mutable int64_t max_piece_ = 0;        // the most vertices of a built source piece
+  mutable std::vector<Vec3> poly_;       // scratch of build()
+  mutable TrigCache trig_;               // of build()
   std::vector<int64_t> big_;  // source cells with outsized caps, ascending
-  std::vector<int64_t> ids_;  // the other non-empty ones, ascending: the tree's points
+  std::vector<int64_t> ids_;  // the other non-empty ones, ascending: the index's points
   double cmax_ = 0;           // their largest cap (chord)
-  int64_t max_piece_ = 0;     // the most vertices of a source piece
-  std::unique_ptr<CentreCloud> cloud_;
-  std::unique_ptr<CentreTree> tree_;
-  std::unique_ptr<PointIndex> index_nnei_;
-  std::vector<double> centroid_lat_, centroid_lon_;
+  static constexpr int kClasses = 4;
+  struct Class {
+    double cmax;  // the largest cap (chord) of its cells
+    CentreIndex index;
+  };
+  std::vector<Class> index_;
+  mutable std::unique_ptr<PointIndex> index_nnei_;
 };
 
 }  // namespace
