@@ -530,6 +530,10 @@ ScripWeightsWriter::ScripWeightsWriter(const std::string& path, const WeightsInf
   check_nc(nc_create(path.c_str(), NC_CLOBBER | (wide ? NC_64BIT_DATA : NC_64BIT_OFFSET), &ncid_),
            path, "nc_create");
   try {
+    // Every value is written (close() checks the links' count), so netCDF need not pre-fill
+    // the file with fill values first: that doubled the bytes written.
+    int old_fill = 0;
+    check_nc(nc_set_fill(ncid_, NC_NOFILL, &old_fill), path, "nc_set_fill");
     const auto dim = [&](const char* name, int64_t len) {
       int id = -1;
       check_nc(nc_def_dim(ncid_, name, static_cast<size_t>(len), &id), path, name);
