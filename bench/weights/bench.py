@@ -4,7 +4,8 @@ For each grid pair and method, CDO (gennn, genbil, gencon: 1 and 2 OpenMP thread
 (nearest with 1 neighbour, bilinear, conservative: 1 and 2 MPI ranks) write a SCRIP weights file
 from the same SCRIP grid files and the same source mask (CDO takes it from a field's missing
 values, isthmus from grid_imask). Each run is timed as a whole command (reading the grids, the
-weights, writing the file), repeated WEIGHTS_REPS times (the median kept), with its peak
+weights, writing the file; MPI's start included: about 0.3 s for isthmus here, a singleton at
+1 rank, mpirun at 2), repeated WEIGHTS_REPS times (the median kept), with its peak
 resident memory (/usr/bin/time for CDO; for isthmus the largest rank's, from the tool). Every
 file is then checked the same way (isthmus.commands.weights.check_file): the relative error of
 2 + cos²(lat)·cos(2·lon) over the destination points the file maps, and how many active
@@ -148,7 +149,8 @@ def run_isthmus(tool, method, options, src, dst, out, ranks):
     env = dict(os.environ)
     if ranks > (os.cpu_count() or 1):
         env["OMPI_MCA_mpi_yield_when_idle"] = "1"
-    cmd = mpirun_command(ranks) + argv
+    # One rank runs as a singleton (no mpirun), as `isthmus weights --ranks 1` does.
+    cmd = argv if ranks == 1 else mpirun_command(ranks) + argv
     t0 = time.perf_counter()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     sec = time.perf_counter() - t0

@@ -451,3 +451,46 @@ TEST(WeightsGen, AnUnstructuredIcosahedralGrid) {
     EXPECT_NE(std::string(e.what()).find("'ico'"), std::string::npos) << e.what();
   }
 }
+
+// A destination cell barely covered by a regional source grid (under 1e-4 of its area) gets a
+// value and its true small covered fraction (CDO and SCRIP write a fraction of 1 there, or
+// nothing); cells the source covers whole get 1.
+TEST(WeightsGen, ABarelyCoveredCellGetsItsTrueFraction) {
+  // Source: 1° cells over lon [10, 20), lat [-0.0005, 9.9995): its lowest 0.0005° reach into
+  // the destination's 10° cells below the equator.
+  Grid src;
+  src.name = "regional";
+  src.dims = {10, 10};
+  src.num_corners = 4;
+  const double lat0 = -0.0005;  // 0.0005° below the equator: a sliver of the cells below it
+  for (int j = 0; j < 10; ++j)
+    for (int i = 0; i < 10; ++i) {
+      const double lo = 10 + i, la = lat0 + j;
+      src.lon.push_back((lo + 0.5) * kDeg);
+      src.lat.push_back((la + 0.5) * kDeg);
+      const double cx[4] = {lo, lo + 1, lo + 1, lo}, cy[4] = {la, la, la + 1, la + 1};
+      for (int k = 0; k < 4; ++k) {
+        src.corner_lon.push_back(cx[k] * kDeg);
+        src.corner_lat.push_back(cy[k] * kDeg);
+      }
+    }
+  const Grid dst = lonlat_grid("dst", 36, 18, 0.0, false);  // 10° cells
+  const GeneratedWeights w = generate_weights(MPI_COMM_WORLD, src, dst, "conservative", {});
+  // dst cell (i = 1, j = 8): lon [10, 20), lat [-10, 0): covered 0.0005° of 10° in latitude
+  // over its whole width: about 5e-5 of its area. dst cell (1, 9): lat [0, 10): covered whole
+  // but for the top 0.0005°.
+  const int64_t sliver = 8 * 36 + 1, full = 9 * 36 + 1;
+  std::vector<double> sum(size_t(dst.size()), 0.0), frac(size_t(dst.size()), -1.0);
+  for (int64_t i = 0; i < w.links.size(); ++i) sum[size_t(w.links.dst[size_t(i)])] += w.links.w[size_t(i)];
+  for (const auto& [d, f] : w.links.frac) frac[size_t(d)] = f;
+  MPI_Allreduce(MPI_IN_PLACE, sum.data(), int(sum.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, frac.data(), int(frac.size()), MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_NEAR(sum[size_t(sliver)], 1.0, 1e-12) << "the sliver's cell gets a value (FRACAREA)";
+  EXPECT_GT(frac[size_t(sliver)], 3e-5);
+  EXPECT_LT(frac[size_t(sliver)], 7e-5);
+  // Nearly whole: cell edges are great circles, and the 10° cell's upper edge bulges above the
+  // 1° cells' (0.25 % of its area here).
+  EXPECT_NEAR(frac[size_t(full)], 1.0, 5e-3);
+  EXPECT_LT(frac[size_t(full)], 1.0);
+  EXPECT_EQ(frac[0], -1.0) << "a cell the source does not reach is not served";
+}
