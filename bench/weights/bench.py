@@ -171,6 +171,16 @@ def unmapped_active(path, dst_grid):
     return int((m & ~mapped).sum())
 
 
+def cdo_accepts(src, field, dst, weights, work):
+    """Whether `cdo remap,<dst grid>,<weights>` applies the file to the source field."""
+    out = work / "cdo_remap_check.nc"
+    p = subprocess.run(["cdo", "-s", f"remap,{dst},{weights}", f"-setgrid,{src}", str(field),
+                        str(out)], capture_output=True, text=True)
+    if p.returncode != 0:
+        return False
+    return True
+
+
 def point_errors(path):
     """Which destination points the file maps, and the relative error of the smooth function
     at each (0 where unmapped)."""
@@ -244,6 +254,7 @@ def main():
                            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
                     if tool == "isthmus":
                         rec["seconds_weights"] = extra.get("seconds_weights")
+                        rec["cdo_remap_accepts"] = cdo_accepts(src, field, dst, out, work)
                     pending.append((rec, out))
                 # The error over the destination points both files map: the two tools leave
                 # different points unmapped, and those are the hardest ones.
