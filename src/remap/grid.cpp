@@ -682,4 +682,95 @@ void write_scrip_grid(const std::string& path, const Grid& g) {
   f.close();
 }
 
+ScripGridSlabs::ScripGridSlabs(const std::string& path) : path_(path) {
+  // The header through the whole-file reader's checks of names, shapes and units, on a grid
+  // read without its points: the same rules, one place.
+  const NcIn f(path);
+  if (!f.has("grid_center_lat"))
+    fail(ISTHMUS_ERR_FILE, path, ": no variable grid_center_lat (streaming needs a SCRIP grid file)");
+  const std::optional<size_t> size = f.dimension("grid_size");
+  if (!size) fail(ISTHMUS_ERR_FILE, path, ": no dimension grid_size (a SCRIP grid file has one)");
+  size_ = static_cast<int64_t>(*size);
+  header_.name = stem_of(path);
+  header_.source = path;
+  header_.dims = {size_};
+  if (std::optional<Var> d = f.find("grid_dims")) {
+    const std::vector<int> dims = f.ints(*d);
+    int64_t product = 1;
+    for (int x : dims) product *= x;
+    if (product == size_ && !dims.empty()) header_.dims.assign(dims.begin(), dims.end());
+  }
+  const Var lon = f.var("grid_center_lon"), lat = f.var("grid_center_lat");
+  lon_unit_ = angle_unit(f, lon);
+  lat_unit_ = angle_unit(f, lat);
+  if (lon.rank() != 1 || lon.len[0] != *size || lat.rank() != 1 || lat.len[0] != *size)
+    fail(ISTHMUS_ERR_FILE, path, ": grid_center_lon/lat have dimensions ", lon.shape(), " and ",
+         lat.shape(), ", expected (grid_size ", *size, ")");
+  lon_ = lon.id;
+  lat_ = lat.id;
+  if (f.has("grid_corner_lon") && f.has("grid_corner_lat")) {
+    const Var clon = f.var("grid_corner_lon"), clat = f.var("grid_corner_lat");
+    if (clon.rank() != 2 || clon.len[0] != *size || clat.rank() != 2 || clat.len != clon.len)
+      fail(ISTHMUS_ERR_FILE, path, ": grid_corner_lon/lat have dimensions ", clon.shape(), " and ",
+           clat.shape(), ", expected (grid_size ", *size, ", grid_corners)");
+    header_.num_corners = static_cast<int>(clon.len[1]);
+    clon_ = clon.id;
+    clat_ = clat.id;
+    clon_unit_ = angle_unit(f, clon);
+    clat_unit_ = angle_unit(f, clat);
+  }
+  if (std::optional<Var> m = f.find("grid_imask")) {
+    if (m->rank() != 1 || m->len[0] != *size)
+      fail(ISTHMUS_ERR_FILE, path, ": variable grid_imask has dimensions ", m->shape(),
+           ", expected (grid_size ", *size, ")");
+    mask_ = m->id;
+  }
+  const int rc = nc_open(path.c_str(), NC_NOWRITE, &ncid_);
+  if (rc != NC_NOERR) fail(ISTHMUS_ERR_FILE, path, ": cannot open the grid file: ", nc_strerror(rc));
+}
+
+ScripGridSlabs::~ScripGridSlabs() {
+  if (ncid_ >= 0) nc_close(ncid_);
+}
+
+Grid ScripGridSlabs::read(int64_t begin, int64_t end) const {
+  if (begin < 0 || end > size_ || begin > end)
+    fail(ISTHMUS_ERR_ARG, path_, ": points [", begin, ", ", end, ") out of the grid's ", size_);
+  Grid g;
+  g.name = header_.name;
+  g.source = header_.source;
+  g.num_corners = header_.num_corners;
+  const size_t n = static_cast<size_t>(end - begin);
+  g.dims = {static_cast<int64_t>(n)};
+  if (n == 0) return g;
+  const auto get = [&](int var, int rank, const char* what, double unit, std::vector<double>* out) {
+    const size_t start[2] = {static_cast<size_t>(begin), 0};
+    const size_t count[2] = {n, static_cast<size_t>(header_.num_corners)};
+    out->resize(rank == 1 ? n : n * count[1]);
+    const int rc = nc_get_vara_double(ncid_, var, start, count, out->data());
+    if (rc != NC_NOERR) fail(ISTHMUS_ERR_FILE, path_, ": cannot read ", what, ": ", nc_strerror(rc));
+    for (size_t i = 0; i < out->size(); ++i) {
+      if (!std::isfinite((*out)[i]))
+        fail(ISTHMUS_ERR_FILE, path_, ": variable ", what, ": value ", (*out)[i], " at point ",
+             begin + static_cast<int64_t>(rank == 1 ? i : i / count[1]), " is not finite");
+      (*out)[i] *= unit;
+    }
+  };
+  get(lon_, 1, "grid_center_lon", lon_unit_, &g.lon);
+  get(lat_, 1, "grid_center_lat", lat_unit_, &g.lat);
+  if (clon_ >= 0) {
+    get(clon_, 2, "grid_corner_lon", clon_unit_, &g.corner_lon);
+    get(clat_, 2, "grid_corner_lat", clat_unit_, &g.corner_lat);
+  }
+  if (mask_ >= 0) {
+    std::vector<int> m(n);
+    const size_t start = static_cast<size_t>(begin);
+    const int rc = nc_get_vara_int(ncid_, mask_, &start, &n, m.data());
+    if (rc != NC_NOERR) fail(ISTHMUS_ERR_FILE, path_, ": cannot read grid_imask: ", nc_strerror(rc));
+    g.mask.resize(n);
+    for (size_t i = 0; i < n; ++i) g.mask[i] = m[i] != 0 ? 1 : 0;
+  }
+  return g;
+}
+
 }  // namespace isthmus::remap

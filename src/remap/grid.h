@@ -66,4 +66,28 @@ Grid read_cf_grid(const std::string& path);
 // Writes a SCRIP grid file (tests, and the weights files' grid variables).
 void write_scrip_grid(const std::string& path, const Grid& grid);
 
+// A SCRIP grid file read a range of points at a time, for grids too large to hold whole (an
+// 81 M-cell source streamed in slabs of rows). Errors as read_scrip_grid's.
+class ScripGridSlabs {
+ public:
+  explicit ScripGridSlabs(const std::string& path);  // reads and checks the header
+  ~ScripGridSlabs();
+  ScripGridSlabs(const ScripGridSlabs&) = delete;
+  ScripGridSlabs& operator=(const ScripGridSlabs&) = delete;
+  // The grid without its points: name, source, dims, num_corners.
+  const Grid& header() const { return header_; }
+  int64_t size() const { return size_; }
+  // Points [begin, end) as a Grid of end - begin points (dims {end - begin}; mask and area if
+  // the file has them), radians.
+  Grid read(int64_t begin, int64_t end) const;
+
+ private:
+  std::string path_;
+  int ncid_ = -1;
+  Grid header_;
+  int64_t size_ = 0;
+  int lon_ = -1, lat_ = -1, clon_ = -1, clat_ = -1, mask_ = -1;
+  double lon_unit_ = 1, lat_unit_ = 1, clon_unit_ = 1, clat_unit_ = 1;
+};
+
 }  // namespace isthmus::remap

@@ -597,7 +597,9 @@ void ScripWeightsWriter::define_grid_variables(const WeightsGridVariables& g, in
         std::tuple<const char*, const Grid*, int, int64_t>{"dst", g.dst, dst_size, info_.dst_grid_size}}) {
     if (!grid) continue;
     const std::string s = side;
-    if (grid->size() != n)
+    // A streamed source: its variables are defined here and written by write_source_slab.
+    const bool later = s == "src" && g.src_streamed;
+    if (grid->size() != n && !later)
       fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": the ", s, " grid \"", grid->name,
            "\" has ", grid->size(), " points, the file ", n);
     const auto def = [&](const std::string& name, nc_type type, std::vector<int> dims,
@@ -612,6 +614,22 @@ void ScripWeightsWriter::define_grid_variables(const WeightsGridVariables& g, in
     };
     const int lat = def(s + "_grid_center_lat", NC_DOUBLE, {size_dim}, "radians");
     const int lon = def(s + "_grid_center_lon", NC_DOUBLE, {size_dim}, "radians");
+    if (later) {
+      src_vars_.lat = lat;
+      src_vars_.lon = lon;
+      if (g.corners && grid->has_corners()) {
+        int corners = -1;
+        check_nc(nc_def_dim(ncid_, "src_grid_corners", size_t(grid->num_corners), &corners), path,
+                 "grid_corners");
+        src_vars_.corners = grid->num_corners;
+        src_vars_.clat = def("src_grid_corner_lat", NC_DOUBLE, {size_dim, corners}, "radians");
+        src_vars_.clon = def("src_grid_corner_lon", NC_DOUBLE, {size_dim, corners}, "radians");
+      }
+      src_vars_.imask = def("src_grid_imask", NC_INT, {size_dim}, "unitless");
+      src_vars_.area = def("src_grid_area", NC_DOUBLE, {size_dim}, "square radians");
+      src_vars_.frac = def("src_grid_frac", NC_DOUBLE, {size_dim}, "unitless");
+      continue;
+    }
     puts->push_back([this, lat, lon, grid, path] {
       check_nc(nc_put_var_double(ncid_, lat, grid->lat.data()), path, "grid_center_lat");
       check_nc(nc_put_var_double(ncid_, lon, grid->lon.data()), path, "grid_center_lon");
@@ -665,6 +683,37 @@ void ScripWeightsWriter::define_grid_variables(const WeightsGridVariables& g, in
                path, "dst_grid_method");
     });
   }
+}
+
+void ScripWeightsWriter::write_source_slab(int64_t begin, const Grid& slab, const double* area,
+                                           const double* frac) {
+  if (ncid_ < 0 || src_vars_.lat < 0)
+    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": no streamed source grid");
+  const size_t n = static_cast<size_t>(slab.size());
+  if (begin < 0 || begin + slab.size() > info_.src_grid_size)
+    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": source points [", begin, ", ",
+         begin + slab.size(), ") out of ", info_.src_grid_size);
+  if (n == 0) return;
+  const size_t start[2] = {static_cast<size_t>(begin), 0};
+  const size_t count[2] = {n, static_cast<size_t>(src_vars_.corners)};
+  check_nc(nc_put_vara_double(ncid_, src_vars_.lat, start, count, slab.lat.data()), path_,
+           "src_grid_center_lat");
+  check_nc(nc_put_vara_double(ncid_, src_vars_.lon, start, count, slab.lon.data()), path_,
+           "src_grid_center_lon");
+  if (src_vars_.clat >= 0) {
+    if (slab.num_corners != src_vars_.corners)
+      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": a slab of ", slab.num_corners,
+           " corners per cell for ", src_vars_.corners);
+    check_nc(nc_put_vara_double(ncid_, src_vars_.clat, start, count, slab.corner_lat.data()),
+             path_, "src_grid_corner_lat");
+    check_nc(nc_put_vara_double(ncid_, src_vars_.clon, start, count, slab.corner_lon.data()),
+             path_, "src_grid_corner_lon");
+  }
+  std::vector<int> m(n);
+  for (size_t i = 0; i < n; ++i) m[i] = slab.active(int64_t(i)) ? 1 : 0;
+  check_nc(nc_put_vara_int(ncid_, src_vars_.imask, start, count, m.data()), path_, "src_grid_imask");
+  check_nc(nc_put_vara_double(ncid_, src_vars_.area, start, count, area), path_, "src_grid_area");
+  check_nc(nc_put_vara_double(ncid_, src_vars_.frac, start, count, frac), path_, "src_grid_frac");
 }
 
 ScripWeightsWriter::~ScripWeightsWriter() {

@@ -107,6 +107,9 @@ struct WeightsGridVariables {
   const Grid* src = nullptr;
   const Grid* dst = nullptr;
   bool corners = true;                     // write the corners (when the grids have them)
+  // The source too large to hold: `src` is its header only (name, dims, num_corners); its
+  // variables (centres, corners, mask, area, frac) are written by write_source_slab.
+  bool src_streamed = false;
   std::vector<double> src_area, dst_area;  // steradians; empty: not written
   std::vector<double> src_frac, dst_frac;
   std::vector<int8_t> dst_method;          // empty: not written
@@ -128,12 +131,19 @@ class ScripWeightsWriter {
   void append(const int64_t* src, const int64_t* dst, const double* weights, int64_t n);
   // Closes the file; fails unless exactly num_links links were appended.
   void close();
+  // With WeightsGridVariables::src_streamed: the source points [begin, begin + slab.size()):
+  // centres, corners, mask, and their area and fraction (slab.size() values each).
+  void write_source_slab(int64_t begin, const Grid& slab, const double* area, const double* frac);
 
  private:
   void define_grid_variables(const WeightsGridVariables& g, int src_size, int dst_size,
                              std::vector<std::function<void()>>* puts);
+  struct SourceVars {
+    int lat = -1, lon = -1, clat = -1, clon = -1, imask = -1, area = -1, frac = -1, corners = 0;
+  };
   std::string path_;
   WeightsInfo info_;
+  SourceVars src_vars_;
   int ncid_ = -1;
   int src_var_ = -1, dst_var_ = -1, matrix_var_ = -1;
   int64_t written_ = 0;

@@ -558,8 +558,21 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
 namespace {
 
 // Cell areas from the corners (steradians); zeros for a grid without corners.
-// Cell areas from the corners (steradians; zeros for a grid without corners), each rank
-// computing a slice, gathered on every rank.
+}  // namespace
+
+double cell_area(const Grid& g, int64_t c) {
+  if (!g.has_corners()) return 0.0;
+  Vec3 v[64];
+  int k = 0;
+  for (int j = 0; j < g.num_corners && k < 64; ++j) {
+    const size_t i = static_cast<size_t>(c * g.num_corners + j);
+    const Vec3 p = to_xyz(g.corner_lon[i], g.corner_lat[i]);
+    if (k > 0 && norm(p - v[k - 1]) < 1e-15) continue;  // repeated corner
+    v[k++] = p;
+  }
+  return spherical_polygon_area(v, k);
+}
+
 std::vector<double> cell_areas(const Grid& g, MPI_Comm comm) {
   std::vector<double> area(static_cast<size_t>(g.size()), 0.0);
   if (!g.has_corners()) return area;
@@ -567,17 +580,7 @@ std::vector<double> cell_areas(const Grid& g, MPI_Comm comm) {
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
   const auto begin = [&](int r) { return g.size() * r / nranks; };
-  std::vector<Vec3> v(static_cast<size_t>(g.num_corners));
-  for (int64_t c = begin(rank); c < begin(rank + 1); ++c) {
-    int k = 0;
-    for (int j = 0; j < g.num_corners; ++j) {
-      const size_t i = static_cast<size_t>(c * g.num_corners + j);
-      const Vec3 p = to_xyz(g.corner_lon[i], g.corner_lat[i]);
-      if (k > 0 && norm(p - v[size_t(k - 1)]) < 1e-15) continue;  // repeated corner
-      v[size_t(k++)] = p;
-    }
-    area[size_t(c)] = spherical_polygon_area(v.data(), k);
-  }
+  for (int64_t c = begin(rank); c < begin(rank + 1); ++c) area[size_t(c)] = cell_area(g, c);
   std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) {
     displs[size_t(r)] = static_cast<int>(begin(r));
@@ -587,6 +590,8 @@ std::vector<double> cell_areas(const Grid& g, MPI_Comm comm) {
                              displs.data(), MPI_DOUBLE, comm));
   return area;
 }
+
+namespace {
 
 }  // namespace
 

@@ -144,6 +144,41 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
                              const Grid& dst, const GeneratedWeights& w,
                              const std::string& key = "");
 
+// ---------------------------------------------------------------------------------------------
+// Conservative weights from a source too large to hold (81 M cells): the source streamed from
+// its SCRIP grid file in slabs of points, the destination held whole (docs/weights.md).
+//
+// Each rank takes a contiguous range of source points and reads it slab by slab; per slab the
+// conservative method runs with the roles swapped (the destination grid indexed as its
+// "source", the slab's cells as its "destinations", DESTAREA), which gives every overlap's
+// area; the links are kept as (source, destination, area). The destination totals are summed in
+// source order across the ranks (a pipeline, so the same bits as on one rank), then the areas
+// become weights (normalization fracarea, destarea, or fracnnei: uncovered active destination
+// points take their nearest active source point, found in a second pass over the slabs). Links
+// stay in source order. Only "conservative" (first order) streams.
+struct StreamedWeights {
+  GenOptions options;
+  int64_t src_begin = 0, src_end = 0;  // this rank's source points
+  GenLinks links;                      // this rank's links, in source order
+  std::vector<double> src_frac;        // this rank's source points' covered fractions
+  std::vector<double> dst_frac;        // every destination point's covered fraction
+  int64_t total_links = 0, served = 0, unserved = 0, masked = 0, nearest_filled = 0;
+  double seconds = 0;                  // the slowest rank's computation
+};
+StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSlabs& src,
+                                               const Grid& dst, const GenOptions& options,
+                                               int64_t slab_points,
+                                               const std::function<void(double)>& progress = {});
+// Rank 0 writes the file (the source's grid variables streamed from its file slab by slab, the
+// links of every rank in rank order); temporary name, renamed when complete.
+void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripGridSlabs& src,
+                            const Grid& dst, const StreamedWeights& w, int64_t slab_points);
+
+// A cell's area from its corners (steradians; repeated corners dropped; 0 without corners), and
+// every cell's, each rank computing a slice, gathered on every rank of comm.
+double cell_area(const Grid& g, int64_t c);
+std::vector<double> cell_areas(const Grid& g, MPI_Comm comm);
+
 // The cache of generated weights (OASIS's SCRIPR, isthmus_weights_generate): a hash of both grids
 // (shapes, centres, corners, masks), the stack and the options, as 16 hex digits.
 std::string weights_key(const Grid& src, const Grid& dst, const std::string& stack,

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/error.h"
@@ -493,4 +494,90 @@ TEST(WeightsGen, ABarelyCoveredCellGetsItsTrueFraction) {
   EXPECT_NEAR(frac[size_t(full)], 1.0, 5e-3);
   EXPECT_LT(frac[size_t(full)], 1.0);
   EXPECT_EQ(frac[0], -1.0) << "a cell the source does not reach is not served";
+}
+
+// A source streamed from its SCRIP grid file in slabs (the path of sources too large to hold):
+// the same links as the source held whole, weights within 1e-12 (the overlaps are clipped with
+// the roles swapped), FRACNNEI's nearest neighbours the same, and the same bits at every rank
+// count and slab size.
+TEST(WeightsGen, AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole) {
+  Watchdog dog("WeightsGen.AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole", 120);
+  TempRunDir dir("weights_stream");
+  // A regional source with a masked continent, so that FRACNNEI has uncovered points to fill.
+  Grid src = lonlat_grid("src", 36, 18, 0.0, true);
+  for (int64_t c = 0; c < src.size(); ++c)
+    if (src.lat[size_t(c)] > 60 * kDeg) src.mask[size_t(c)] = 0;
+  const Grid dst = lonlat_grid("dst", 48, 30, -180.0, false);
+  const std::string path = dir / "src.nc";
+  if (world_rank() == 0) write_scrip_grid(path, src);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Grid held = read_grid(path);  // degrees in the file: compare with what the stream reads
+  for (const std::string norm : {"fracarea", "destarea", "fracnnei"}) {
+    GenOptions o;
+    o.normalization = norm;
+    const ScripGridSlabs slabs(path);
+    const StreamedWeights s = generate_streamed_conservative(MPI_COMM_WORLD, slabs, dst, o, 37);
+    const GeneratedWeights h = generate_weights(MPI_COMM_SELF, held, dst, "conservative", o);
+    // Every rank's streamed links on rank 0, in rank (= source) order.
+    GeneratedWeights as_gen;
+    as_gen.links = s.links;
+    as_gen.method_of.clear();
+    const Gathered g = gather(as_gen, MPI_COMM_WORLD);
+    if (world_rank() == 0) {
+      // Source order, then by destination: the held links are by destination, then source.
+      std::vector<std::tuple<int64_t, int64_t, double>> a, b;
+      for (size_t i = 0; i < g.src.size(); ++i) a.emplace_back(g.src[i], g.dst[i], g.w[i]);
+      for (int64_t i = 0; i < h.links.size(); ++i)
+        b.emplace_back(h.links.src[size_t(i)], h.links.dst[size_t(i)], h.links.w[size_t(i)]);
+      EXPECT_TRUE(std::is_sorted(a.begin(), a.end())) << norm << ": links not in source order";
+      std::sort(b.begin(), b.end());
+      ASSERT_EQ(a.size(), b.size()) << norm;
+      double worst = 0;
+      int64_t pairs = 0;
+      for (size_t i = 0; i < a.size(); ++i) {
+        pairs += std::get<0>(a[i]) != std::get<0>(b[i]) || std::get<1>(a[i]) != std::get<1>(b[i]);
+        worst = std::max(worst, std::fabs(std::get<2>(a[i]) - std::get<2>(b[i])));
+      }
+      EXPECT_EQ(pairs, 0) << norm;
+      EXPECT_LT(worst, 1e-12) << norm;
+      // The same bits on one rank with another slab size.
+      const StreamedWeights one = generate_streamed_conservative(MPI_COMM_SELF, slabs, dst, o, 100);
+      EXPECT_EQ(one.links.src, g.src) << norm;
+      EXPECT_EQ(one.links.dst, g.dst) << norm;
+      EXPECT_TRUE(one.links.w == g.w) << norm;
+      EXPECT_EQ(one.nearest_filled, s.nearest_filled);
+    }
+    if (norm == "fracnnei") {
+      EXPECT_GT(s.nearest_filled, 0);
+      EXPECT_EQ(s.unserved, 0);
+    } else {
+      EXPECT_GT(s.unserved, 0);
+    }
+  }
+  // The file: SCRIP's variables with the source's streamed in, readable by the weights reader.
+  GenOptions o;
+  const ScripGridSlabs slabs(path);
+  const StreamedWeights s = generate_streamed_conservative(MPI_COMM_WORLD, slabs, dst, o, 50);
+  write_streamed_weights(MPI_COMM_WORLD, dir / "w.nc", slabs, dst, s, 50);
+  WeightsInfo info;
+  read_scrip_weights(MPI_COMM_WORLD, dir / "w.nc", {src.size(), dst.size()}, &info);
+  EXPECT_EQ(info.num_links, s.total_links);
+  if (world_rank() == 0) {
+    int ncid = -1, var = -1;
+    ASSERT_EQ(nc_open((dir / "w.nc").c_str(), NC_NOWRITE, &ncid), NC_NOERR);
+    std::vector<double> lat(size_t(src.size())), area(size_t(src.size()));
+    ASSERT_EQ(nc_inq_varid(ncid, "src_grid_center_lat", &var), NC_NOERR);
+    ASSERT_EQ(nc_get_var_double(ncid, var, lat.data()), NC_NOERR);
+    ASSERT_EQ(nc_inq_varid(ncid, "src_grid_area", &var), NC_NOERR);
+    ASSERT_EQ(nc_get_var_double(ncid, var, area.data()), NC_NOERR);
+    std::vector<int> imask(size_t(src.size()));
+    ASSERT_EQ(nc_inq_varid(ncid, "src_grid_imask", &var), NC_NOERR);
+    ASSERT_EQ(nc_get_var_int(ncid, var, imask.data()), NC_NOERR);
+    for (int64_t c = 0; c < src.size(); ++c) {
+      EXPECT_NEAR(lat[size_t(c)], held.lat[size_t(c)], 1e-15);
+      EXPECT_NEAR(area[size_t(c)], cell_area(held, c), 1e-18);
+      EXPECT_EQ(imask[size_t(c)], src.mask[size_t(c)]);
+    }
+    nc_close(ncid);
+  }
 }

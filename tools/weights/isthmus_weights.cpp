@@ -4,6 +4,10 @@
 //   isthmus_weights --src GRID --dst GRID --method STACK --out FILE
 //                   [--normalization destarea|fracarea|fracnnei] [--neighbours N]
 //                   [--variance V] [--order 1|2] [--quiet]
+//                   [--stream-source | --no-stream-source] [--slab-points N]
+//
+// A SCRIP source of more than 2^23 points with --method conservative is streamed from its file
+// in slabs of --slab-points points (default 2^21) instead of held whole (weights_gen.h).
 //
 // GRID: a SCRIP grid file, a CF file with lon/lat bounds, the shared data's grid_*.nc, or OASIS's
 // grids.nc as DIR/grids.nc:NAME (remap::read_grid). Prints what it did (rank 0) and one JSON line
@@ -16,6 +20,7 @@
 #include <functional>
 #include <string>
 
+#include <netcdf.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -57,6 +62,8 @@ int main(int argc, char** argv) {
   std::string src_spec, dst_spec, stack, out;
   GenOptions o;
   bool quiet = false;
+  int stream = -1;  // -1: stream a SCRIP source of more than 2^23 points for "conservative"
+  int64_t slab_points = int64_t(1) << 21;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto value = [&]() -> std::string {
@@ -72,12 +79,68 @@ int main(int argc, char** argv) {
     else if (a == "--variance") o.gaussian_variance = std::atof(value().c_str());
     else if (a == "--order") o.conservative_order = std::atoi(value().c_str());
     else if (a == "--quiet") quiet = true;
+    else if (a == "--stream-source") stream = 1;
+    else if (a == "--no-stream-source") stream = 0;
+    else if (a == "--slab-points") slab_points = std::atoll(value().c_str());
     else usage(("unknown option " + a).c_str());
   }
   if (src_spec.empty() || dst_spec.empty() || stack.empty() || out.empty())
     usage("--src, --dst, --method and --out are required");
   try {
     const double t0 = MPI_Wtime();
+    if (stream != 0 && parse_stack(stack).size() == 1 && parse_stack(stack)[0].name == "conservative") {
+      // A source too large to hold: streamed from its SCRIP grid file (weights_gen.h).
+      bool scrip = false;
+      if (stream == 1) {
+        scrip = true;
+      } else {
+        int ncid = -1, dim = -1;
+        size_t size = 0;
+        if (nc_open(src_spec.c_str(), NC_NOWRITE, &ncid) == NC_NOERR) {
+          scrip = nc_inq_dimid(ncid, "grid_size", &dim) == NC_NOERR &&
+                  nc_inq_dimlen(ncid, dim, &size) == NC_NOERR && size > (size_t(1) << 23);
+          nc_close(ncid);
+        }
+      }
+      if (scrip) {
+        const ScripGridSlabs src(src_spec);
+        const Grid dst = read_grid(dst_spec);
+        const double t_read = MPI_Wtime() - t0;
+        const bool bar = rank == 0 && !quiet && isatty(fileno(stderr));
+        const StreamedWeights w = generate_streamed_conservative(
+            MPI_COMM_WORLD, src, dst, o, slab_points,
+            bar ? std::function<void(double)>([](double f) {
+              std::fprintf(stderr, "\r  weights %3d%%", static_cast<int>(f * 100));
+              std::fflush(stderr);
+            })
+                : std::function<void(double)>());
+        if (bar) std::fprintf(stderr, "\n");
+        const double t_gen = MPI_Wtime() - t0 - t_read;
+        write_streamed_weights(MPI_COMM_WORLD, out, src, dst, w, slab_points);
+        const double t_all = MPI_Wtime() - t0;
+        long rss = peak_rss_kib(), max_rss = 0;
+        MPI_Reduce(&rss, &max_rss, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (rank == 0) {
+          if (!quiet)
+            std::printf("isthmus weights: %s (%lld points, streamed in slabs of %lld) -> %s (%lld "
+                        "points), conservative %s, %d rank%s\n  served %lld, by the nearest "
+                        "neighbour %lld, unserved %lld active destination points (%lld masked)\n"
+                        "  %lld links -> %s; weights %.3f s, total %.3f s, peak %.1f MiB per rank\n",
+                        src_spec.c_str(), (long long)src.size(), (long long)slab_points,
+                        dst.source.c_str(), (long long)dst.size(), o.normalization.c_str(), nranks,
+                        nranks == 1 ? "" : "s", (long long)w.served, (long long)w.nearest_filled,
+                        (long long)w.unserved, (long long)w.masked, (long long)w.total_links,
+                        out.c_str(), t_gen, t_all, max_rss / 1024.0);
+          std::printf("{\"tool\": \"isthmus\", \"method\": \"conservative\", \"streamed\": true, "
+                      "\"ranks\": %d, \"seconds\": %.6f, \"seconds_weights\": %.6f, "
+                      "\"peak_rss_bytes\": %ld, \"links\": %lld, \"unserved\": %lld, \"out\": \"%s\"}\n",
+                      nranks, t_all, t_gen, max_rss * 1024, (long long)w.total_links,
+                      (long long)w.unserved, out.c_str());
+        }
+        MPI_Finalize();
+        return 0;
+      }
+    }
     const Grid src = read_grid(src_spec);
     const Grid dst = read_grid(dst_spec);
     const double t_read = MPI_Wtime() - t0;

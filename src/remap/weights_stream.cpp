@@ -1,0 +1,287 @@
+// Conservative weights from a streamed source (weights_gen.h): a source grid too large to hold,
+// read slab by slab, against a destination held whole.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+#include "base/agreement.h"
+#include "base/error.h"
+#include "remap/scrip_weights.h"
+#include "remap/sphere.h"
+#include "remap/weights_gen.h"
+
+namespace isthmus::remap {
+
+namespace {
+
+int64_t range_begin(int64_t n, int r, int p) { return n * r / p; }
+
+}  // namespace
+
+StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSlabs& src,
+                                               const Grid& dst, const GenOptions& options,
+                                               int64_t slab_points,
+                                               const std::function<void(double)>& progress) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  StreamedWeights out;
+  out.options = options;
+  const int64_t ns = src.size(), nd = dst.size();
+  out.src_begin = range_begin(ns, rank, nranks);
+  out.src_end = range_begin(ns, rank + 1, nranks);
+  Agreement a;
+  a.check([&] {
+    if (options.conservative_order != 1)
+      fail(ISTHMUS_ERR_ARG, "a streamed source takes first-order conservative weights only");
+    if (options.normalization != "fracarea" && options.normalization != "destarea" &&
+        options.normalization != "fracnnei")
+      fail(ISTHMUS_ERR_ARG, "normalisation \"", options.normalization,
+           "\" (expected destarea, fracarea or fracnnei)");
+    if (!src.header().has_corners() || !dst.has_corners())
+      fail(ISTHMUS_ERR_ARG, "conservative weights need corners: the ",
+           src.header().has_corners() ? "destination" : "source", " grid has none");
+    if (slab_points < 1) fail(ISTHMUS_ERR_ARG, "slab of ", slab_points, " points");
+  });
+  a.conclude(comm);
+  const double t0 = MPI_Wtime();
+  const std::vector<double> dst_area = cell_areas(dst, comm);
+
+  // The overlaps, slab by slab: the method with the roles swapped (DESTAREA weights are the
+  // overlap over the slab cell's area).
+  GenOptions swapped;
+  swapped.normalization = "destarea";
+  GenLinks& links = out.links;  // w holds the overlap areas until the normalisation
+  out.src_frac.assign(static_cast<size_t>(out.src_end - out.src_begin), 0.0);
+  Agreement run;
+  run.check([&] {
+    for (int64_t b = out.src_begin; b < out.src_end; b += slab_points) {
+      const int64_t e = std::min(out.src_end, b + slab_points);
+      const Grid slab = src.read(b, e);
+      const std::unique_ptr<WeightMethod> m = make_conservative(dst, slab, swapped);
+      std::vector<int64_t> todo, left;
+      for (int64_t c = 0; c < slab.size(); ++c)
+        if (slab.active(c)) todo.push_back(c);
+      GenLinks part;
+      m->compute(todo, &part, &left);
+      // part: (destination d as "source", slab cell c as "destination", A∩ / A_c), grouped by
+      // c ascending, d ascending within.
+      int64_t prev = -1;
+      double area_c = 0;
+      for (int64_t i = 0; i < part.size(); ++i) {
+        const int64_t c = part.dst[size_t(i)], d = part.src[size_t(i)];
+        if (c != prev) {
+          area_c = cell_area(slab, c);
+          prev = c;
+        }
+        links.add(b + c, d, part.w[size_t(i)] * area_c);
+        // the covered part of the source cell: the sum of its overlaps over its area
+        out.src_frac[size_t(b + c - out.src_begin)] += part.w[size_t(i)];
+      }
+      if (progress) progress(double(e - out.src_begin) / double(out.src_end - out.src_begin));
+    }
+  });
+  run.conclude(comm);
+
+  // The destination totals in source order over the ranks: rank r continues rank r-1's sums.
+  std::vector<double> total(static_cast<size_t>(nd), 0.0);
+  if (rank > 0)
+    ISTHMUS_MPI(MPI_Recv(total.data(), int(nd), MPI_DOUBLE, rank - 1, 7, comm, MPI_STATUS_IGNORE));
+  for (int64_t i = 0; i < links.size(); ++i) total[size_t(links.dst[size_t(i)])] += links.w[size_t(i)];
+  if (rank + 1 < nranks) ISTHMUS_MPI(MPI_Send(total.data(), int(nd), MPI_DOUBLE, rank + 1, 7, comm));
+  ISTHMUS_MPI(MPI_Bcast(total.data(), int(nd), MPI_DOUBLE, nranks - 1, comm));
+
+  // FRACNNEI: active destination points no active source covers take their nearest active
+  // source point (a second pass: each rank's nearest among its points, the minimum over ranks,
+  // ties to the lower index).
+  std::vector<int64_t> uncovered;
+  for (int64_t d = 0; d < nd; ++d)
+    if (dst.active(d) && !(total[size_t(d)] > 0)) uncovered.push_back(d);
+  std::vector<int64_t> nearest_src(uncovered.size(), -1);
+  if (options.normalization == "fracnnei" && !uncovered.empty()) {
+    struct DistIndex {
+      double dist;
+      int index;  // source index (the grids this streams stay below 2^31 points)
+    };
+    std::vector<DistIndex> best(uncovered.size(), {std::numeric_limits<double>::infinity(), INT32_MAX});
+    std::vector<int64_t> found;
+    std::vector<double> dist;
+    for (int64_t b = out.src_begin; b < out.src_end; b += slab_points) {
+      const Grid slab = src.read(b, std::min(out.src_end, b + slab_points));
+      std::vector<Vec3> pts;
+      std::vector<int64_t> ids;
+      for (int64_t c = 0; c < slab.size(); ++c)
+        if (slab.active(c)) {
+          pts.push_back(to_xyz(slab.lon[size_t(c)], slab.lat[size_t(c)]));
+          ids.push_back(b + c);
+        }
+      if (pts.empty()) continue;
+      const PointIndex index(std::move(pts), std::move(ids));
+      for (size_t k = 0; k < uncovered.size(); ++k) {
+        const int64_t d = uncovered[k];
+        index.nearest(to_xyz(dst.lon[size_t(d)], dst.lat[size_t(d)]), 1, &found, &dist);
+        if (!found.empty() && (dist[0] < best[k].dist ||
+                               (dist[0] == best[k].dist && found[0] < best[k].index)))
+          best[k] = {dist[0], static_cast<int>(found[0])};
+      }
+    }
+    ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, best.data(), int(best.size()), MPI_DOUBLE_INT,
+                              MPI_MINLOC, comm));
+    for (size_t k = 0; k < uncovered.size(); ++k)
+      if (best[k].index != INT32_MAX) nearest_src[k] = best[k].index;
+  }
+
+  // The areas become weights.
+  const bool destarea = options.normalization == "destarea";
+  out.dst_frac.assign(static_cast<size_t>(nd), 0.0);
+  for (int64_t d = 0; d < nd; ++d)
+    if (dst_area[size_t(d)] > 0) out.dst_frac[size_t(d)] = std::min(1.0, total[size_t(d)] / dst_area[size_t(d)]);
+  for (int64_t i = 0; i < links.size(); ++i) {
+    const int64_t d = links.dst[size_t(i)];
+    links.w[size_t(i)] /= destarea ? dst_area[size_t(d)] : total[size_t(d)];
+  }
+  // The nearest-neighbour links of FRACNNEI, by the rank that holds the source point, in
+  // source order with the others.
+  bool added = false;
+  for (size_t k = 0; k < uncovered.size(); ++k) {
+    const int64_t s = nearest_src[k];
+    if (s < out.src_begin || s >= out.src_end) continue;
+    links.add(s, uncovered[k], 1.0);
+    added = true;
+  }
+  if (added) {
+    std::vector<size_t> order(static_cast<size_t>(links.size()));
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      return links.src[x] != links.src[y] ? links.src[x] < links.src[y] : links.dst[x] < links.dst[y];
+    });
+    GenLinks sorted;
+    for (size_t i : order) sorted.add(links.src[i], links.dst[i], links.w[i]);
+    links = std::move(sorted);
+  }
+  out.total_links = links.size();
+  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, &out.total_links, 1, MPI_INT64_T, MPI_SUM, comm));
+  for (int64_t d = 0; d < nd; ++d) {
+    if (!dst.active(d)) {
+      ++out.masked;
+    } else if (total[size_t(d)] > 0) {
+      ++out.served;
+    } else {
+      ++out.unserved;
+    }
+  }
+  for (int64_t s : nearest_src)
+    if (s >= 0) {
+      ++out.nearest_filled;
+      --out.unserved;
+    }
+  out.seconds = MPI_Wtime() - t0;
+  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, &out.seconds, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return out;
+}
+
+void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripGridSlabs& src,
+                            const Grid& dst, const StreamedWeights& w, int64_t slab_points) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  const std::vector<double> dst_area = cell_areas(dst, comm);
+  std::unique_ptr<ScripWeightsWriter> writer;
+  std::string tmp;
+  Agreement a;
+  WeightsGridVariables vars;
+  if (rank == 0) {
+    a.check([&] {
+      WeightsInfo info;
+      info.num_links = w.total_links;
+      info.num_wgts = 1;
+      info.src_grid_size = src.size();
+      info.dst_grid_size = dst.size();
+      info.src_grid_dims = src.header().dims;
+      info.dst_grid_dims = dst.dims;
+      info.map_method = "Conservative remapping";
+      info.normalization = w.options.normalization == "destarea" ? "destarea" : "fracarea";
+      info.title = src.header().name + " to " + dst.name + " conservative (isthmus, streamed source)";
+      info.conventions = "SCRIP";
+      vars.src = &src.header();
+      vars.dst = &dst;
+      vars.src_streamed = true;
+      vars.dst_area = dst_area;
+      vars.dst_frac = w.dst_frac;
+      vars.attributes.emplace_back("isthmus_normalization", w.options.normalization);
+      vars.attributes.emplace_back("isthmus_link_order", "source");
+      tmp = path + ".tmp." + std::to_string(static_cast<long long>(getpid()));
+      writer = std::make_unique<ScripWeightsWriter>(tmp, info, &vars);
+    });
+  }
+  a.conclude(comm);
+  // The source's grid variables: rank 0 streams each rank's range from the grid file, with
+  // that rank's fractions; then the links, rank by rank.
+  Agreement b;
+  for (int r = 0; r < nranks; ++r) {
+    const int64_t rb = range_begin(src.size(), r, nranks), re = range_begin(src.size(), r + 1, nranks);
+    if (rank == 0) {
+      std::vector<double> frac;
+      if (r == 0) {
+        frac = w.src_frac;
+      } else {
+        frac.resize(static_cast<size_t>(re - rb));
+        ISTHMUS_MPI(MPI_Recv(frac.data(), int(frac.size()), MPI_DOUBLE, r, 11, comm, MPI_STATUS_IGNORE));
+      }
+      b.check([&] {
+        for (int64_t s = rb; s < re; s += slab_points) {
+          const Grid slab = src.read(s, std::min(re, s + slab_points));
+          std::vector<double> area(static_cast<size_t>(slab.size()));
+          for (int64_t c = 0; c < slab.size(); ++c) area[size_t(c)] = cell_area(slab, c);
+          writer->write_source_slab(s, slab, area.data(), frac.data() + (s - rb));
+        }
+      });
+    } else if (rank == r) {
+      ISTHMUS_MPI(MPI_Send(w.src_frac.data(), int(w.src_frac.size()), MPI_DOUBLE, 0, 11, comm));
+    }
+  }
+  if (rank == 0) {
+    b.check([&] {
+      writer->append(w.links.src.data(), w.links.dst.data(), w.links.w.data(), w.links.size());
+    });
+    for (int r = 1; r < nranks; ++r) {
+      int64_t nl = 0;
+      ISTHMUS_MPI(MPI_Recv(&nl, 1, MPI_INT64_T, r, 12, comm, MPI_STATUS_IGNORE));
+      GenLinks other;
+      other.src.resize(size_t(nl));
+      other.dst.resize(size_t(nl));
+      other.w.resize(size_t(nl));
+      // In pieces of at most 2^27 values: MPI counts are ints.
+      const int64_t piece = int64_t(1) << 27;
+      for (int64_t o = 0; o < nl; o += piece) {
+        const int c = static_cast<int>(std::min(piece, nl - o));
+        ISTHMUS_MPI(MPI_Recv(other.src.data() + o, c, MPI_INT64_T, r, 13, comm, MPI_STATUS_IGNORE));
+        ISTHMUS_MPI(MPI_Recv(other.dst.data() + o, c, MPI_INT64_T, r, 14, comm, MPI_STATUS_IGNORE));
+        ISTHMUS_MPI(MPI_Recv(other.w.data() + o, c, MPI_DOUBLE, r, 15, comm, MPI_STATUS_IGNORE));
+      }
+      b.check([&] { writer->append(other.src.data(), other.dst.data(), other.w.data(), nl); });
+    }
+    b.check([&] {
+      writer->close();
+      if (std::rename(tmp.c_str(), path.c_str()) != 0)
+        fail(ISTHMUS_ERR_FILE, "cannot rename \"", tmp, "\" to \"", path, "\": ", std::strerror(errno));
+    });
+    if (b.failed()) std::remove(tmp.c_str());
+  } else {
+    const int64_t nl = w.links.size();
+    ISTHMUS_MPI(MPI_Send(&nl, 1, MPI_INT64_T, 0, 12, comm));
+    const int64_t piece = int64_t(1) << 27;
+    for (int64_t o = 0; o < nl; o += piece) {
+      const int c = static_cast<int>(std::min(piece, nl - o));
+      ISTHMUS_MPI(MPI_Send(w.links.src.data() + o, c, MPI_INT64_T, 0, 13, comm));
+      ISTHMUS_MPI(MPI_Send(w.links.dst.data() + o, c, MPI_INT64_T, 0, 14, comm));
+      ISTHMUS_MPI(MPI_Send(w.links.w.data() + o, c, MPI_DOUBLE, 0, 15, comm));
+    }
+  }
+  b.conclude(comm);
+}
+
+}  // namespace isthmus::remap
