@@ -127,6 +127,82 @@ def large_pair(work: Path):
     return (src, src.with_name(src.stem + "_field.nc")), (dst, dst.with_name(dst.stem + "_field.nc"))
 
 
+def huge_pair(work: Path):
+    """The issue's case users report unfinished after 7 days with ESMF: an 8962 x 9040
+    curvilinear source (81 M cells; analytic, bent in both directions, a land mask of ~30 %),
+    written in slabs of rows (6.8 GB), to a 1.25° x 1° regular grid (288 x 180)."""
+    src = work / "curvilinear81m.nc"
+    dst = work / "regular125x1.nc"
+    nx, ny = 8962, 9040
+    if not src.exists():
+        tmp = src.with_suffix(".tmp.nc")
+        with Dataset(tmp, "w", format="NETCDF3_64BIT_DATA") as o:
+            o.createDimension("grid_size", nx * ny)
+            o.createDimension("grid_corners", 4)
+            o.createDimension("grid_rank", 2)
+            o.createVariable("grid_dims", "i4", ("grid_rank",))[:] = [nx, ny]
+            v = {}
+            for name in ("grid_center_lat", "grid_center_lon"):
+                v[name] = o.createVariable(name, "f8", ("grid_size",))
+                v[name].units = "degrees"
+            for name in ("grid_corner_lat", "grid_corner_lon"):
+                v[name] = o.createVariable(name, "f8", ("grid_size", "grid_corners"))
+                v[name].units = "degrees"
+            v["grid_imask"] = o.createVariable("grid_imask", "i4", ("grid_size",))
+
+            def mapping(i, j):  # (i, j) in cell units -> (lon, lat) in degrees
+                lon = -180.0 + 360.0 * i / nx + 1.5 * np.sin(2 * np.pi * j / ny)
+                lat = -78.0 + 166.0 * j / ny + 0.8 * np.sin(2 * np.pi * i / nx)
+                return lon, lat
+
+            rows = 200
+            for j0 in range(0, ny, rows):
+                j1 = min(ny, j0 + rows)
+                i, j = np.meshgrid(np.arange(nx, dtype=float), np.arange(j0, j1, dtype=float))
+                lon, lat = mapping(i + 0.5, j + 0.5)
+                a, b = j0 * nx, j1 * nx
+                v["grid_center_lon"][a:b] = lon.ravel()
+                v["grid_center_lat"][a:b] = lat.ravel()
+                co = [mapping(i + di, j + dj) for di, dj in ((0, 0), (1, 0), (1, 1), (0, 1))]
+                v["grid_corner_lon"][a:b, :] = np.stack([c[0].ravel() for c in co], -1)
+                v["grid_corner_lat"][a:b, :] = np.stack([c[1].ravel() for c in co], -1)
+                land = np.cos(np.deg2rad(3 * lon)) * np.cos(np.deg2rad(2 * lat)) > 0.45
+                v["grid_imask"][a:b] = (~land).ravel().astype(np.int32)
+        tmp.rename(src)
+    if not dst.exists():
+        nxd, nyd = 288, 180
+        lon1 = (np.arange(nxd) + 0.5) * 1.25
+        lat1 = -90 + (np.arange(nyd) + 0.5) * 1.0
+        lon2, lat2 = np.meshgrid(lon1, lat1)
+        lo = np.stack([lon2 - .625, lon2 + .625, lon2 + .625, lon2 - .625], -1).reshape(-1, 4)
+        la = np.stack([lat2 - .5, lat2 - .5, lat2 + .5, lat2 + .5], -1).reshape(-1, 4)
+        write_scrip(dst, lon2.ravel(), lat2.ravel(), lo, la, np.ones(nxd * nyd, np.int32), [nxd, nyd])
+    return src, dst
+
+
+def run_huge(tool, work, ranks_list, sink, commit):
+    """isthmus alone (CDO is not run on it): time, peak memory per rank, links."""
+    src, dst = huge_pair(work)
+    for ranks in ranks_list:
+        out = work / f"w_huge_conservative_isthmus_{ranks}.nc"
+        sec, peak, rec = run_isthmus(tool, "conservative", "", src, dst, out, ranks)
+        chk = check_file(str(out)) if os.environ.get("WEIGHTS_HUGE_CHECK") == "1" else None
+        r = {"tool": "isthmus", "method": "conservative", "pair": "huge", "ranks": ranks,
+             "seconds": sec, "peak_rss_bytes": peak, "links": rec["links"],
+             "seconds_weights": rec["seconds_weights"], "streamed": rec.get("streamed", False),
+             "src_points": 8962 * 9040, "dst_points": 288 * 180,
+             "error": chk["functions"]["smooth"]["max_rel_error"] if chk else None,
+             "error_rms": chk["functions"]["smooth"]["rms_rel_error"] if chk else None,
+             "version": f"isthmus {commit}", "parallelism": f"{ranks} MPI rank(s)",
+             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        line = json.dumps(r)
+        print(line, flush=True)
+        if sink:
+            sink.write(line + "\n")
+            sink.flush()
+        out.unlink()
+
+
 def run_cdo(op, src, field, dst, out, threads):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     cmd = ["/usr/bin/time", "-f", "PEAK_KB %M", "cdo", "-s", "-P", str(threads),
@@ -224,6 +300,9 @@ def main():
     if "large" in pairs:
         grids["large"] = large_pair(work)
     sink = open(a.out, "a") if a.out else None
+    if "huge" in pairs:
+        run_huge(a.tool, work, ranks_list, sink, commit)
+        pairs = [p for p in pairs if p != "huge"]
     rows = []
     for pair in pairs:
         (src, field), (dst, _) = grids[pair]

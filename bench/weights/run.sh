@@ -5,7 +5,8 @@
 # Knobs: WEIGHTS_PAIRS (default "orca2-lmdz lmdz-orca2 large"), WEIGHTS_REPS (default 3),
 # WEIGHTS_METHODS (default "nearest bilinear conservative"),
 # WEIGHTS_RANKS (default "1 2"), ISTHMUS_BENCH_WORKDIR (default /tmp/isthmus-bench-weights),
-# ISTHMUS_BENCH_QUICK=1 (ORCA2 <-> LMDZ only, one repetition).
+# ISTHMUS_BENCH_QUICK=1 (ORCA2 <-> LMDZ only, one repetition). WEIGHTS_PAIRS=huge: the 81 M-cell
+# curvilinear source to a 1.25° x 1° grid, isthmus only (writes a 6.8 GB grid file once).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
