@@ -2,8 +2,8 @@
 
     isthmus weights --src GRID --dst GRID --method STACK --out FILE [--ranks N]
                     [--normalization destarea|fracarea|fracnnei] [--neighbours N]
-                    [--variance V] [--order 1|2]
-    isthmus weights --check FILE [--src GRID --dst GRID]
+                    [--variance V] [--order 1|2] [--stream-source] [--slab-points N]
+    isthmus weights --check FILE [--json]
 
 GRID is a SCRIP grid file, a CF file with lon/lat bounds, a file laid out as the shared data's
 grid_*.nc (lon, lat, clo, cla, imask), or OASIS's grids.nc as ``DIR/grids.nc:NAME`` (masks.nc
@@ -69,6 +69,10 @@ def generate(args) -> int:
             "--out", args.out, "--normalization", args.normalization,
             "--neighbours", str(args.neighbours), "--variance", str(args.variance),
             "--order", str(args.order)]
+    if args.stream_source is not None:
+        argv.append("--stream-source" if args.stream_source else "--no-stream-source")
+    if args.slab_points:
+        argv += ["--slab-points", str(args.slab_points)]
     env = dict(os.environ)
     if args.ranks > (os.cpu_count() or 1):
         env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
@@ -213,6 +217,13 @@ def register(subparsers):
     p.add_argument("--variance", type=float, default=1.0, help="gaussian: OASIS GAUSWGT's VAR")
     p.add_argument("--order", type=int, default=1, choices=[1, 2],
                    help="conservative: first or second order")
+    p.add_argument("--stream-source", dest="stream_source", action="store_true", default=None,
+                   help="conservative: read the source (a SCRIP grid file) in slabs instead of "
+                   "whole (the default for sources of more than 2^23 points)")
+    p.add_argument("--no-stream-source", dest="stream_source", action="store_false",
+                   help="hold the source whole even if it is large")
+    p.add_argument("--slab-points", type=int, default=0,
+                   help="source points per slab when streaming (default 2^21)")
     p.add_argument("--check", metavar="FILE", help="check a weights file instead")
     p.add_argument("--json", action="store_true", help="--check: also print one JSON line")
     p.add_argument("--tool", help="path of isthmus_weights")
