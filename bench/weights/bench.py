@@ -225,7 +225,10 @@ def run_isthmus(tool, method, options, src, dst, out, ranks):
     env = dict(os.environ)
     if ranks > (os.cpu_count() or 1):
         env["OMPI_MCA_mpi_yield_when_idle"] = "1"
-    # One rank runs as a singleton (no mpirun), as `isthmus weights --ranks 1` does.
+    # One rank runs as a singleton (no mpirun, no runtime daemon), as `isthmus weights
+    # --ranks 1` does.
+    if ranks == 1:
+        env.setdefault("OMPI_MCA_ess_singleton_isolated", "1")
     cmd = argv if ranks == 1 else mpirun_command(ranks) + argv
     t0 = time.perf_counter()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)

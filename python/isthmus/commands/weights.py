@@ -76,7 +76,11 @@ def generate(args) -> int:
     env = dict(os.environ)
     if args.ranks > (os.cpu_count() or 1):
         env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
-    cmd = argv if args.ranks == 1 and not args.mpirun else mpirun_command(args.ranks) + argv
+    singleton = args.ranks == 1 and not args.mpirun
+    if singleton:
+        # Open MPI starts a singleton faster without its runtime daemon (0.13 s here).
+        env.setdefault("OMPI_MCA_ess_singleton_isolated", "1")
+    cmd = argv if singleton else mpirun_command(args.ranks) + argv
     return subprocess.call(cmd, env=env)
 
 
