@@ -24,7 +24,8 @@
 //   e.g. between the last row's parallel and the great circle of a pole quad) takes the first
 //   quad that contains it on the sphere. ORCA's tripolar fold needs nothing special: the quads
 //   above the fold repeat those below it, mirrored. Points in no quad are left UNSERVED.
-// - The poles: when the first (last) row of a periodic grid winds once around the globe, the
+// - The poles: when the first (last) row of a periodic grid winds once around the globe, keeps
+//   close to a parallel and ends within twice its row spacing of the pole (cap_is_small), the
 //   cap beyond it is covered by "pole quads" (i, i+1, o(i), o(i+1)) of that row, o(i) being the
 //   row's point farthest from point i (i + nx/2 on a regular grid): a thin quad through the pole
 //   (its far side runs along -i). (SCRIP finds no quad there and falls back to distances.)
@@ -135,7 +136,7 @@ class BilinearMethod : public WeightMethod {
     if (periodic_) {
       for (int side = 0; side < 2; ++side) {
         const int64_t j = side == 0 ? 0 : ny_ - 1;
-        if (!row_winds(j)) continue;
+        if (ny_ < 2 || !row_winds(j) || !cap_is_small(j)) continue;
         auto& o = opposite_[side];
         o.resize(nx_);
         for (int64_t i = 0; i < nx_; ++i) {
@@ -210,6 +211,28 @@ class BilinearMethod : public WeightMethod {
     double turn = 0;
     for (int64_t i = 0; i < nx_; ++i) turn += wrap(src_.lon[r + (i + 1) % nx_] - src_.lon[r + i]);
     return std::fabs(std::fabs(turn) - kTwoPi) < 1e-6;
+  }
+
+  // Whether the cap beyond row j (the first or the last) is small enough for pole quads: the row
+  // keeps close to one parallel (its latitudes within a quarter of its distance to the pole),
+  // and that distance is at most twice the row's spacing from its neighbour row. Then pole quads
+  // across the cap interpolate as the grid's other quads do (a regular grid's last row at
+  // 89.5°); a grid ending far from the pole (a regional ocean grid at 66-72°N) would have quads
+  // joining points 40° apart across a hole, and the points there are left to the stack's next
+  // step instead (nearest, creep), as SCRIP leaves them to its distance-weighted fallback.
+  bool cap_is_small(int64_t j) const {
+    const int64_t r = j * nx_, r2 = (j == 0 ? 1 : j - 1) * nx_;
+    double mean = 0, spacing = 0;
+    for (int64_t i = 0; i < nx_; ++i) {
+      mean += src_.lat[r + i];
+      spacing += std::fabs(src_.lat[r + i] - src_.lat[r2 + i]);
+    }
+    mean /= static_cast<double>(nx_);
+    spacing /= static_cast<double>(nx_);
+    double spread = 0;
+    for (int64_t i = 0; i < nx_; ++i) spread = std::max(spread, std::fabs(src_.lat[r + i] - mean));
+    const double cap = 0.5 * kPi - std::fabs(mean);
+    return spread <= 0.25 * cap && cap <= 2.0 * spacing;
   }
 
   // Quads are numbered by their first corner's address (ordinary ones: (i0, j0) at j0 nx + i0),

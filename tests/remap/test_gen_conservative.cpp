@@ -53,13 +53,6 @@ Grid global(double dlon, double dlat, double lon0 = 0.0) {
                 lon0, -90, dlon, dlat);
 }
 
-double cell_area(const Grid& g, int64_t c) {
-  std::vector<Vec3> v;
-  for (int k = 0; k < g.num_corners; ++k)
-    v.push_back(to_xyz(g.corner_lon[c * g.num_corners + k], g.corner_lat[c * g.num_corners + k]));
-  return spherical_polygon_area(v.data(), static_cast<int>(v.size()));
-}
-
 std::vector<int64_t> all_points(const Grid& g) {
   std::vector<int64_t> t;
   for (int64_t i = 0; i < g.size(); ++i)
