@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <cfenv>
 #include <limits>
 #include <optional>
 #include <string>
@@ -224,21 +225,46 @@ void sum_ddpdd(MPI_Comm comm, int nf, const double* const* fields, int64_t n, do
 
 // ---- reprosum ----------------------------------------------------------------------------
 //
-// A finite double is m * 2^(eb - 1075) with m < 2^53 an integer and eb = max(biased exponent,
-// 1). The exact sums are held as L levels of B-bit signed digits on a grid whose bit 0 has the
-// value 2^low; level j is summed over ranks as an int64, and B leaves headroom so that no sum of
-// digits can overflow.
+// A finite double is an integer multiple of 2^-1074 below 2^1024. Every rank holds the exact
+// sum of its values as signed integer digits on ONE grid, fixed before any data is seen: digit
+// j weighs 2^(j B - 1074), with B = 62 - ceil(log2(ranks)) bits so that the digits of all ranks
+// add up in 64-bit integers without overflow. A single MPI_SUM reduction over int64 is then
+// exact (so independent of the order of the ranks), and the exact total is rounded once.
+//
+// The local exact sum is one pass over L1-sized chunks of each field (after Demmel & Nguyen's
+// binned summation and Rump, Ogita & Oishi's error-free extraction, made exact):
+//  1. a bound on the chunk's largest magnitude M: the previous chunk's, with a binade of
+//     margin, checked against the chunk's own M found in the same pass (else, and for the
+//     first chunk, a pass that finds M and whether the chunk holds Inf or NaN comes first);
+//  2. levels of floating-point accumulators S = 1.5 * 2^E, E chosen from M so that every
+//     accumulator stays in its binade [2^E, 2^(E+1)) for the whole chunk: then t = S + x is
+//     rounded to a multiple of ulp(S) = 2^(E-52), q = t - S is exact, and r = x - q (exact: the
+//     rounding error of an addition is representable) goes on to the next level, 43 bits lower.
+//     Levels are added until every remainder is zero (a level with ulp 2^-1074 always
+//     leaves none), so nothing is lost: the chunk's sum is exactly the sum of the accumulators.
+//     Two vectors per level (4 accumulators with SSE2, 8 with AVX2) hide the latency of the
+//     additions; no branch in the loop.
+//  3. each accumulator holds (S - 1.5 * 2^E) / ulp(S) in its mantissa bits: an integer of at
+//     most 50 bits, added exactly into the rank's 128-bit digits once per chunk.
+// Chunks with Inf, NaN or values near the top of the double range, and the remainders that
+// would need more than 6 levels (a chunk spanning more than about 250 binades), are summed
+// exactly per binary exponent instead (128-bit bins, the previous method, about 3x slower).
 
 struct Grid {
   int64_t low = 0;  // exponent of bit 0 of level 0
   int B = 62, L = 0;
-  bool nan = false, pinf = false, ninf = false;
 };
 
 inline uint64_t bits_of(double x) {
   uint64_t u;
   std::memcpy(&u, &x, sizeof u);
   return u;
+}
+
+inline double double_of(uint64_t u) {
+  double x;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
 }
 
 // exact magnitude in units of 2^low as a bit string, rounded to the nearest double
@@ -265,26 +291,26 @@ struct BitString {
     }
     return false;
   }
-  uint64_t take(int64_t pos, int count) const {  // bits [pos, pos+count), count <= 63
-    uint64_t v = 0;
-    for (int i = 0; i < count; ++i) v |= uint64_t(bit(pos + i)) << i;
-    return v;
+  uint64_t take(int64_t pos, int count) const {  // bits [pos, pos+count), pos >= 0, count <= 63
+    size_t word = size_t(pos / 64);
+    int off = int(pos % 64);
+    uint64_t v = w[word] >> off;
+    if (off && word + 1 < w.size()) v |= w[word + 1] << (64 - off);
+    return v & ((uint64_t(1) << count) - 1);
   }
 };
 
 double round_levels(const int64_t* S, const Grid& g) {
   using i128 = __int128;
   const int B = g.B, L = g.L;
-  const i128 base = i128(1) << B;
+  const i128 mask = (i128(1) << B) - 1;
   std::vector<int64_t> digit(L);
-  auto normalize = [&](int sign) {
+  auto normalize = [&](int sign) {  // digits in [0, 2^B), returns the carry out of the top
     i128 carry = 0;
     for (int j = 0; j < L; ++j) {
       i128 t = i128(S[j]) * sign + carry;
-      i128 d = t % base;
-      if (d < 0) d += base;
-      digit[j] = int64_t(d);
-      carry = (t - d) / base;
+      digit[j] = int64_t(t & mask);
+      carry = t >> B;  // floor division by 2^B
     }
     return carry;
   };
@@ -313,122 +339,277 @@ double round_levels(const int64_t* S, const Grid& g) {
   return sign * r;
 }
 
-// True when some value is Inf or NaN: the top bit of |x| + 2^52 is set exactly for exponent
-// field 0x7ff. A loop of ands, adds and ors that the compiler vectorizes when asked (-O2 alone
-// does not).
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((optimize("O3")))
+// The rank's exact sum of one field: signed 128-bit digits acc[j] of weight 2^(j B - 1074)
+// (not normalized; each receives at most a dozen additions of < 2^115 per chunk, or of < 2^125
+// per exponent bin, far from 2^127).
+struct Digits {
+  int B;
+  __int128* acc;
+  // acc += v * 2^(s - 1074), |v| < 2^64, 0 <= s
+  void add(__int128 v, int64_t s) const {
+    int64_t j = s / B;
+    int off = int(s - j * B);
+    __int128 w = v * (__int128(1) << off);  // |w| < 2^(64 + 61)
+    acc[j] += w & ((__int128(1) << B) - 1);
+    acc[j + 1] += w >> B;  // floor: w = (w >> B) 2^B + (w & mask)
+  }
+};
+
+constexpr int kChunk = 1024;     // values per chunk: 8 KiB, in L1 while its levels are summed
+constexpr int kLanes = 8;        // at most 8 accumulators per level (4 with 2-lane vectors)
+constexpr int kLog2PerLane = 8;  // at most 2^8 values per accumulator per chunk
+constexpr int kMaxLevels = 6;    // then the remainders go to the exponent bins
+constexpr int kMinE = -1022;     // a level with this E has ulp 2^-1074: exact for any double
+constexpr int kMaxE = 1021;      // the accumulators stay below 2^1023
+// E of the level below a level with exponent E: its inputs are |r| <= 2^(E-53), at most 2^8 of
+// them per accumulator, so |sum of q| <= 2^8 (|r| + ulp/2) < 2^(E'-2) + 2^(E'-45): the
+// accumulator stays within [1.25, 1.75) 2^E' up to a few ulps, far inside its binade.
+inline int next_level(int E) { return std::max(E - 53 + kLog2PerLane + 2, kMinE); }
+// E of the first level for values |x| < 2^(e+1) (the same bound)
+inline int first_level(int e) { return std::max(e + 1 + kLog2PerLane + 2, kMinE); }
+inline double sigma(int E) { return double_of(uint64_t(E + 1023) << 52 | uint64_t(1) << 51); }
+// e with |x| < 2^(e+1) for every |x| <= M (M finite)
+inline int exponent_bound(double M) { return int(bits_of(M) >> 52) - 1023; }
+
+// The kernels are written once with GCC's generic vectors (2 lanes: SSE2, NEON; 4 lanes: AVX2,
+// selected at run time), two vectors per level, so 4 or 8 independent accumulators.
+typedef double v2d __attribute__((vector_size(16)));
+typedef uint64_t v2u __attribute__((vector_size(16)));
+typedef double v4d __attribute__((vector_size(32)));
+typedef uint64_t v4u __attribute__((vector_size(32)));
+#define ISTHMUS_KERNEL inline __attribute__((always_inline))
+
+// Largest |x| (NaN ignored) of c values, c a multiple of 8; special: some value is Inf or NaN
+// (the top bit of |x| + 2^52 is set exactly for exponent field 0x7ff).
+template <class V, class U>
+ISTHMUS_KERNEL double chunk_max(const double* x, int c, bool* special) {
+  constexpr int W = int(sizeof(V) / 8);
+  U abs_mask, two52, sp = {};
+  for (int k = 0; k < W; ++k) abs_mask[k] = ~0ull >> 1, two52[k] = 1ull << 52;
+  V m0 = {}, m1 = {};
+  for (int i = 0; i < c; i += 2 * W) {
+    U a, b;
+    std::memcpy(&a, x + i, sizeof a), std::memcpy(&b, x + i + W, sizeof b);
+    a &= abs_mask, b &= abs_mask;
+    sp |= (a + two52) | (b + two52);
+    V da = (V)a, db = (V)b;
+    m0 = da > m0 ? da : m0;
+    m1 = db > m1 ? db : m1;
+  }
+  m0 = m1 > m0 ? m1 : m0;
+  uint64_t any = 0;
+  double M = 0;
+  for (int k = 0; k < W; ++k) any |= sp[k], M = std::max(M, double(m0[k]));
+  *special = (any >> 63) != 0;
+  return M;
+}
+
+// One or two levels over c values (a multiple of 8): s1 (and s2) hold 2W accumulators each;
+// the remainders go to r (which may be x). With Max, *maxabs = the largest |x| (NaN ignored).
+// Returns whether some remainder is not zero.
+template <class V, class U, bool Two, bool Max>
+ISTHMUS_KERNEL bool deposit(const double* x, int c, double* s1, double* s2, double* r, double* maxabs) {
+  constexpr int W = int(sizeof(V) / 8);
+  V a1, b1, a2 = {}, b2 = {}, m0 = {}, m1 = {};
+  U abs_mask, nz = {};
+  for (int k = 0; k < W; ++k) abs_mask[k] = ~0ull >> 1;
+  std::memcpy(&a1, s1, sizeof a1), std::memcpy(&b1, s1 + W, sizeof b1);
+  if (Two) std::memcpy(&a2, s2, sizeof a2), std::memcpy(&b2, s2 + W, sizeof b2);
+  for (int i = 0; i < c; i += 2 * W) {
+    V xa, xb;
+    std::memcpy(&xa, x + i, sizeof xa), std::memcpy(&xb, x + i + W, sizeof xb);
+    if (Max) {
+      V aa = (V)((U)xa & abs_mask), ab = (V)((U)xb & abs_mask);
+      m0 = aa > m0 ? aa : m0;
+      m1 = ab > m1 ? ab : m1;
+    }
+    V ta = a1 + xa, tb = b1 + xb;  // rounded to the accumulator's ulp
+    xa -= ta - a1, xb -= tb - b1;  // the exact remainders
+    a1 = ta, b1 = tb;
+    if (Two) {
+      ta = a2 + xa, tb = b2 + xb;
+      xa -= ta - a2, xb -= tb - b2;
+      a2 = ta, b2 = tb;
+    }
+    std::memcpy(r + i, &xa, sizeof xa), std::memcpy(r + i + W, &xb, sizeof xb);
+    nz |= (U)xa | (U)xb;
+  }
+  std::memcpy(s1, &a1, sizeof a1), std::memcpy(s1 + W, &b1, sizeof b1);
+  if (Two) std::memcpy(s2, &a2, sizeof a2), std::memcpy(s2 + W, &b2, sizeof b2);
+  uint64_t any = 0;
+  double M = 0;
+  m0 = m1 > m0 ? m1 : m0;
+  for (int k = 0; k < W; ++k) any |= nz[k], M = std::max(M, double(m0[k]));
+  if (Max) *maxabs = M;
+  return (any << 1) != 0;  // -0 is zero
+}
+
+// Adds the accumulators of a level with exponent E to the digits: each is 1.5 * 2^E plus a
+// multiple k of ulp = 2^(E-52), |k| < 2^50, and k + 2^51 is its mantissa field.
+inline void flush_level(const double* s, int lanes, int E, const Digits& d) {
+  int64_t k = 0;
+  for (int a = 0; a < lanes; ++a) k += int64_t(bits_of(s[a]) & ((uint64_t(1) << 52) - 1)) - (int64_t(1) << 51);
+  if (k) d.add(k, E - 52 + 1074);
+}
+
+// Exact per-exponent sums (bin[be] = sum of +-m over the finite values with biased exponent be)
+// and the Inf / NaN flags, for the chunks the levels do not take.
+struct Bins {
+  std::vector<__int128> bin;
+  bool nan = false, pinf = false, ninf = false;
+  void add(const double* x, int64_t n) {
+    if (bin.empty()) bin.assign(2048, 0);
+    const uint64_t frac = (uint64_t(1) << 52) - 1;
+    for (int64_t i = 0; i < n; ++i) {
+      uint64_t u = bits_of(x[i]);
+      uint64_t be = (u >> 52) & 0x7ff;
+      if (be == 0x7ff) {
+        if (u & frac) nan = true;
+        else (u >> 63 ? ninf : pinf) = true;
+        continue;
+      }
+      int64_t m = int64_t((u & frac) | (be ? uint64_t(1) << 52 : 0));
+      bin[be] += u >> 63 ? -m : m;
+    }
+  }
+  void flush(const Digits& d) {  // bin be has the scale 2^(max(be, 1) - 1075)
+    for (int be = 0; be < int(bin.size()); ++be) {
+      __int128 b = bin[size_t(be)];
+      if (!b) continue;
+      int64_t s = std::max(be, 1) - 1;
+      d.add(b & ((__int128(1) << 64) - 1), s);  // |b| < 2^117: two 64-bit halves
+      d.add(b >> 64, s + 64);
+    }
+    bin.clear();
+  }
+};
+
+// The exact sum of x[0..n) added to d; Inf and NaN flagged in bins. Each chunk first tries the
+// levels of the previous chunk's largest magnitude, with a binade of margin, in one pass that
+// also finds its own; when its values are larger, or Inf or NaN, it starts again from its own.
+template <class V, class U>
+ISTHMUS_KERNEL void local_exact_sum_impl(const double* x, int64_t n, const Digits& d, Bins& bins) {
+  constexpr int lanes = int(2 * sizeof(V) / 8);
+  constexpr int max_e = kMaxE - kLog2PerLane - 3;  // first_level(e) <= kMaxE
+  alignas(64) double pad[kChunk], res[kChunk];
+  alignas(64) double s[kMaxLevels][kLanes];
+  int E[kMaxLevels];
+  bool guess = false;
+  int guess_E = 0;
+  for (int64_t at = 0; at < n; at += kChunk) {
+    const int c = int(std::min<int64_t>(kChunk, n - at)), cv = (c + 7) & ~7;
+    const double* p = x + at;
+    if (cv != c) {  // the last chunk, padded with zeros to whole vectors
+      std::memcpy(pad, p, sizeof(double) * size_t(c));
+      std::fill(pad + c, pad + cv, 0.0);
+      p = pad;
+    }
+    bool done = false, more = false;
+    if (guess) {
+      E[0] = guess_E, E[1] = next_level(E[0]);
+      std::fill(s[0], s[0] + lanes, sigma(E[0]));
+      std::fill(s[1], s[1] + lanes, sigma(E[1]));
+      double M;
+      more = deposit<V, U, true, true>(p, cv, s[0], s[1], res, &M);
+      bool nan = false;
+      for (int a = 0; a < lanes; ++a) nan |= s[0][a] != s[0][a];
+      const int e = exponent_bound(M);  // 1024 for Inf
+      done = !nan && first_level(e) <= E[0];
+      guess = e + 1 <= max_e, guess_E = first_level(e + 1);
+    }
+    if (!done) {
+      bool special;
+      const double M = chunk_max<V, U>(p, cv, &special);
+      if (!special && M == 0) continue;
+      const int e = exponent_bound(M);
+      guess = !special && e + 1 <= max_e, guess_E = first_level(e + 1);
+      if (special || e > max_e) {  // Inf, NaN, or values the accumulators cannot take
+        bins.add(p, c);
+        continue;
+      }
+      E[0] = first_level(e), E[1] = next_level(E[0]);
+      std::fill(s[0], s[0] + lanes, sigma(E[0]));
+      std::fill(s[1], s[1] + lanes, sigma(E[1]));
+      more = deposit<V, U, true, false>(p, cv, s[0], s[1], res, nullptr);
+    }
+    int levels = 2;
+    for (; more && levels < kMaxLevels; ++levels) {
+      E[levels] = next_level(E[levels - 1]);
+      std::fill(s[levels], s[levels] + lanes, sigma(E[levels]));
+      more = deposit<V, U, false, false>(res, cv, s[levels], nullptr, res, nullptr);
+    }
+    if (more) bins.add(res, cv);
+    for (int k = 0; k < levels; ++k) flush_level(s[k], lanes, E[k], d);
+  }
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target("avx2"))) void local_exact_sum_avx2(const double* x, int64_t n, const Digits& d, Bins& bins) {
+  local_exact_sum_impl<v4d, v4u>(x, n, d, bins);
+}
 #endif
-bool any_special(const double* x, int64_t n) {
-  uint64_t sp = 0;
-  const uint64_t abs_mask = ~(uint64_t(1) << 63);
-  for (int64_t i = 0; i < n; ++i) sp |= (bits_of(x[i]) & abs_mask) + (uint64_t(1) << 52);
-  return sp >> 63;
-}
 
-// Exact per-exponent sums of one field: bin[be] = sum of +-m over the finite values with
-// biased exponent be (be 0 and 1 share the scale 2^-1074). One 128-bit integer add per value,
-// no comparisons; two interleaved bin sets so that neighbours with one exponent do not wait on
-// each other's store.
-void bin_by_exponent(const double* x, int64_t n, __int128* bins /* 2 x 2048 */) {
-  const uint64_t frac = (uint64_t(1) << 52) - 1;
-  for (int64_t i = 0; i < n; ++i) {
-    uint64_t u = bits_of(x[i]);
-    uint64_t be = (u >> 52) & 0x7ff;
-    int64_t m = int64_t((u & frac) | (be ? uint64_t(1) << 52 : 0));
-    int64_t sgn = -int64_t(u >> 63);  // 0 or -1: (m ^ sgn) - sgn is m or -m
-    bins[size_t(i & 1) * 2048 + be] += (m ^ sgn) - sgn;
-  }
+// The levels need IEEE addition rounded to nearest, with subnormals: the caller's rounding
+// mode, flush-to-zero or denormals-are-zero (set by some compilers' fast modes) and trapping
+// exceptions are set aside meanwhile, and its exception flags left as they were.
+__attribute__((noinline)) void local_exact_sum(const double* x, int64_t n, const Digits& d, Bins& bins) {
+#if defined(__GNUC__) && defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return local_exact_sum_avx2(x, n, d, bins);
+#endif
+  local_exact_sum_impl<v2d, v2u>(x, n, d, bins);
 }
+#undef ISTHMUS_KERNEL
 
-// Mirin & Worley's method with the per-value split replaced by exact per-exponent binning:
-//  1. each rank bins its values by exponent (exact 128-bit sums);
-//  2. reduction 1 (MPI_MAX): the range of exponents of non-zero bins, Inf/NaN flags and the
-//     number of local non-zero bins, over all ranks;
-//  3. every bin is cut into B-bit digits on a common grid of L levels, B chosen so that the
-//     digit sums of all ranks' bins cannot overflow 64 bits;
-//  4. reduction 2 (MPI_SUM over int64): exact, so independent of order;
-//  5. the exact total is rounded to the nearest double (round_levels).
-// The grid depends on the decomposition (cancellation inside a bin), the exact total does
-// not, and the rounding depends only on the exact total: hence bit-for-bit reproducibility.
+// One reduction: every rank adds its exact sums, as normalized B-bit digits on the fixed grid,
+// and its Inf/NaN flags, in one MPI_SUM over int64; then each field's exact total is rounded to
+// the nearest double (ties to even). The total is exact and does not depend on the
+// decomposition, the order of the values or of the ranks, and neither does its rounding:
+// bit-for-bit reproducibility.
 void sum_reprosum(MPI_Comm comm, int size, int nf, const double* const* fields, int64_t n, double* sums) {
-  const int W = 6;  // per field: max be, -min be, NaN, +Inf, -Inf, non-zero bins
-  std::vector<int64_t> loc(size_t(W) * nf), glob(loc.size());
-  std::vector<__int128> bins(size_t(nf) * 2048);
-  std::vector<__int128> two(2 * 2048);
-  const __int128 zero = 0;
+  // digits of P ranks add up to < P 2^B <= 2^62
+  int lg = 0;
+  while ((int64_t(1) << lg) < size) ++lg;
+  const int B = 62 - lg;
+  // |local sum| < n 2^1024 <= 2^(63 + 1024 + 1074) units: the top digit, above (L - 1) B >= 2162
+  // bits, is 0 or -1 after normalization; the additions reach at most digit 2109 / B + 1 < L - 1.
+  const int L = (2162 + B - 1) / B + 2;
+  const int W = 3 + L;  // per field: NaN, +Inf, -Inf, digits
+  std::vector<int64_t> loc(size_t(W) * size_t(nf), 0), glob(loc.size());
+  std::vector<__int128> acc(size_t(L) + 1);
+  const __int128 mask = (__int128(1) << B) - 1;
   for (int f = 0; f < nf; ++f) {
-    const double* x = fields[f];
-    std::fill(two.begin(), two.end(), zero);
-    bin_by_exponent(x, n, two.data());
-    __int128* b = bins.data() + size_t(f) * 2048;
-    for (int be = 0; be < 2047; ++be) b[be] = two[size_t(be)] + two[size_t(2048 + be)];
-    b[1] += b[0], b[0] = 0;  // be 0 (subnormal) has the scale of be 1
-    bool nan = false, pinf = false, ninf = false;
-    if (any_special(x, n))
-      for (int64_t i = 0; i < n; ++i) {
-        if (std::isnan(x[i])) nan = true;
-        else if (std::isinf(x[i])) (x[i] > 0 ? pinf : ninf) = true;
-      }
-    int64_t emax = 0, emin = 4096, nonzero = 0;
-    for (int be = 1; be < 2047; ++be)
-      if (b[be] != 0) emax = std::max<int64_t>(emax, be), emin = std::min<int64_t>(emin, be), ++nonzero;
-    int64_t* o = loc.data() + size_t(W) * f;
-    o[0] = emax, o[1] = -emin, o[2] = nan, o[3] = pinf, o[4] = ninf, o[5] = nonzero;
-  }
-  ISTHMUS_MPI(MPI_Allreduce(loc.data(), glob.data(), int(loc.size()), MPI_INT64_T, MPI_MAX, comm));
-  std::vector<Grid> grid(static_cast<size_t>(nf));
-  std::vector<size_t> first(size_t(nf) + 1, 0);
-  for (int f = 0; f < nf; ++f) {
-    const int64_t* o = glob.data() + size_t(W) * f;
-    Grid& g = grid[size_t(f)];
-    g.nan = o[2], g.pinf = o[3], g.ninf = o[4];
-    // Each level receives at most one digit per non-zero bin per rank.
-    double digits = double(size) * double(std::max<int64_t>(o[5], 1));
-    g.B = 62 - int(std::ceil(std::log2(digits + 1)));
-    if (o[0] > 0) {
-      int64_t emax = o[0], emin = -o[1];
-      g.low = emin - 1075;
-      // A bin holds at most n * 2^53 < 2^(53+64): its bits lie below 2^(emax - 1075 + 117).
-      int64_t span = (emax - 1075 + 117) - g.low;
-      g.L = int((span + g.B - 1) / g.B) + 1;
-    }
-    first[size_t(f) + 1] = first[size_t(f)] + size_t(g.L);
-  }
-  std::vector<int64_t> acc(std::max<size_t>(first[size_t(nf)], 1), 0), tot(acc.size(), 0);
-  for (int f = 0; f < nf; ++f) {
-    const Grid& g = grid[size_t(f)];
-    if (!g.L) continue;
-    const int B = g.B;
-    const uint64_t mask = (uint64_t(1) << B) - 1;
-    int64_t* a = acc.data() + first[size_t(f)];
-    const __int128* b = bins.data() + size_t(f) * 2048;
-    for (int be = 1; be < 2047; ++be) {
-      if (b[be] == 0) continue;
-      bool neg = b[be] < 0;
-      unsigned __int128 mag = neg ? (unsigned __int128)(-b[be]) : (unsigned __int128)b[be];
-      // the two 64-bit halves of mag, at bit positions s and s + 64 of the grid
-      for (int half = 0; half < 2; ++half) {
-        uint64_t part = uint64_t(mag >> (64 * half));
-        if (!part) continue;
-        int64_t s = int64_t(be) - 1075 - g.low + 64 * half;
-        int64_t j = s / B, off = s - j * B;
-        unsigned __int128 w = (unsigned __int128)part << off;
-        for (; w; ++j, w >>= B) {
-          int64_t d = int64_t(uint64_t(w) & mask);
-          a[j] += neg ? -d : d;
-        }
+    std::fill(acc.begin(), acc.end(), __int128(0));
+    Digits d{B, acc.data()};
+    Bins bins;
+    std::fenv_t caller;
+    std::fegetenv(&caller);
+    std::fesetenv(FE_DFL_ENV);
+    local_exact_sum(fields[f], n, d, bins);
+    std::fesetenv(&caller);
+    bins.flush(d);
+    int64_t* o = loc.data() + size_t(W) * size_t(f);
+    o[0] = bins.nan, o[1] = bins.pinf, o[2] = bins.ninf;
+    __int128 carry = 0;
+    for (int j = 0; j < L; ++j) {
+      __int128 t = acc[size_t(j)] + carry;
+      if (j == L - 1) {
+        o[3 + j] = int64_t(t);  // 0 or -1
+      } else {
+        o[3 + j] = int64_t(t & mask);
+        carry = t >> B;
       }
     }
   }
-  if (first[size_t(nf)])
-    ISTHMUS_MPI(MPI_Allreduce(acc.data(), tot.data(), int(first[size_t(nf)]), MPI_INT64_T, MPI_SUM, comm));
+  ISTHMUS_MPI(MPI_Allreduce(loc.data(), glob.data(), int(loc.size()), MPI_INT64_T, MPI_SUM, comm));
+  Grid g;
+  g.low = -1074, g.B = B, g.L = L;
   for (int f = 0; f < nf; ++f) {
-    const Grid& g = grid[size_t(f)];
-    if (g.nan || (g.pinf && g.ninf)) sums[f] = std::numeric_limits<double>::quiet_NaN();
-    else if (g.pinf) sums[f] = std::numeric_limits<double>::infinity();
-    else if (g.ninf) sums[f] = -std::numeric_limits<double>::infinity();
-    else sums[f] = g.L ? round_levels(tot.data() + first[size_t(f)], g) : 0.0;
+    const int64_t* o = glob.data() + size_t(W) * size_t(f);
+    if (o[0] || (o[1] && o[2])) sums[f] = std::numeric_limits<double>::quiet_NaN();
+    else if (o[1]) sums[f] = std::numeric_limits<double>::infinity();
+    else if (o[2]) sums[f] = -std::numeric_limits<double>::infinity();
+    else sums[f] = round_levels(o + 3, g);
   }
 }
 

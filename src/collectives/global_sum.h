@@ -10,14 +10,17 @@
 //             at the end. Differences across decompositions are rare but possible.
 //   ddpdd     double-double local sums (Knuth two-sum) and one reduction with He & Ding's
 //             double-double operator. About 106 bits; rarely not reproducible.
-//   reprosum  Mirin & Worley's fixed-point method with two reductions: each rank sums its
-//             values exactly per binary exponent (128-bit integers), a first reduction agrees
-//             on the range of exponents and on a digit width with headroom for every rank,
-//             the exact bins are cut into integer digits on that common grid, a second
-//             reduction sums the digits as 64-bit integers (exact, so order-free), and the
-//             exact total is rounded to the nearest double (ties to even). Bit-for-bit across
-//             rank counts, decompositions and orderings, and correctly rounded (within half an
-//             ulp of the exact sum).
+//   reprosum  exact, in one reduction: each rank sums its values exactly, chunk by chunk, in
+//             levels of floating-point accumulators pinned to one binade each (Demmel and
+//             Nguyen's extraction: every addition's rounding error is exact and goes on to the
+//             next level, until none is left; vectorised, no branch in the loop), adds the
+//             levels into 128-bit integer digits, and writes them as 64-bit digits on a grid
+//             fixed in advance (bit 0 = 2^-1074, width 62 - ceil(log2 P)); one MPI_SUM over
+//             int64 adds them (exact, so order-free) with the Inf/NaN counts, and the exact
+//             total is rounded to the nearest double (ties to even). Bit-for-bit across rank
+//             counts, decompositions and orderings, correctly rounded (within half an ulp of
+//             the exact sum), whatever the caller's floating-point mode (rounding, flush to
+//             zero); 0.6-1.5 x lsum8's time (docs/results/collectives.md).
 //   auto      reprosum: the bit-for-bit method, at a cost close to lsum8.
 //
 // Special values. reprosum and gather: a field with a NaN sums to NaN; a field with +Inf and

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cfenv>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +19,10 @@
 #include "base/error.h"
 #include "collectives/global_sum.h"
 #include "mpi_test_util.h"
+
+#if defined(__SSE2__)
+#include <pmmintrin.h>
+#endif
 
 using namespace isthmus;
 
@@ -334,5 +339,181 @@ TEST(GlobalSum, EmptyRanksAndErrors) {
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "unknown global sum method 'bfb' (auto, gather, lsum8, lsum16, ddpdd, reprosum)");
+  }
+}
+
+// Long fields: many chunks per rank, so that reprosum's local accumulation takes all its paths
+// (levels guessed from the previous chunk or not, more levels, remainders and huge values summed
+// per exponent, Inf and NaN deep in a field). The same exactness and bit-for-bit checks.
+namespace {
+
+const int NL = 40000;
+enum LongDataset { Growing, Jumps, Wide100, Wide400, WithSubnormals, Huge, Edge, Sparse, NumLong };
+const char* long_name[] = {"growing", "jumps", "wide100", "wide400", "with-subnormals", "huge", "edge", "sparse"};
+
+double long_value(int ds, int g) {
+  uint64_t h = mix(uint64_t(ds) * 1000003 + uint64_t(g) + 99);
+  double m = 1.0 + double(h % (uint64_t(1) << 52)) / 4503599627370496.0;  // [1, 2)
+  double sign = (h >> 63) ? -1 : 1;
+  switch (ds) {
+    case Growing: return std::sin(g * 1e-3) * std::exp(g * 2e-4);
+    case Jumps: return sign * std::ldexp(m, 40 * ((g / 700) % 5) - 80);  // the scale jumps 2^40
+    case Wide100: return sign * std::ldexp(m, int((h >> 20) % 101) - 50);
+    case Wide400: return sign * std::ldexp(m, int((h >> 20) % 401) - 200);
+    case WithSubnormals: return g % 97 ? sign * m : sign * std::ldexp(double(h % 4096), -1074);
+    case Huge: {  // pairs +-2^(1015..1021) that cancel exactly, and small values
+      int t = g % 3;
+      double big = std::ldexp(1.5, 1015 + (g / 3) % 7);
+      return t == 0 ? big : t == 1 ? -big : sign * m;
+    }
+    case Edge:  // just below a binade, all of one sign, and a tiny value now and then
+      return g % 1000 == 999 ? std::ldexp(1.0, -60) : std::ldexp(2.0 - std::ldexp(1.0, -52), 30);
+    case Sparse: return g % 5000 == 17 ? sign * m : (g % 2 ? -0.0 : 0.0);
+  }
+  return 0;
+}
+
+std::vector<int> long_points(int kind, int seed, int q, int r) {
+  std::vector<int> pts;
+  for (int g = 0; g < NL; ++g) {
+    int owner = kind == 0 ? int(int64_t(g) * q / NL) : kind == 1 ? (g / 37) % q : int(mix(uint64_t(seed) * 7919 + g) % q);
+    if (owner == r) pts.push_back(g);
+  }
+  if (kind != 0) std::shuffle(pts.begin(), pts.end(), std::mt19937(unsigned(seed * 131 + r)));
+  return pts;
+}
+
+Local long_data(const std::vector<int>& pts) {
+  Local l;
+  l.field.resize(NumLong);
+  for (int g : pts) l.index.push_back(g);
+  for (int ds = 0; ds < NumLong; ++ds) {
+    for (int g : pts) l.field[size_t(ds)].push_back(long_value(ds, g));
+    l.ptr.push_back(l.field[size_t(ds)].data());
+  }
+  return l;
+}
+
+std::vector<double> long_sums_on(MPI_Comm comm, const Local& l) {
+  std::vector<double> s(NumLong, -12345.0);
+  global_sum(comm, NumLong, l.ptr.data(), int64_t(l.index.size()), l.index.data(), GlobalSumMethod::Reprosum,
+             s.data());
+  return s;
+}
+
+}  // namespace
+
+TEST(GlobalSum, ReprosumIsExactOnLongFieldsAtEveryRankCount) {
+  int me = world_rank(), n = world_size();
+  std::vector<double> ref;
+  {
+    Local all = long_data(long_points(0, 0, 1, 0));
+    ref = long_sums_on(MPI_COMM_SELF, all);
+    for (int ds = 0; ds < NumLong; ++ds) {
+      std::string why;
+      EXPECT_TRUE(correctly_rounded(all.field[size_t(ds)], ref[size_t(ds)], &why)) << long_name[ds] << ": " << why;
+    }
+  }
+  for (int q = 1; q <= n; ++q) {
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, me < q ? 0 : MPI_UNDEFINED, me, &sub);
+    bool ok = true;
+    std::string what;
+    if (sub != MPI_COMM_NULL) {
+      for (int kind = 0; kind < 3; ++kind) {
+        Local l = long_data(long_points(kind, 4, q, me));
+        std::vector<double> s = long_sums_on(sub, l);
+        for (int ds = 0; ds < NumLong; ++ds)
+          if (!same_bits(s[size_t(ds)], ref[size_t(ds)]))
+            ok = false, what = std::string(long_name[ds]) + " on " + std::to_string(q) + " ranks, decomposition " +
+                              std::to_string(kind) + ": " + std::to_string(s[size_t(ds)]);
+      }
+      MPI_Comm_free(&sub);
+    }
+    EXPECT_TRUE(all_ranks(ok)) << what;
+  }
+}
+
+TEST(GlobalSum, ReprosumSpecialValuesDeepInLongFields) {
+  int me = world_rank(), n = world_size();
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  // Every rank holds 5000 points of 0.5; one value (at global position 4321 or 9876 of rank 0's
+  // or the last rank's field) is replaced. 0: NaN; 1: +Inf; 2: -Inf; 3: +Inf and -Inf in
+  // different chunks; 4: NaN and Inf; 5: all -0; 6: DBL_MAX twice (the sum overflows); 7: a NaN
+  // in a chunk of zeros.
+  const int per = 5000, F = 8;
+  std::vector<std::vector<double>> f(F, std::vector<double>(per, 0.5));
+  const bool first = me == 0, last = me == n - 1;
+  if (last) f[0][4321] = nan;
+  if (first) f[1][4321] = inf;
+  if (last) f[2][9 * per / 10] = -inf;
+  if (first) f[3][100] = inf;
+  if (last) f[3][4900] = -inf;
+  if (first) f[4][2000] = inf;
+  if (last) f[4][3000] = nan;
+  std::fill(f[5].begin(), f[5].end(), -0.0);
+  if (first) f[6][1500] = DBL_MAX, f[6][1600] = DBL_MAX;
+  std::fill(f[7].begin(), f[7].end(), 0.0);
+  if (last) f[7][2500] = nan;
+  std::vector<const double*> p;
+  for (auto& v : f) p.push_back(v.data());
+  std::vector<double> s(F);
+  global_sum(MPI_COMM_WORLD, F, p.data(), per, nullptr, GlobalSumMethod::Reprosum, s.data());
+  EXPECT_TRUE(std::isnan(s[0]));
+  EXPECT_EQ(s[1], inf);
+  EXPECT_EQ(s[2], -inf);
+  EXPECT_TRUE(std::isnan(s[3]));
+  EXPECT_TRUE(std::isnan(s[4]));
+  EXPECT_TRUE(same_bits(s[5], 0.0));
+  EXPECT_EQ(s[6], inf);
+  EXPECT_TRUE(std::isnan(s[7]));
+  double quiet = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(same_bits(s[0], quiet) && same_bits(s[3], quiet) && same_bits(s[4], quiet) && same_bits(s[7], quiet));
+}
+
+TEST(GlobalSum, ReprosumIgnoresTheCallersFloatingPointModes) {
+  // Rounding toward zero, and flush-to-zero with denormals-are-zero (x86): the same bits, also
+  // where subnormals, or the subnormal low bits of tiny normal values, decide the sum.
+  int me = world_rank(), n = world_size();
+  Local l = long_data(long_points(2, 6, n, me));
+  for (int k = 0; k < 2; ++k) {
+    std::vector<double> v;
+    for (int g : long_points(2, 6, n, me)) {
+      uint64_t h = mix(uint64_t(g / 3) + 555 + 1000000 * uint64_t(k));
+      double m = (1.0 + double(h % (uint64_t(1) << 52)) / 4503599627370496.0) * ((h >> 63) ? -1 : 1);
+      double x = k == 0 ? std::ldexp(m, int(h >> 40) % 41 - 20) : std::ldexp(m, -1000 - int(h >> 40) % 20);
+      double small = k == 0 ? std::ldexp(double(h % 4096), -1074) : std::ldexp(1.0, -1021);
+      v.push_back(g % 3 == 0 ? x : g % 3 == 1 ? -x : small);  // x and -x cancel
+    }
+    l.field.push_back(v);
+  }
+  l.ptr.clear();
+  for (auto& f : l.field) l.ptr.push_back(f.data());
+  const int F = int(l.field.size());
+  auto sums = [&] {
+    std::vector<double> s(size_t(F), -12345.0);
+    global_sum(MPI_COMM_WORLD, F, l.ptr.data(), int64_t(l.index.size()), nullptr, GlobalSumMethod::Reprosum,
+               s.data());
+    return s;
+  };
+  const std::vector<double> want = sums();
+  EXPECT_NE(want[size_t(F) - 2], 0.0);
+  std::fenv_t saved;
+  std::fegetenv(&saved);
+  for (int mode = 0; mode < 2; ++mode) {
+    if (mode == 0) {
+      std::fesetround(FE_TOWARDZERO);
+    } else {
+#if defined(__SSE2__)
+      _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+      _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
+#else
+      continue;
+#endif
+    }
+    std::vector<double> got = sums();
+    std::fesetenv(&saved);
+    for (int ds = 0; ds < F; ++ds)
+      EXPECT_TRUE(same_bits(got[size_t(ds)], want[size_t(ds)])) << "field " << ds << " in mode " << mode << " " << got[size_t(ds)] << " " << want[size_t(ds)];
   }
 }
