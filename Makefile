@@ -1,4 +1,20 @@
 # isthmus: `make demo` and `make test` are all a new machine needs.
+# MPI=mpich: the same against Debian's MPICH (beside Open MPI) in build-mpich/ (cmake/mpich.cmake).
+MPI        ?= openmpi
+ifeq ($(MPI),mpich)
+BUILD      ?= build-mpich
+# the deps also install MPICH and an mpi4py built against it, as a user site of the build tree
+DEPS_ARGS   = --mpich $(abspath $(BUILD))/python-user
+MPI_CMAKE   = -DISTHMUS_MPI=mpich -DISTHMUS_MPICH_PYTHONUSERBASE=$(abspath $(BUILD))/python-user \
+              -DISTHMUS_SMPI_BUILD_DIR=$(abspath $(BUILD))/build-smpi
+# tests/mpirun.sh launches through MPICH's mpiexec (make demo, make bench; ctest sets it itself)
+export ISTHMUS_MPIEXEC := mpiexec.mpich
+ifneq ($(filter test-asan test-fuzz,$(MAKECMDGOALS)),)
+$(error MPI=mpich: test-asan and test-fuzz are Open MPI's (tests/lsan.supp suppresses Open MPI's leaks))
+endif
+else ifneq ($(MPI),openmpi)
+$(error MPI=$(MPI): openmpi (the default) or mpich)
+endif
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 JOBS       ?= $(shell nproc)
@@ -9,10 +25,10 @@ CMAKE_ARGS ?=
 all: build
 
 deps:
-	@bash scripts/install-deps.sh
+	@bash scripts/install-deps.sh $(DEPS_ARGS)
 
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(MPI_CMAKE) $(CMAKE_ARGS)
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)

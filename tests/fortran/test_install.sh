@@ -14,6 +14,7 @@ test -n "$pc" || { echo "isthmus-oasis.pc not installed"; exit 1; }
 export PKG_CONFIG_PATH=$(dirname "$pc")
 cd "$prefix"
 # shellcheck disable=SC2046 # the flags are words
-mpif90 -o model "$source" $(pkg-config --cflags isthmus-oasis) -I"$(pkg-config --variable=fmoddir netcdf-fortran)" \
+# ISTHMUS_MPIF90: the MPI's Fortran wrapper (an MPICH build's tests set mpif90.mpich)
+"${ISTHMUS_MPIF90:-mpif90}" -o model "$source" $(pkg-config --cflags isthmus-oasis) -I"$(pkg-config --variable=fmoddir netcdf-fortran)" \
   $(pkg-config --libs isthmus-oasis) $(pkg-config --libs netcdf-fortran)
 "$run_in_dir" "$mpirun_sh" 2 "fortran grids: ok" "$prefix/model"
