@@ -595,6 +595,52 @@ namespace {
 
 }  // namespace
 
+void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeightsWriter* writer,
+                               const std::string& tmp, const std::string& path) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  const int64_t nw = links.num_wgts;
+  const int64_t piece = int64_t(1) << 27;  // links per message: MPI counts are ints
+  Agreement b;
+  if (rank == 0) {
+    b.check([&] { writer->append(links.src.data(), links.dst.data(), links.w.data(), links.size()); });
+    GenLinks other;
+    for (int r = 1; r < nranks; ++r) {
+      int64_t nl = 0;
+      ISTHMUS_MPI(MPI_Recv(&nl, 1, MPI_INT64_T, r, 20, comm, MPI_STATUS_IGNORE));
+      other.src.resize(size_t(nl));
+      other.dst.resize(size_t(nl));
+      other.w.resize(size_t(nl * nw));
+      for (int64_t o = 0; o < nl; o += piece) {
+        const int c = static_cast<int>(std::min(piece, nl - o));
+        ISTHMUS_MPI(MPI_Recv(other.src.data() + o, c, MPI_INT64_T, r, 21, comm, MPI_STATUS_IGNORE));
+        ISTHMUS_MPI(MPI_Recv(other.dst.data() + o, c, MPI_INT64_T, r, 22, comm, MPI_STATUS_IGNORE));
+        ISTHMUS_MPI(MPI_Recv(other.w.data() + o * nw, int(c * nw), MPI_DOUBLE, r, 23, comm,
+                             MPI_STATUS_IGNORE));
+      }
+      b.check([&] { writer->append(other.src.data(), other.dst.data(), other.w.data(), nl); });
+    }
+    b.check([&] {
+      writer->close();
+      if (std::rename(tmp.c_str(), path.c_str()) != 0)
+        fail(ISTHMUS_ERR_FILE, "cannot rename \"", tmp, "\" to \"", path, "\": ",
+             std::strerror(errno));
+    });
+    if (b.failed()) std::remove(tmp.c_str());
+  } else {
+    const int64_t nl = links.size();
+    ISTHMUS_MPI(MPI_Send(&nl, 1, MPI_INT64_T, 0, 20, comm));
+    for (int64_t o = 0; o < nl; o += piece) {
+      const int c = static_cast<int>(std::min(piece, nl - o));
+      ISTHMUS_MPI(MPI_Send(links.src.data() + o, c, MPI_INT64_T, 0, 21, comm));
+      ISTHMUS_MPI(MPI_Send(links.dst.data() + o, c, MPI_INT64_T, 0, 22, comm));
+      ISTHMUS_MPI(MPI_Send(links.w.data() + o * nw, int(c * nw), MPI_DOUBLE, 0, 23, comm));
+    }
+  }
+  b.conclude(comm);
+}
+
 void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid& src,
                              const Grid& dst, const GeneratedWeights& w, const std::string& key) {
   int rank = 0, nranks = 1;
@@ -696,41 +742,10 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
       writer = std::make_unique<ScripWeightsWriter>(tmp, info, &vars);
     });
   }
+  if (rank == 0 && a.failed() && !tmp.empty()) std::remove(tmp.c_str());
   a.conclude(comm);
 
-  // The links, rank by rank: rank 0 writes its own, then receives each other rank's in turn.
-  Agreement b;
-  if (rank == 0) {
-    b.check([&] {
-      writer->append(w.links.src.data(), w.links.dst.data(), w.links.w.data(), w.links.size());
-    });
-    for (int r = 1; r < nranks; ++r) {
-      int64_t nl = 0;
-      ISTHMUS_MPI(MPI_Recv(&nl, 1, MPI_INT64_T, r, 0, comm, MPI_STATUS_IGNORE));
-      GenLinks other;
-      other.src.resize(size_t(nl));
-      other.dst.resize(size_t(nl));
-      other.w.resize(size_t(nl * nw));
-      ISTHMUS_MPI(MPI_Recv(other.src.data(), int(nl), MPI_INT64_T, r, 1, comm, MPI_STATUS_IGNORE));
-      ISTHMUS_MPI(MPI_Recv(other.dst.data(), int(nl), MPI_INT64_T, r, 2, comm, MPI_STATUS_IGNORE));
-      ISTHMUS_MPI(MPI_Recv(other.w.data(), int(nl * nw), MPI_DOUBLE, r, 3, comm, MPI_STATUS_IGNORE));
-      b.check([&] { writer->append(other.src.data(), other.dst.data(), other.w.data(), nl); });
-    }
-    b.check([&] {
-      writer->close();
-      if (std::rename(tmp.c_str(), path.c_str()) != 0)
-        fail(ISTHMUS_ERR_FILE, "cannot rename \"", tmp, "\" to \"", path, "\": ",
-             std::strerror(errno));
-    });
-    if (b.failed()) std::remove(tmp.c_str());
-  } else {
-    const int64_t nl = w.links.size();
-    ISTHMUS_MPI(MPI_Send(&nl, 1, MPI_INT64_T, 0, 0, comm));
-    ISTHMUS_MPI(MPI_Send(w.links.src.data(), int(nl), MPI_INT64_T, 0, 1, comm));
-    ISTHMUS_MPI(MPI_Send(w.links.dst.data(), int(nl), MPI_INT64_T, 0, 2, comm));
-    ISTHMUS_MPI(MPI_Send(w.links.w.data(), int(nl * nw), MPI_DOUBLE, 0, 3, comm));
-  }
-  b.conclude(comm);
+  write_links_in_rank_order(comm, w.links, writer.get(), tmp, path);
 }
 
 namespace {

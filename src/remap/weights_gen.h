@@ -179,6 +179,13 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
 double cell_area(const Grid& g, int64_t c);
 std::vector<double> cell_areas(const Grid& g, MPI_Comm comm);
 
+class ScripWeightsWriter;
+// Collective: rank 0 appends every rank's links to its writer in rank order (its own first;
+// the others one rank at a time, in messages MPI's int counts can carry), closes the file and
+// renames `tmp` to `path` (removing `tmp` on failure). Errors are agreed on every rank.
+void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeightsWriter* writer,
+                               const std::string& tmp, const std::string& path);
+
 // The cache of generated weights (OASIS's SCRIPR, isthmus_weights_generate): a hash of both grids
 // (shapes, centres, corners, masks), the stack and the options, as 16 hex digits.
 std::string weights_key(const Grid& src, const Grid& dst, const std::string& stack,

@@ -217,6 +217,7 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
       writer = std::make_unique<ScripWeightsWriter>(tmp, info, &vars);
     });
   }
+  if (rank == 0 && a.failed() && !tmp.empty()) std::remove(tmp.c_str());
   a.conclude(comm);
   // The source's grid variables: rank 0 streams each rank's range from the grid file, with
   // that rank's fractions; then the links, rank by rank.
@@ -243,45 +244,9 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
       ISTHMUS_MPI(MPI_Send(w.src_frac.data(), int(w.src_frac.size()), MPI_DOUBLE, 0, 11, comm));
     }
   }
-  if (rank == 0) {
-    b.check([&] {
-      writer->append(w.links.src.data(), w.links.dst.data(), w.links.w.data(), w.links.size());
-    });
-    for (int r = 1; r < nranks; ++r) {
-      int64_t nl = 0;
-      ISTHMUS_MPI(MPI_Recv(&nl, 1, MPI_INT64_T, r, 12, comm, MPI_STATUS_IGNORE));
-      GenLinks other;
-      other.src.resize(size_t(nl));
-      other.dst.resize(size_t(nl));
-      other.w.resize(size_t(nl));
-      // In pieces of at most 2^27 values: MPI counts are ints.
-      const int64_t piece = int64_t(1) << 27;
-      for (int64_t o = 0; o < nl; o += piece) {
-        const int c = static_cast<int>(std::min(piece, nl - o));
-        ISTHMUS_MPI(MPI_Recv(other.src.data() + o, c, MPI_INT64_T, r, 13, comm, MPI_STATUS_IGNORE));
-        ISTHMUS_MPI(MPI_Recv(other.dst.data() + o, c, MPI_INT64_T, r, 14, comm, MPI_STATUS_IGNORE));
-        ISTHMUS_MPI(MPI_Recv(other.w.data() + o, c, MPI_DOUBLE, r, 15, comm, MPI_STATUS_IGNORE));
-      }
-      b.check([&] { writer->append(other.src.data(), other.dst.data(), other.w.data(), nl); });
-    }
-    b.check([&] {
-      writer->close();
-      if (std::rename(tmp.c_str(), path.c_str()) != 0)
-        fail(ISTHMUS_ERR_FILE, "cannot rename \"", tmp, "\" to \"", path, "\": ", std::strerror(errno));
-    });
-    if (b.failed()) std::remove(tmp.c_str());
-  } else {
-    const int64_t nl = w.links.size();
-    ISTHMUS_MPI(MPI_Send(&nl, 1, MPI_INT64_T, 0, 12, comm));
-    const int64_t piece = int64_t(1) << 27;
-    for (int64_t o = 0; o < nl; o += piece) {
-      const int c = static_cast<int>(std::min(piece, nl - o));
-      ISTHMUS_MPI(MPI_Send(w.links.src.data() + o, c, MPI_INT64_T, 0, 13, comm));
-      ISTHMUS_MPI(MPI_Send(w.links.dst.data() + o, c, MPI_INT64_T, 0, 14, comm));
-      ISTHMUS_MPI(MPI_Send(w.links.w.data() + o, c, MPI_DOUBLE, 0, 15, comm));
-    }
-  }
+  if (rank == 0 && b.failed()) std::remove(tmp.c_str());
   b.conclude(comm);
+  write_links_in_rank_order(comm, w.links, writer.get(), tmp, path);
 }
 
 }  // namespace isthmus::remap

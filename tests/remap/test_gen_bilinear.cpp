@@ -17,26 +17,14 @@
 #include "remap/grid.h"
 #include "remap/sphere.h"
 #include "remap/weights_gen.h"
+#include "test_grids.h"
 
 namespace isthmus::remap {
 namespace {
 
 constexpr double kDeg = M_PI / 180.0;
 
-// A regular lon-lat grid of cell centres, x fastest: lon0 + (i + 1/2) 360/nx, lat -90 + (j + 1/2)
-// 180/ny.
-Grid lonlat_grid(int nx, int ny, double lon0 = 0.0) {
-  Grid g;
-  g.name = "lonlat";
-  g.source = "test";
-  g.dims = {nx, ny};
-  for (int j = 0; j < ny; ++j)
-    for (int i = 0; i < nx; ++i) {
-      g.lon.push_back(lon0 + (i + 0.5) * 2.0 * M_PI / nx);
-      g.lat.push_back(-M_PI / 2 + (j + 0.5) * M_PI / ny);
-    }
-  return g;
-}
+using synthetic::lonlat_grid;
 
 // n destination points, lon in [lon0, lon1], lat in [lat0, lat1] (degrees), uniform.
 Grid points(int n, unsigned seed, double lon0, double lon1, double lat0, double lat1) {

@@ -19,6 +19,7 @@
 #include "remap/grid.h"
 #include "remap/sphere.h"
 #include "remap/weights_gen.h"
+#include "test_grids.h"
 
 namespace isthmus::remap {
 namespace {
@@ -26,27 +27,7 @@ namespace {
 constexpr double kPi = 3.14159265358979323846;
 constexpr double kDeg = kPi / 180.0;
 
-// A lon-lat grid of nx × ny cells from (lon0, lat0) by (dlon, dlat) degrees; corners
-// counter-clockwise from the south-west one.
-Grid lonlat(int nx, int ny, double lon0, double lat0, double dlon, double dlat) {
-  Grid g;
-  g.name = "ll";
-  g.source = "test";
-  g.dims = {nx, ny};
-  g.num_corners = 4;
-  for (int j = 0; j < ny; ++j)
-    for (int i = 0; i < nx; ++i) {
-      const double w = lon0 + i * dlon, e = w + dlon, s = lat0 + j * dlat, n = s + dlat;
-      g.lon.push_back((w + 0.5 * dlon) * kDeg);
-      g.lat.push_back((s + 0.5 * dlat) * kDeg);
-      const double clo[4] = {w, e, e, w}, cla[4] = {s, s, n, n};
-      for (int k = 0; k < 4; ++k) {
-        g.corner_lon.push_back(clo[k] * kDeg);
-        g.corner_lat.push_back(cla[k] * kDeg);
-      }
-    }
-  return g;
-}
+using synthetic::lonlat;
 
 Grid global(double dlon, double dlat, double lon0 = 0.0) {
   return lonlat(static_cast<int>(std::lround(360 / dlon)), static_cast<int>(std::lround(180 / dlat)),

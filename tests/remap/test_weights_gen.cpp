@@ -19,6 +19,7 @@
 #include "remap/scrip_weights.h"
 #include "remap/sphere.h"
 #include "remap/weights_gen.h"
+#include "test_grids.h"
 
 using namespace isthmus;
 using namespace isthmus::remap;
@@ -27,30 +28,17 @@ namespace {
 
 constexpr double kDeg = M_PI / 180.0;
 
-// A global regular lon-lat grid of nx × ny cells with corners (counter-clockwise), cell (i, j)
-// at index j * nx + i; lon0 shifts it in longitude. Masked: cells whose centre falls in a
-// "continent" (lon in [60, 120) and lat in [-30, 40)) when `continent`.
+// A global regular lon-lat grid of nx × ny cells with corners, shifted by lon0 degrees; masked:
+// cells whose centre falls in a "continent" (lon in [60, 120) and lat in [-30, 40)) when
+// `continent`.
 Grid lonlat_grid(const std::string& name, int nx, int ny, double lon0, bool continent) {
-  Grid g;
-  g.name = name;
+  Grid g = synthetic::lonlat(nx, ny, lon0, -90.0, 360.0 / nx, 180.0 / ny, name);
   g.source = name;
-  g.dims = {nx, ny};
-  g.num_corners = 4;
-  const double dx = 360.0 / nx, dy = 180.0 / ny;
-  for (int j = 0; j < ny; ++j)
-    for (int i = 0; i < nx; ++i) {
-      const double lo = lon0 + i * dx, la = -90.0 + j * dy;
-      const double clon = lo + dx / 2, clat = la + dy / 2;
-      g.lon.push_back(clon * kDeg);
-      g.lat.push_back(clat * kDeg);
-      const double cx[4] = {lo, lo + dx, lo + dx, lo}, cy[4] = {la, la, la + dy, la + dy};
-      for (int k = 0; k < 4; ++k) {
-        g.corner_lon.push_back(cx[k] * kDeg);
-        g.corner_lat.push_back(cy[k] * kDeg);
-      }
-      const double wl = std::fmod(clon + 720.0, 360.0);
-      g.mask.push_back(continent && wl >= 60 && wl < 120 && clat >= -30 && clat < 40 ? 0 : 1);
-    }
+  for (int64_t c = 0; c < g.size(); ++c) {
+    const double clon = g.lon[size_t(c)] / kDeg, clat = g.lat[size_t(c)] / kDeg;
+    const double wl = std::fmod(clon + 720.0, 360.0);
+    g.mask.push_back(continent && wl >= 60 && wl < 120 && clat >= -30 && clat < 40 ? 0 : 1);
+  }
   return g;
 }
 
