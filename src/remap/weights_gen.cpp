@@ -601,25 +601,24 @@ void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeight
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
   const int64_t nw = links.num_wgts;
-  const int64_t piece = int64_t(1) << 27;  // links per message: MPI counts are ints
+  // Links per message (MPI counts are ints): rank 0 appends each piece as it comes, so it never
+  // holds more than its own links and one piece of another rank's.
+  const int64_t piece = int64_t(1) << 22;
   Agreement b;
   if (rank == 0) {
     b.check([&] { writer->append(links.src.data(), links.dst.data(), links.w.data(), links.size()); });
-    GenLinks other;
+    std::vector<int64_t> src(static_cast<size_t>(piece)), dst(static_cast<size_t>(piece));
+    std::vector<double> w(static_cast<size_t>(piece * nw));
     for (int r = 1; r < nranks; ++r) {
       int64_t nl = 0;
       ISTHMUS_MPI(MPI_Recv(&nl, 1, MPI_INT64_T, r, 20, comm, MPI_STATUS_IGNORE));
-      other.src.resize(size_t(nl));
-      other.dst.resize(size_t(nl));
-      other.w.resize(size_t(nl * nw));
       for (int64_t o = 0; o < nl; o += piece) {
         const int c = static_cast<int>(std::min(piece, nl - o));
-        ISTHMUS_MPI(MPI_Recv(other.src.data() + o, c, MPI_INT64_T, r, 21, comm, MPI_STATUS_IGNORE));
-        ISTHMUS_MPI(MPI_Recv(other.dst.data() + o, c, MPI_INT64_T, r, 22, comm, MPI_STATUS_IGNORE));
-        ISTHMUS_MPI(MPI_Recv(other.w.data() + o * nw, int(c * nw), MPI_DOUBLE, r, 23, comm,
-                             MPI_STATUS_IGNORE));
+        ISTHMUS_MPI(MPI_Recv(src.data(), c, MPI_INT64_T, r, 21, comm, MPI_STATUS_IGNORE));
+        ISTHMUS_MPI(MPI_Recv(dst.data(), c, MPI_INT64_T, r, 22, comm, MPI_STATUS_IGNORE));
+        ISTHMUS_MPI(MPI_Recv(w.data(), int(c * nw), MPI_DOUBLE, r, 23, comm, MPI_STATUS_IGNORE));
+        b.check([&] { writer->append(src.data(), dst.data(), w.data(), c); });
       }
-      b.check([&] { writer->append(other.src.data(), other.dst.data(), other.w.data(), nl); });
     }
     b.check([&] {
       writer->close();

@@ -181,7 +181,7 @@ std::vector<double> cell_areas(const Grid& g, MPI_Comm comm);
 
 class ScripWeightsWriter;
 // Collective: rank 0 appends every rank's links to its writer in rank order (its own first;
-// the others one rank at a time, in messages MPI's int counts can carry), closes the file and
+// the others one rank at a time, piece by piece as they arrive), closes the file and
 // renames `tmp` to `path` (removing `tmp` on failure). Errors are agreed on every rank.
 void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeightsWriter* writer,
                                const std::string& tmp, const std::string& path);
