@@ -7,8 +7,10 @@ BUILD      ?= build-mpich
 DEPS_ARGS   = --mpich $(abspath $(BUILD))/python-user
 MPI_CMAKE   = -DISTHMUS_MPI=mpich -DISTHMUS_MPICH_PYTHONUSERBASE=$(abspath $(BUILD))/python-user \
               -DISTHMUS_SMPI_BUILD_DIR=$(abspath $(BUILD))/build-smpi
-# tests/mpirun.sh launches through MPICH's mpiexec (make demo, make bench; ctest sets it itself)
+# tests/mpirun.sh launches through MPICH's mpiexec, its ranks yielding when idle (make demo,
+# make bench; ctest sets both itself)
 export ISTHMUS_MPIEXEC := mpiexec.mpich
+export ISTHMUS_MPICH_PRELOAD := $(abspath $(BUILD))/libisthmus_mpich_yield.so
 ifneq ($(filter test-asan test-fuzz,$(MAKECMDGOALS)),)
 $(error MPI=mpich: test-asan and test-fuzz are Open MPI's (tests/lsan.supp suppresses Open MPI's leaks))
 endif

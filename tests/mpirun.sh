@@ -15,7 +15,11 @@ else
 fi
 if [ -n "${ISTHMUS_MPIEXEC:-}" ]; then
   # Hydra runs as root and places more ranks than cores without being asked, and passes the
-  # whole environment on to the ranks.
+  # whole environment on to the ranks. MPICH's ranks poll without yielding the core: the
+  # library ISTHMUS_MPICH_PRELOAD names makes an idle one yield (cmake/mpich.cmake).
+  if [ -n "${ISTHMUS_MPICH_PRELOAD:-}" ]; then
+    export LD_PRELOAD="${LD_PRELOAD:+$LD_PRELOAD }$ISTHMUS_MPICH_PRELOAD"
+  fi
   exec "$ISTHMUS_MPIEXEC" -n "$n" "$@"
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
