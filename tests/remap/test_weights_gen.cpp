@@ -569,3 +569,62 @@ TEST(WeightsGen, AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole) {
     nc_close(ncid);
   }
 }
+
+// A reduced Gaussian-like grid (rows of latitude holding fewer cells toward the poles, one
+// index per cell, dims {size}): an unstructured grid to every method but bilinear. From it,
+// conservative weights conserve every cell's area; to it, FRACAREA weights sum to 1 (its rows do
+// not tile the sphere exactly: a row's upper edge and the next row's lower edge are great
+// circles between different longitudes, so the lon-lat cells across a row boundary are not all
+// covered and their areas do not all come back); nearest serves every point either way.
+TEST(WeightsGen, AReducedGridAsSourceAndDestination) {
+  Grid red;
+  red.name = "reduced";
+  red.source = "reduced";
+  red.num_corners = 4;
+  const int rows = 32;
+  for (int j = 0; j < rows; ++j) {
+    const double s = -90.0 + 180.0 * j / rows, n = s + 180.0 / rows;
+    const double mid = 0.5 * (s + n) * kDeg;
+    const int cells = std::max(4, static_cast<int>(std::lround(64 * std::cos(mid))));
+    for (int i = 0; i < cells; ++i) {
+      const double w = 360.0 * i / cells, e = 360.0 * (i + 1) / cells;
+      red.lon.push_back(0.5 * (w + e) * kDeg);
+      red.lat.push_back(mid);
+      const double clo[4] = {w, e, e, w}, cla[4] = {s, s, n, n};
+      for (int k = 0; k < 4; ++k) {
+        red.corner_lon.push_back(clo[k] * kDeg);
+        red.corner_lat.push_back(cla[k] * kDeg);
+      }
+    }
+  }
+  red.dims = {red.size()};
+  const Grid ll = lonlat_grid("ll", 45, 24, 0.0, false);
+  GenOptions destarea;
+  destarea.normalization = "destarea";
+  for (const auto& [src, dst] : {std::pair<const Grid*, const Grid*>{&red, &ll},
+                                 std::pair<const Grid*, const Grid*>{&ll, &red}}) {
+    GeneratedWeights nn;
+    expect_same_bits_as_one_rank(*src, *dst, "nearest", {}, &nn);
+    EXPECT_EQ(nn.unserved, 0);
+    if (src == &ll) {
+      GeneratedWeights f;
+      expect_same_bits_as_one_rank(*src, *dst, "conservative", {}, &f);
+      std::vector<double> sum(size_t(f.dst_end - f.dst_begin), 0.0);
+      for (int64_t i = 0; i < f.links.size(); ++i)
+        sum[size_t(f.links.dst[size_t(i)] - f.dst_begin)] += f.links.w[size_t(i)];
+      for (double x : sum) EXPECT_NEAR(x, 1.0, 1e-12);
+      continue;
+    }
+    GeneratedWeights w;
+    expect_same_bits_as_one_rank(*src, *dst, "conservative", destarea, &w);
+    std::vector<double> back(size_t(src->size()), 0.0);
+    for (int64_t i = 0; i < w.links.size(); ++i)
+      back[size_t(w.links.src[size_t(i)])] +=
+          w.links.w[size_t(i)] * cell_area(*dst, w.links.dst[size_t(i)]);
+    MPI_Allreduce(MPI_IN_PLACE, back.data(), int(back.size()), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    double worst = 0;
+    for (int64_t c = 0; c < src->size(); ++c)
+      worst = std::max(worst, std::fabs(back[size_t(c)] - cell_area(*src, c)) / cell_area(*src, c));
+    EXPECT_LT(worst, 1e-12) << src->name << " -> " << dst->name;
+  }
+}
