@@ -240,8 +240,14 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
         remap::ensure_weights_file(
             comm, in_run_dir(weights),
             [&] {
-              return std::pair<remap::Grid, remap::Grid>(remap::read_oasis_grid(grids, e.src_grid),
-                                                         remap::read_oasis_grid(grids, e.dst_grid));
+              try {
+                return std::pair<remap::Grid, remap::Grid>(
+                    remap::read_oasis_grid(grids, e.src_grid), remap::read_oasis_grid(grids, e.dst_grid));
+              } catch (const Error& err) {
+                fail(err.code(), where(e), ": SCRIPR: no weights file ", weights,
+                     " in the run directory, and its grids cannot be read to generate it: ",
+                     err.what());
+              }
             },
             stack, go);
       }

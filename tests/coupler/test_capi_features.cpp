@@ -869,6 +869,29 @@ TEST(CapiFeatures, ScriprGeneratesTheWeightsAtInitialisation) {
                            "CONSERV LR SCALAR LATLON 1 FRACNNEI FIRST\n$END\n";
   const std::string nam = dir.write("namcouple", text);
   const std::string files[2] = {"rmp_torc_to_lmdz_BILINEAR.nc", "rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc"};
+  // Without grids.nc in a run directory, enddef fails on every rank naming the weights file it
+  // looked for and why it could not make it.
+  {
+    RunDir bare("scripr_bare");
+    const std::string bare_nam = bare.write("namcouple", text);
+    Cpl cpl;
+    ASSERT_TRUE(all_ranks(create(cpl, L.component(), bare_nam, bare.path()) == ISTHMUS_OK)) << cpl.err();
+    if (L.src()) {
+      const int p = partition(cpl, kTorc, apple(kTorc, L.local_size(), L.local_rank()), "torc");
+      var(cpl, "O_B", p, ISTHMUS_VAR_OUT);
+      var(cpl, "O_C", p, ISTHMUS_VAR_OUT);
+    }
+    if (L.dst()) {
+      const int p = partition(cpl, kLmdz, box(96, 72, L.local_size(), L.local_rank()), "lmdz");
+      var(cpl, "A_B", p, ISTHMUS_VAR_IN);
+      var(cpl, "A_C", p, ISTHMUS_VAR_IN);
+    }
+    const int rc = isthmus_coupler_enddef(cpl.c);
+    EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_FILE));
+    EXPECT_NE(std::string(cpl.err()).find("SCRIPR: no weights file rmp_torc_to_lmdz_BILINEAR.nc in the run directory"),
+              std::string::npos) << cpl.err();
+    EXPECT_NE(std::string(cpl.err()).find("grids.nc"), std::string::npos) << cpl.err();
+  }
   const std::vector<int> sig = apple(kTorc, L.local_size(), L.local_rank());
   const std::vector<int> dig = box(96, 72, L.local_size(), L.local_rank());
   const std::vector<int64_t> sidx = indices_of(sig), didx = indices_of(dig);
