@@ -401,7 +401,10 @@ void Redist::release() {
                          (reverse_.executor && reverse_.executor->abandoned_sends());
   forward_.executor.reset();  // executors free their requests and graph communicators first
   reverse_.executor.reset();
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  // After a timed-out wait, the late messages may still arrive, and are never taken. Freeing
+  // the communicator would let MPI give its context id to the next one (MPICH does so at once)
+  // and those stale messages would match that communicator's receives: it is kept instead.
+  if (comm_ != MPI_COMM_NULL && timed_out_.empty()) MPI_Comm_free(&comm_);
   if (abandoned) {
     // A timed-out wait left sends to MPI, which reads their buffer whenever the receiver posts
     // (perhaps never): the buffers are leaked rather than freed under it. It happens once, on a

@@ -50,8 +50,11 @@ def find_tool(explicit=None) -> Path:
 
 
 def mpirun_command(ranks: int):
-    """mpirun with what Open MPI needs here: as root, and with more ranks than cores."""
-    cmd = [os.environ.get("MPIRUN", "mpirun"), "-n", str(ranks)]
+    """The launcher: $MPIRUN as given (any MPI's; e.g. MPICH's mpiexec.mpich), or Open MPI's
+    mpirun with what it needs here: as root, and with more ranks than cores."""
+    if os.environ.get("MPIRUN"):
+        return [os.environ["MPIRUN"], "-n", str(ranks)]
+    cmd = ["mpirun", "-n", str(ranks)]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     if ranks > (os.cpu_count() or 1):
