@@ -6,8 +6,6 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <functional>
-#include <tuple>
 #include <optional>
 
 #include "base/broadcast.h"
@@ -508,6 +506,8 @@ LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
 
 namespace {
 
+const char* side_name(int side) { return side == 0 ? "src" : "dst"; }
+
 void check_nc(int rc, const std::string& path, const char* what) {
   if (rc != NC_NOERR)
     fail(ISTHMUS_ERR_FILE, "cannot write the ", quoted(path), ": ", what, ": ", nc_strerror(rc));
@@ -565,10 +565,9 @@ ScripWeightsWriter::ScripWeightsWriter(const std::string& path, const WeightsInf
     text("normalization", info.normalization);
     text("map_method", info.map_method);
     text("conventions", info.conventions);
-    std::vector<std::function<void()>> puts;  // the grid variables' values, after nc_enddef
-    if (grids) define_grid_variables(*grids, src_size, dst_size, &puts);
+    if (grids) define_grid_variables(*grids, src_size, dst_size);
     check_nc(nc_enddef(ncid_), path, "nc_enddef");
-    for (const auto& put : puts) put();
+    if (grids) write_grid_variables(*grids);
     const std::vector<long long> src_dims(info_.src_grid_dims.begin(), info_.src_grid_dims.end());
     const std::vector<long long> dst_dims(info_.dst_grid_dims.begin(), info_.dst_grid_dims.end());
     check_nc(nc_put_var_longlong(ncid_, src_dims_var, src_dims.data()), path, "src_grid_dims");
@@ -581,8 +580,7 @@ ScripWeightsWriter::ScripWeightsWriter(const std::string& path, const WeightsInf
 }
 
 void ScripWeightsWriter::define_grid_variables(const WeightsGridVariables& g, int src_size,
-                                               int dst_size,
-                                               std::vector<std::function<void()>>* puts) {
+                                               int dst_size) {
   const std::string& path = path_;
   for (const auto& [name, value] : g.attributes)
     check_nc(nc_put_att_text(ncid_, NC_GLOBAL, name.c_str(), value.size(), value.c_str()), path,
@@ -592,128 +590,111 @@ void ScripWeightsWriter::define_grid_variables(const WeightsGridVariables& g, in
     if (grid && !grid->name.empty())
       check_nc(nc_put_att_text(ncid_, NC_GLOBAL, att, grid->name.size(), grid->name.c_str()), path,
                att);
-  for (const auto& [side, grid, size_dim, n] :
-       {std::tuple<const char*, const Grid*, int, int64_t>{"src", g.src, src_size, info_.src_grid_size},
-        std::tuple<const char*, const Grid*, int, int64_t>{"dst", g.dst, dst_size, info_.dst_grid_size}}) {
+  const auto def = [&](const std::string& name, nc_type type, std::vector<int> dims,
+                       const char* units) {
+    int id = -1;
+    check_nc(nc_def_var(ncid_, name.c_str(), type, int(dims.size()), dims.data(), &id), path,
+             name.c_str());
+    if (units)
+      check_nc(nc_put_att_text(ncid_, id, "units", std::strlen(units), units), path, name.c_str());
+    return id;
+  };
+  for (int side = 0; side < 2; ++side) {
+    const Grid* grid = side == 0 ? g.src : g.dst;
     if (!grid) continue;
-    const std::string s = side;
-    // A streamed source: its variables are defined here and written by write_source_slab.
-    const bool later = s == "src" && g.src_streamed;
-    if (grid->size() != n && !later)
+    const std::string s = side_name(side);
+    const int64_t n = side == 0 ? info_.src_grid_size : info_.dst_grid_size;
+    const int size_dim = side == 0 ? src_size : dst_size;
+    // A streamed source: its grid holds no point; write_source_slab writes them.
+    const bool streamed = side == 0 && g.src_streamed;
+    if (grid->size() != n && !streamed)
       fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": the ", s, " grid \"", grid->name,
            "\" has ", grid->size(), " points, the file ", n);
-    const auto def = [&](const std::string& name, nc_type type, std::vector<int> dims,
-                         const char* units) {
-      int id = -1;
-      check_nc(nc_def_var(ncid_, name.c_str(), type, int(dims.size()), dims.data(), &id), path,
-               name.c_str());
-      if (units)
-        check_nc(nc_put_att_text(ncid_, id, "units", std::strlen(units), units), path,
-                 name.c_str());
-      return id;
-    };
-    const int lat = def(s + "_grid_center_lat", NC_DOUBLE, {size_dim}, "radians");
-    const int lon = def(s + "_grid_center_lon", NC_DOUBLE, {size_dim}, "radians");
-    if (later) {
-      src_vars_.lat = lat;
-      src_vars_.lon = lon;
-      if (g.corners && grid->has_corners()) {
-        int corners = -1;
-        check_nc(nc_def_dim(ncid_, "src_grid_corners", size_t(grid->num_corners), &corners), path,
-                 "grid_corners");
-        src_vars_.corners = grid->num_corners;
-        src_vars_.clat = def("src_grid_corner_lat", NC_DOUBLE, {size_dim, corners}, "radians");
-        src_vars_.clon = def("src_grid_corner_lon", NC_DOUBLE, {size_dim, corners}, "radians");
-      }
-      src_vars_.imask = def("src_grid_imask", NC_INT, {size_dim}, "unitless");
-      src_vars_.area = def("src_grid_area", NC_DOUBLE, {size_dim}, "square radians");
-      src_vars_.frac = def("src_grid_frac", NC_DOUBLE, {size_dim}, "unitless");
-      continue;
-    }
-    puts->push_back([this, lat, lon, grid, path] {
-      check_nc(nc_put_var_double(ncid_, lat, grid->lat.data()), path, "grid_center_lat");
-      check_nc(nc_put_var_double(ncid_, lon, grid->lon.data()), path, "grid_center_lon");
-    });
+    const std::vector<double>& area = side == 0 ? g.src_area : g.dst_area;
+    const std::vector<double>& frac = side == 0 ? g.src_frac : g.dst_frac;
+    for (const auto& [name, values] : {std::pair<std::string, const std::vector<double>*>{s + "_grid_area", &area},
+                                       std::pair<std::string, const std::vector<double>*>{s + "_grid_frac", &frac}})
+      if (!streamed && !values->empty() && int64_t(values->size()) != n)
+        fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": ", name, " has ",
+             values->size(), " values for ", n, " points");
+    GridVars& v = grid_vars_[side];
+    v.lat = def(s + "_grid_center_lat", NC_DOUBLE, {size_dim}, "radians");
+    v.lon = def(s + "_grid_center_lon", NC_DOUBLE, {size_dim}, "radians");
     if (g.corners && grid->has_corners()) {
       int corners = -1;
       check_nc(nc_def_dim(ncid_, (s + "_grid_corners").c_str(), size_t(grid->num_corners), &corners),
                path, "grid_corners");
-      const int clat = def(s + "_grid_corner_lat", NC_DOUBLE, {size_dim, corners}, "radians");
-      const int clon = def(s + "_grid_corner_lon", NC_DOUBLE, {size_dim, corners}, "radians");
-      puts->push_back([this, clat, clon, grid, path] {
-        check_nc(nc_put_var_double(ncid_, clat, grid->corner_lat.data()), path, "grid_corner_lat");
-        check_nc(nc_put_var_double(ncid_, clon, grid->corner_lon.data()), path, "grid_corner_lon");
-      });
+      v.corners = grid->num_corners;
+      v.clat = def(s + "_grid_corner_lat", NC_DOUBLE, {size_dim, corners}, "radians");
+      v.clon = def(s + "_grid_corner_lon", NC_DOUBLE, {size_dim, corners}, "radians");
     }
-    const int imask = def(s + "_grid_imask", NC_INT, {size_dim}, "unitless");
-    puts->push_back([this, imask, grid, n, path] {
-      std::vector<int> m(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) m[size_t(i)] = grid->active(i) ? 1 : 0;
-      check_nc(nc_put_var_int(ncid_, imask, m.data()), path, "grid_imask");
-    });
-    const std::vector<double>& area = s == "src" ? g.src_area : g.dst_area;
-    const std::vector<double>& frac = s == "src" ? g.src_frac : g.dst_frac;
-    for (const auto& [name, values, units] :
-         {std::tuple<std::string, const std::vector<double>*, const char*>{s + "_grid_area", &area, "square radians"},
-          std::tuple<std::string, const std::vector<double>*, const char*>{s + "_grid_frac", &frac, "unitless"}}) {
-      if (values->empty()) continue;
-      if (int64_t(values->size()) != n)
-        fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": ", name, " has ",
-             values->size(), " values for ", n, " points");
-      const int id = def(name, NC_DOUBLE, {size_dim}, units);
-      puts->push_back([this, id, values, path, name = name] {
-        check_nc(nc_put_var_double(ncid_, id, values->data()), path, name.c_str());
-      });
-    }
+    v.imask = def(s + "_grid_imask", NC_INT, {size_dim}, "unitless");
+    if (streamed || !area.empty()) v.area = def(s + "_grid_area", NC_DOUBLE, {size_dim}, "square radians");
+    if (streamed || !frac.empty()) v.frac = def(s + "_grid_frac", NC_DOUBLE, {size_dim}, "unitless");
   }
   if (!g.dst_method.empty()) {
     if (int64_t(g.dst_method.size()) != info_.dst_grid_size)
       fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": dst_grid_method has ",
            g.dst_method.size(), " values for ", info_.dst_grid_size, " points");
-    int id = -1;
-    check_nc(nc_def_var(ncid_, "dst_grid_method", NC_BYTE, 1, &dst_size, &id), path,
+    check_nc(nc_def_var(ncid_, "dst_grid_method", NC_BYTE, 1, &dst_size, &method_var_), path,
              "dst_grid_method");
-    check_nc(nc_put_att_text(ncid_, id, "methods", g.methods.size(), g.methods.c_str()), path,
-             "dst_grid_method");
+    check_nc(nc_put_att_text(ncid_, method_var_, "methods", g.methods.size(), g.methods.c_str()),
+             path, "dst_grid_method");
     const char* doc = "0-based step of the methods attribute that served the point, -1 none";
-    check_nc(nc_put_att_text(ncid_, id, "long_name", std::strlen(doc), doc), path,
+    check_nc(nc_put_att_text(ncid_, method_var_, "long_name", std::strlen(doc), doc), path,
              "dst_grid_method");
-    puts->push_back([this, id, &g, path] {
-      check_nc(nc_put_var_schar(ncid_, id, reinterpret_cast<const signed char*>(g.dst_method.data())),
-               path, "dst_grid_method");
-    });
   }
+}
+
+// After nc_enddef: the grids held whole, each written as one slab; the method record.
+void ScripWeightsWriter::write_grid_variables(const WeightsGridVariables& g) {
+  for (int side = 0; side < 2; ++side) {
+    const Grid* grid = side == 0 ? g.src : g.dst;
+    if (!grid || (side == 0 && g.src_streamed)) continue;
+    const std::vector<double>& area = side == 0 ? g.src_area : g.dst_area;
+    const std::vector<double>& frac = side == 0 ? g.src_frac : g.dst_frac;
+    write_grid_slab(side, 0, *grid, area.empty() ? nullptr : area.data(),
+                    frac.empty() ? nullptr : frac.data());
+  }
+  if (method_var_ >= 0)
+    check_nc(nc_put_var_schar(ncid_, method_var_, reinterpret_cast<const signed char*>(g.dst_method.data())),
+             path_, "dst_grid_method");
 }
 
 void ScripWeightsWriter::write_source_slab(int64_t begin, const Grid& slab, const double* area,
                                            const double* frac) {
-  if (ncid_ < 0 || src_vars_.lat < 0)
+  if (ncid_ < 0 || grid_vars_[0].lat < 0)
     fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": no streamed source grid");
-  const size_t n = static_cast<size_t>(slab.size());
   if (begin < 0 || begin + slab.size() > info_.src_grid_size)
     fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": source points [", begin, ", ",
          begin + slab.size(), ") out of ", info_.src_grid_size);
+  write_grid_slab(0, begin, slab, area, frac);
+}
+
+void ScripWeightsWriter::write_grid_slab(int side, int64_t begin, const Grid& slab,
+                                         const double* area, const double* frac) {
+  const GridVars& v = grid_vars_[side];
+  const std::string s = side_name(side);
+  const size_t n = static_cast<size_t>(slab.size());
   if (n == 0) return;
   const size_t start[2] = {static_cast<size_t>(begin), 0};
-  const size_t count[2] = {n, static_cast<size_t>(src_vars_.corners)};
-  check_nc(nc_put_vara_double(ncid_, src_vars_.lat, start, count, slab.lat.data()), path_,
-           "src_grid_center_lat");
-  check_nc(nc_put_vara_double(ncid_, src_vars_.lon, start, count, slab.lon.data()), path_,
-           "src_grid_center_lon");
-  if (src_vars_.clat >= 0) {
-    if (slab.num_corners != src_vars_.corners)
-      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": a slab of ", slab.num_corners,
-           " corners per cell for ", src_vars_.corners);
-    check_nc(nc_put_vara_double(ncid_, src_vars_.clat, start, count, slab.corner_lat.data()),
-             path_, "src_grid_corner_lat");
-    check_nc(nc_put_vara_double(ncid_, src_vars_.clon, start, count, slab.corner_lon.data()),
-             path_, "src_grid_corner_lon");
-  }
+  const size_t count[2] = {n, static_cast<size_t>(v.corners)};
+  const auto put = [&](int var, const double* values, const char* what) {
+    if (var >= 0 && values)
+      check_nc(nc_put_vara_double(ncid_, var, start, count, values), path_, (s + what).c_str());
+  };
+  put(v.lat, slab.lat.data(), "_grid_center_lat");
+  put(v.lon, slab.lon.data(), "_grid_center_lon");
+  if (v.clat >= 0 && slab.num_corners != v.corners)
+    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": a slab of ", slab.num_corners,
+         " corners per cell for ", v.corners);
+  put(v.clat, slab.corner_lat.data(), "_grid_corner_lat");
+  put(v.clon, slab.corner_lon.data(), "_grid_corner_lon");
   std::vector<int> m(n);
   for (size_t i = 0; i < n; ++i) m[i] = slab.active(int64_t(i)) ? 1 : 0;
-  check_nc(nc_put_vara_int(ncid_, src_vars_.imask, start, count, m.data()), path_, "src_grid_imask");
-  check_nc(nc_put_vara_double(ncid_, src_vars_.area, start, count, area), path_, "src_grid_area");
-  check_nc(nc_put_vara_double(ncid_, src_vars_.frac, start, count, frac), path_, "src_grid_frac");
+  check_nc(nc_put_vara_int(ncid_, v.imask, start, count, m.data()), path_, (s + "_grid_imask").c_str());
+  put(v.area, area, "_grid_area");
+  put(v.frac, frac, "_grid_frac");
 }
 
 ScripWeightsWriter::~ScripWeightsWriter() {

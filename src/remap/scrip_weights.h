@@ -9,7 +9,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <functional>
 #include <utility>
 #include <string>
 #include <vector>
@@ -136,14 +135,18 @@ class ScripWeightsWriter {
   void write_source_slab(int64_t begin, const Grid& slab, const double* area, const double* frac);
 
  private:
-  void define_grid_variables(const WeightsGridVariables& g, int src_size, int dst_size,
-                             std::vector<std::function<void()>>* puts);
-  struct SourceVars {
+  void define_grid_variables(const WeightsGridVariables& g, int src_size, int dst_size);
+  void write_grid_variables(const WeightsGridVariables& g);
+  // side 0: source, 1: destination; points [begin, begin + slab.size()); area, frac may be null
+  void write_grid_slab(int side, int64_t begin, const Grid& slab, const double* area,
+                       const double* frac);
+  struct GridVars {  // a side's variable ids (-1: not in the file)
     int lat = -1, lon = -1, clat = -1, clon = -1, imask = -1, area = -1, frac = -1, corners = 0;
   };
   std::string path_;
   WeightsInfo info_;
-  SourceVars src_vars_;
+  GridVars grid_vars_[2];
+  int method_var_ = -1;
   int ncid_ = -1;
   int src_var_ = -1, dst_var_ = -1, matrix_var_ = -1;
   int64_t written_ = 0;
