@@ -1,12 +1,12 @@
 #include "coupler/coupling.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 
 #include "base/error.h"
+#include "base/text.h"
 #include "coupler/grid_files.h"
 #include "remap/scrip_weights.h"
 #include "remap/weights_gen.h"
@@ -61,9 +61,7 @@ std::string scripr_stack(const ScriprSpec& r, remap::GenOptions* o) {
     return r.method == "DISTWGT" ? "nearest" : "gaussian";
   }
   if (r.method == "CONSERV") {
-    std::string n = r.normalization.empty() ? "FRACAREA" : r.normalization;
-    for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    o->normalization = n;
+    o->normalization = lower(r.normalization.empty() ? "FRACAREA" : r.normalization);
     o->conservative_order = r.order == "SECOND" ? 2 : 1;
     return "conservative";
   }

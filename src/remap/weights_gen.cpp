@@ -3,7 +3,6 @@
 #include "remap/weights_gen.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <cerrno>
@@ -19,23 +18,13 @@
 #include "base/agreement.h"
 #include "base/error.h"
 #include "base/hash.h"
+#include "base/text.h"
 #include "remap/scrip_weights.h"
 #include "remap/sphere.h"
 
 namespace isthmus::remap {
 
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-std::string trimmed(const std::string& s) {
-  const auto b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
 
 std::unique_ptr<WeightMethod> make_step(const StackStep& step, const Grid& src, const Grid& dst,
                                         const GenOptions& o) {
@@ -97,7 +86,7 @@ std::vector<StackStep> parse_stack(const std::string& stack) {
   const std::string text = stack;
   while (true) {
     const size_t comma = text.find(',', pos);
-    const std::string word = trimmed(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+    const std::string word = trimmed(text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos), " \t");
     if (word.empty())
       fail(ISTHMUS_ERR_ARG, "interpolation stack \"", stack, "\": an empty step",
            " (expected methods separated by commas, e.g. \"conservative,bilinear,nearest\")");
