@@ -19,6 +19,7 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "base/text.h"
+#include "collectives/alltoallv.h"
 #include "remap/scrip_weights.h"
 #include "remap/sphere.h"
 
@@ -207,6 +208,35 @@ int owner_of(const std::vector<int64_t>& begins, int64_t d) {
   return static_cast<int>(std::upper_bound(begins.begin(), begins.end(), d) - begins.begin()) - 1;
 }
 
+// What every rank sends every other, send[r] to rank r (any of them empty): what each rank
+// sent this one, by rank. Counts first, then the data (the collectives layer's alltoallv).
+template <typename T>
+std::vector<std::vector<T>> exchange_lists(MPI_Comm comm, const std::vector<std::vector<T>>& send) {
+  const int nranks = static_cast<int>(send.size());
+  std::vector<int> scount(static_cast<size_t>(nranks)), sdispl(static_cast<size_t>(nranks)),
+      rcount(static_cast<size_t>(nranks)), rdispl(static_cast<size_t>(nranks));
+  std::vector<T> sbuf;
+  for (int r = 0; r < nranks; ++r) {
+    sdispl[size_t(r)] = static_cast<int>(sbuf.size());
+    scount[size_t(r)] = static_cast<int>(send[size_t(r)].size());
+    sbuf.insert(sbuf.end(), send[size_t(r)].begin(), send[size_t(r)].end());
+  }
+  ISTHMUS_MPI(MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm));
+  int total = 0;
+  for (int r = 0; r < nranks; ++r) {
+    rdispl[size_t(r)] = total;
+    total += rcount[size_t(r)];
+  }
+  std::vector<T> rbuf(static_cast<size_t>(total));
+  alltoallv(sbuf.data(), scount.data(), sdispl.data(), rbuf.data(), rcount.data(), rdispl.data(),
+            static_cast<int>(sizeof(T)), comm);
+  std::vector<std::vector<T>> recv(static_cast<size_t>(nranks));
+  for (int r = 0; r < nranks; ++r)
+    recv[size_t(r)].assign(rbuf.begin() + rdispl[size_t(r)],
+                           rbuf.begin() + rdispl[size_t(r)] + rcount[size_t(r)]);
+  return recv;
+}
+
 // Every rank's "served" flags of its block, gathered on every rank (a byte per point).
 std::vector<uint8_t> served_flags(MPI_Comm comm, const GeneratedWeights& w, int64_t n,
                                   const std::vector<int64_t>& begins) {
@@ -222,10 +252,6 @@ std::vector<uint8_t> served_flags(MPI_Comm comm, const GeneratedWeights& w, int6
                              displs.data(), MPI_UINT8_T, comm));
   return all;
 }
-
-}  // namespace
-
-namespace {
 
 // Creep fill (YAC's idea): in rounds, every unserved active point with served neighbours (its
 // 4 nearest active destination points) takes the mean of their links — a weighted sum of
@@ -298,61 +324,34 @@ int64_t creep_fill(MPI_Comm comm, const Grid& dst, const std::vector<int64_t>& b
     ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, &any_frontier, 1, MPI_INT64_T, MPI_MAX, comm));
     if (!any_frontier) break;
     // Ask the owners for their points' links: ids out, (count, then source and weights per
-    // link) back.
-    std::vector<int> scount(static_cast<size_t>(nranks)), rcount(static_cast<size_t>(nranks)), sdispl(static_cast<size_t>(nranks)), rdispl(static_cast<size_t>(nranks));
-    std::vector<int64_t> ask;
-    for (int r = 0; r < nranks; ++r) {
-      auto& v = want[size_t(r)];
+    // link) back, as doubles.
+    for (auto& v : want) {
       std::sort(v.begin(), v.end());
       v.erase(std::unique(v.begin(), v.end()), v.end());
-      sdispl[size_t(r)] = int(ask.size());
-      scount[size_t(r)] = int(v.size());
-      ask.insert(ask.end(), v.begin(), v.end());
     }
-    ISTHMUS_MPI(MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm));
-    int rtotal = 0;
-    for (int r = 0; r < nranks; ++r) {
-      rdispl[size_t(r)] = rtotal;
-      rtotal += rcount[size_t(r)];
-    }
-    std::vector<int64_t> asked(static_cast<size_t>(rtotal));
-    ISTHMUS_MPI(MPI_Alltoallv(ask.data(), scount.data(), sdispl.data(), MPI_INT64_T, asked.data(),
-                              rcount.data(), rdispl.data(), MPI_INT64_T, comm));
-    // Replies as doubles: per point its link count, then (source, weights...) per link.
-    std::vector<double> reply;
-    std::vector<int> rep_count(static_cast<size_t>(nranks)), rep_displ(static_cast<size_t>(nranks));
-    for (int r = 0; r < nranks; ++r) {
-      rep_displ[size_t(r)] = int(reply.size());
-      for (int k = rdispl[size_t(r)]; k < rdispl[size_t(r)] + rcount[size_t(r)]; ++k) {
-        links_of_mine(asked[size_t(k)], &l);
-        reply.push_back(double(l.size()));
+    const std::vector<std::vector<int64_t>> asked = exchange_lists(comm, want);
+    std::vector<std::vector<double>> reply(static_cast<size_t>(nranks));
+    for (int r = 0; r < nranks; ++r)
+      for (int64_t q : asked[size_t(r)]) {
+        links_of_mine(q, &l);
+        reply[size_t(r)].push_back(double(l.size()));
         for (const auto& [src, ws] : l) {
-          reply.push_back(double(src));
-          reply.insert(reply.end(), ws.begin(), ws.end());
+          reply[size_t(r)].push_back(double(src));
+          reply[size_t(r)].insert(reply[size_t(r)].end(), ws.begin(), ws.end());
         }
       }
-      rep_count[size_t(r)] = int(reply.size()) - rep_displ[size_t(r)];
-    }
-    std::vector<int> back_count(static_cast<size_t>(nranks)), back_displ(static_cast<size_t>(nranks));
-    ISTHMUS_MPI(MPI_Alltoall(rep_count.data(), 1, MPI_INT, back_count.data(), 1, MPI_INT, comm));
-    int btotal = 0;
-    for (int r = 0; r < nranks; ++r) {
-      back_displ[size_t(r)] = btotal;
-      btotal += back_count[size_t(r)];
-    }
-    std::vector<double> back(static_cast<size_t>(btotal));
-    ISTHMUS_MPI(MPI_Alltoallv(reply.data(), rep_count.data(), rep_displ.data(), MPI_DOUBLE,
-                              back.data(), back_count.data(), back_displ.data(), MPI_DOUBLE, comm));
+    const std::vector<std::vector<double>> back = exchange_lists(comm, reply);
     std::unordered_map<int64_t, std::vector<std::pair<int64_t, std::vector<double>>>> remote;
-    for (int r = 0, pos = 0; r < nranks; ++r) {
-      pos = back_displ[size_t(r)];
-      for (int k = sdispl[size_t(r)]; k < sdispl[size_t(r)] + scount[size_t(r)]; ++k) {
-        auto& dest = remote[ask[size_t(k)]];
-        const int64_t count = static_cast<int64_t>(back[size_t(pos++)]);
+    for (int r = 0; r < nranks; ++r) {
+      const std::vector<double>& b = back[size_t(r)];
+      size_t pos = 0;
+      for (int64_t q : want[size_t(r)]) {
+        auto& dest = remote[q];
+        const int64_t count = static_cast<int64_t>(b[pos++]);
         for (int64_t c = 0; c < count; ++c) {
-          const int64_t src = static_cast<int64_t>(back[size_t(pos++)]);
-          dest.emplace_back(src, std::vector<double>(back.begin() + pos, back.begin() + pos + nw));
-          pos += nw;
+          const int64_t src = static_cast<int64_t>(b[pos++]);
+          dest.emplace_back(src, std::vector<double>(b.begin() + long(pos), b.begin() + long(pos) + nw));
+          pos += size_t(nw);
         }
       }
     }
@@ -444,22 +443,16 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
   const int64_t end_active = active_total * (rank + 1) / nranks;
   std::vector<int64_t> todo;
   int64_t seen = 0;
-  out.dst_begin = -1;
-  for (int64_t d = 0; d < n; ++d) {
+  for (int64_t d = 0; d < n && seen < end_active; ++d) {
     if (!dst.active(d)) continue;
-    if (seen == first_active && out.dst_begin < 0) out.dst_begin = d;
-    if (seen >= first_active && seen < end_active) todo.push_back(d);
+    if (seen >= first_active) todo.push_back(d);
     ++seen;
-    if (seen == end_active) {
-      out.dst_end = d + 1;
-      break;
-    }
   }
   // Masked points belong to the block their index falls in: rank 0 starts at 0, the last ends
   // at n, and each block ends where the next begins.
   std::vector<int64_t> begins(static_cast<size_t>(nranks));
   {
-    int64_t b = out.dst_begin < 0 ? -1 : out.dst_begin;
+    const int64_t b = todo.empty() ? -1 : todo.front();
     ISTHMUS_MPI(MPI_Allgather(&b, 1, MPI_INT64_T, begins.data(), 1, MPI_INT64_T, comm));
     // A rank without an active point begins where the next one with points does.
     int64_t next = n;
@@ -544,16 +537,14 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
   return out;
 }
 
-namespace {
-
-// Cell areas from the corners (steradians); zeros for a grid without corners.
-}  // namespace
-
 double cell_area(const Grid& g, int64_t c) {
   if (!g.has_corners()) return 0.0;
-  Vec3 v[64];
+  Vec3 small[64];
+  std::vector<Vec3> large;  // cells of more than 64 corners
+  if (g.num_corners > 64) large.resize(static_cast<size_t>(g.num_corners));
+  Vec3* v = g.num_corners > 64 ? large.data() : small;
   int k = 0;
-  for (int j = 0; j < g.num_corners && k < 64; ++j) {
+  for (int j = 0; j < g.num_corners; ++j) {
     const size_t i = static_cast<size_t>(c * g.num_corners + j);
     const Vec3 p = to_xyz(g.corner_lon[i], g.corner_lat[i]);
     if (k > 0 && norm(p - v[k - 1]) < 1e-15) continue;  // repeated corner
@@ -579,10 +570,6 @@ std::vector<double> cell_areas(const Grid& g, MPI_Comm comm) {
                              displs.data(), MPI_DOUBLE, comm));
   return area;
 }
-
-namespace {
-
-}  // namespace
 
 void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeightsWriter* writer,
                                const std::string& tmp, const std::string& path) {
@@ -698,7 +685,6 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
       const char* map_method = first.name == "conservative" ? "Conservative remapping"
                    : first.name == "bilinear"   ? "Bilinear remapping"
                    : first.name == "bicubic"    ? "Bicubic remapping"
-                   : first.name == "gaussian"   ? "Distance weighted avg of nearest neighbors"
                                                 : "Distance weighted avg of nearest neighbors";
       info.map_method = map_method;
       // FRACNNEI is FRACAREA with the uncovered active points served by their nearest
@@ -812,7 +798,8 @@ bool ensure_weights_file(MPI_Comm comm, const std::string& path,
   Agreement a;
   a.check([&] {
     grids = load_grids();
-    want = weights_key(grids.first, grids.second, stack, options);
+    // rank 0 compares it with the file's and writes it
+    if (rank == 0) want = weights_key(grids.first, grids.second, stack, options);
   });
   a.conclude(comm);
   int same = rank == 0 && static_cast<CachedWeights>(state) == CachedWeights::Ours && key == want;
