@@ -162,6 +162,7 @@ struct StreamedWeights {
   GenLinks links;                      // this rank's links, in source order
   std::vector<double> src_frac;        // this rank's source points' covered fractions
   std::vector<double> dst_frac;        // every destination point's covered fraction
+  std::vector<double> dst_area;        // every destination cell's area (for the file)
   int64_t total_links = 0, served = 0, unserved = 0, masked = 0, nearest_filled = 0;
   double seconds = 0;                  // the slowest rank's computation
 };

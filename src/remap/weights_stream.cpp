@@ -48,7 +48,8 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
   });
   a.conclude(comm);
   const double t0 = MPI_Wtime();
-  const std::vector<double> dst_area = cell_areas(dst, comm);
+  out.dst_area = cell_areas(dst, comm);
+  const std::vector<double>& dst_area = out.dst_area;
 
   // The overlaps, slab by slab: the method with the roles swapped (DESTAREA weights are the
   // overlap over the slab cell's area).
@@ -188,7 +189,6 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
   int rank = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
-  const std::vector<double> dst_area = cell_areas(dst, comm);
   std::unique_ptr<ScripWeightsWriter> writer;
   std::string tmp;
   Agreement a;
@@ -209,7 +209,7 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
       vars.src = &src.header();
       vars.dst = &dst;
       vars.src_streamed = true;
-      vars.dst_area = dst_area;
+      vars.dst_area = w.dst_area;
       vars.dst_frac = w.dst_frac;
       vars.attributes.emplace_back("isthmus_normalization", w.options.normalization);
       vars.attributes.emplace_back("isthmus_link_order", "source");
