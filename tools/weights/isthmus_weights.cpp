@@ -52,6 +52,23 @@ long peak_rss_kib() {
   return kib;
 }
 
+// Whether to stream the source: --stream-source (1), --no-stream-source (0), or by default (-1)
+// a SCRIP source of more than 2^23 points, for the stack "conservative" alone.
+bool streams(int stream, const std::string& stack, const std::string& src_spec) {
+  const std::vector<StackStep> steps = parse_stack(stack);
+  if (stream == 0 || steps.size() != 1 || steps[0].name != "conservative") return false;
+  if (stream == 1) return true;
+  int ncid = -1, dim = -1;
+  size_t size = 0;
+  bool large = false;
+  if (nc_open(src_spec.c_str(), NC_NOWRITE, &ncid) == NC_NOERR) {
+    large = nc_inq_dimid(ncid, "grid_size", &dim) == NC_NOERR &&
+            nc_inq_dimlen(ncid, dim, &size) == NC_NOERR && size > (size_t(1) << 23);
+    nc_close(ncid);
+  }
+  return large;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,66 +105,10 @@ int main(int argc, char** argv) {
     usage("--src, --dst, --method and --out are required");
   try {
     const double t0 = MPI_Wtime();
-    if (stream != 0 && parse_stack(stack).size() == 1 && parse_stack(stack)[0].name == "conservative") {
-      // A source too large to hold: streamed from its SCRIP grid file (weights_gen.h).
-      bool scrip = false;
-      if (stream == 1) {
-        scrip = true;
-      } else {
-        int ncid = -1, dim = -1;
-        size_t size = 0;
-        if (nc_open(src_spec.c_str(), NC_NOWRITE, &ncid) == NC_NOERR) {
-          scrip = nc_inq_dimid(ncid, "grid_size", &dim) == NC_NOERR &&
-                  nc_inq_dimlen(ncid, dim, &size) == NC_NOERR && size > (size_t(1) << 23);
-          nc_close(ncid);
-        }
-      }
-      if (scrip) {
-        const ScripGridSlabs src(src_spec);
-        const Grid dst = read_grid(dst_spec);
-        const double t_read = MPI_Wtime() - t0;
-        const bool bar = rank == 0 && !quiet && isatty(fileno(stderr));
-        const StreamedWeights w = generate_streamed_conservative(
-            MPI_COMM_WORLD, src, dst, o, slab_points,
-            bar ? std::function<void(double)>([](double f) {
-              std::fprintf(stderr, "\r  weights %3d%%", static_cast<int>(f * 100));
-              std::fflush(stderr);
-            })
-                : std::function<void(double)>());
-        if (bar) std::fprintf(stderr, "\n");
-        const double t_gen = MPI_Wtime() - t0 - t_read;
-        write_streamed_weights(MPI_COMM_WORLD, out, src, dst, w, slab_points);
-        const double t_all = MPI_Wtime() - t0;
-        long rss = peak_rss_kib(), max_rss = 0;
-        MPI_Reduce(&rss, &max_rss, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
-        if (rank == 0) {
-          if (!quiet)
-            std::printf("isthmus weights: %s (%lld points, streamed in slabs of %lld) -> %s (%lld "
-                        "points), conservative %s, %d rank%s\n  served %lld, by the nearest "
-                        "neighbour %lld, unserved %lld active destination points (%lld masked)\n"
-                        "  %lld links -> %s; weights %.3f s, total %.3f s, peak %.1f MiB per rank\n",
-                        src_spec.c_str(), (long long)src.size(), (long long)slab_points,
-                        dst.source.c_str(), (long long)dst.size(), o.normalization.c_str(), nranks,
-                        nranks == 1 ? "" : "s", (long long)w.served, (long long)w.nearest_filled,
-                        (long long)w.unserved, (long long)w.masked, (long long)w.total_links,
-                        out.c_str(), t_gen, t_all, max_rss / 1024.0);
-          std::printf("{\"tool\": \"isthmus\", \"method\": \"conservative\", \"streamed\": true, "
-                      "\"ranks\": %d, \"seconds\": %.6f, \"seconds_weights\": %.6f, "
-                      "\"peak_rss_bytes\": %ld, \"links\": %lld, \"unserved\": %lld, \"out\": \"%s\"}\n",
-                      nranks, t_all, t_gen, max_rss * 1024, (long long)w.total_links,
-                      (long long)w.unserved, out.c_str());
-        }
-        MPI_Finalize();
-        return 0;
-      }
-    }
-    const Grid src = read_grid(src_spec);
-    const Grid dst = read_grid(dst_spec);
-    const double t_read = MPI_Wtime() - t0;
-    // A progress bar on rank 0's terminal (its block stands for all: blocks are equal shares).
+    // A progress bar on rank 0's terminal (its share stands for all: shares are equal).
     const bool bar = rank == 0 && !quiet && isatty(fileno(stderr));
     int last = -1;
-    const auto progress = [&](double f) {
+    const auto draw = [&](double f) {
       const int pct = static_cast<int>(f * 100.0);
       if (pct == last) return;
       last = pct;
@@ -157,36 +118,76 @@ int main(int argc, char** argv) {
       if (pct >= 100) std::fprintf(stderr, "\n");
       std::fflush(stderr);
     };
-    const GeneratedWeights w = generate_weights(MPI_COMM_WORLD, src, dst, stack, o,
-                                                bar ? std::function<void(double)>(progress)
-                                                    : std::function<void(double)>());
-    if (bar && last < 100) std::fprintf(stderr, "\n");
-    const double t_gen = MPI_Wtime() - t0 - t_read;
-    write_generated_weights(MPI_COMM_WORLD, out, src, dst, w);
-    const double t_all = MPI_Wtime() - t0;
-    long rss = peak_rss_kib(), max_rss = 0;
-    MPI_Reduce(&rss, &max_rss, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
-    if (rank == 0) {
-      if (!quiet) {
-        std::printf("isthmus weights: %s (%lld points) -> %s (%lld points), %s, %d rank%s\n",
-                    src.source.c_str(), (long long)src.size(), dst.source.c_str(),
-                    (long long)dst.size(), stack_string(w.stack).c_str(), nranks,
-                    nranks == 1 ? "" : "s");
-        for (size_t s = 0; s < w.stack.size(); ++s)
-          std::printf("  %-13s served %10lld destination points in %.3f s\n",
-                      w.stack[s].name.c_str(), (long long)w.served_per_step[s],
-                      w.seconds_per_step[s]);
-        std::printf("  %-13s        %10lld active destination points (%lld masked)\n",
-                    "unserved", (long long)w.unserved, (long long)w.masked);
-        std::printf("  %lld links -> %s; read %.3f s, weights %.3f s, total %.3f s, peak %.1f MiB "
-                    "per rank\n",
-                    (long long)w.total_links, out.c_str(), t_read, t_gen, t_all, max_rss / 1024.0);
+    const std::function<void(double)> progress = bar ? std::function<void(double)>(draw) : nullptr;
+    const auto end_bar = [&] {
+      if (bar && last < 100) std::fprintf(stderr, "\n");
+    };
+    const auto max_peak_rss_kib = [] {
+      long rss = peak_rss_kib(), max_rss = 0;
+      MPI_Reduce(&rss, &max_rss, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+      return max_rss;
+    };
+    if (streams(stream, stack, src_spec)) {
+      // A source too large to hold: streamed from its SCRIP grid file (weights_gen.h).
+      const ScripGridSlabs src(src_spec);
+      const Grid dst = read_grid(dst_spec);
+      const double t_read = MPI_Wtime() - t0;
+      const StreamedWeights w =
+          generate_streamed_conservative(MPI_COMM_WORLD, src, dst, o, slab_points, progress);
+      end_bar();
+      const double t_gen = MPI_Wtime() - t0 - t_read;
+      write_streamed_weights(MPI_COMM_WORLD, out, src, dst, w, slab_points);
+      const double t_all = MPI_Wtime() - t0;
+      const long max_rss = max_peak_rss_kib();
+      if (rank == 0) {
+        if (!quiet)
+          std::printf("isthmus weights: %s (%lld points, streamed in slabs of %lld) -> %s (%lld "
+                      "points), conservative %s, %d rank%s\n  served %lld, by the nearest "
+                      "neighbour %lld, unserved %lld active destination points (%lld masked)\n"
+                      "  %lld links -> %s; weights %.3f s, total %.3f s, peak %.1f MiB per rank\n",
+                      src_spec.c_str(), (long long)src.size(), (long long)slab_points,
+                      dst.source.c_str(), (long long)dst.size(), o.normalization.c_str(), nranks,
+                      nranks == 1 ? "" : "s", (long long)w.served, (long long)w.nearest_filled,
+                      (long long)w.unserved, (long long)w.masked, (long long)w.total_links,
+                      out.c_str(), t_gen, t_all, max_rss / 1024.0);
+        std::printf("{\"tool\": \"isthmus\", \"method\": \"conservative\", \"streamed\": true, "
+                    "\"ranks\": %d, \"seconds\": %.6f, \"seconds_weights\": %.6f, "
+                    "\"peak_rss_bytes\": %ld, \"links\": %lld, \"unserved\": %lld, \"out\": \"%s\"}\n",
+                    nranks, t_all, t_gen, max_rss * 1024, (long long)w.total_links,
+                    (long long)w.unserved, out.c_str());
       }
-      std::printf("{\"tool\": \"isthmus\", \"method\": \"%s\", \"ranks\": %d, \"seconds\": %.6f, "
-                  "\"seconds_read\": %.6f, \"seconds_weights\": %.6f, \"peak_rss_bytes\": %ld, "
-                  "\"links\": %lld, \"unserved\": %lld, \"out\": \"%s\"}\n",
-                  stack_string(w.stack).c_str(), nranks, t_all, t_read, t_gen, max_rss * 1024,
-                  (long long)w.total_links, (long long)w.unserved, out.c_str());
+    } else {
+      const Grid src = read_grid(src_spec);
+      const Grid dst = read_grid(dst_spec);
+      const double t_read = MPI_Wtime() - t0;
+      const GeneratedWeights w = generate_weights(MPI_COMM_WORLD, src, dst, stack, o, progress);
+      end_bar();
+      const double t_gen = MPI_Wtime() - t0 - t_read;
+      write_generated_weights(MPI_COMM_WORLD, out, src, dst, w);
+      const double t_all = MPI_Wtime() - t0;
+      const long max_rss = max_peak_rss_kib();
+      if (rank == 0) {
+        if (!quiet) {
+          std::printf("isthmus weights: %s (%lld points) -> %s (%lld points), %s, %d rank%s\n",
+                      src.source.c_str(), (long long)src.size(), dst.source.c_str(),
+                      (long long)dst.size(), stack_string(w.stack).c_str(), nranks,
+                      nranks == 1 ? "" : "s");
+          for (size_t s = 0; s < w.stack.size(); ++s)
+            std::printf("  %-13s served %10lld destination points in %.3f s\n",
+                        w.stack[s].name.c_str(), (long long)w.served_per_step[s],
+                        w.seconds_per_step[s]);
+          std::printf("  %-13s        %10lld active destination points (%lld masked)\n",
+                      "unserved", (long long)w.unserved, (long long)w.masked);
+          std::printf("  %lld links -> %s; read %.3f s, weights %.3f s, total %.3f s, peak %.1f "
+                      "MiB per rank\n",
+                      (long long)w.total_links, out.c_str(), t_read, t_gen, t_all, max_rss / 1024.0);
+        }
+        std::printf("{\"tool\": \"isthmus\", \"method\": \"%s\", \"ranks\": %d, \"seconds\": %.6f, "
+                    "\"seconds_read\": %.6f, \"seconds_weights\": %.6f, \"peak_rss_bytes\": %ld, "
+                    "\"links\": %lld, \"unserved\": %lld, \"out\": \"%s\"}\n",
+                    stack_string(w.stack).c_str(), nranks, t_all, t_read, t_gen, max_rss * 1024,
+                    (long long)w.total_links, (long long)w.unserved, out.c_str());
+      }
     }
   } catch (const Error& e) {
     if (rank == 0) std::fprintf(stderr, "isthmus weights: %s\n", e.what());
