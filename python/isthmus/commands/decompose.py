@@ -31,22 +31,31 @@ class LayoutInfo(ctypes.Structure):
                 ("boundary", ctypes.c_int), ("largest_subdomain", ctypes.c_int64)]
 
 
-def find_library(explicit=None) -> Path:
+def find_built(relative: str, env: str, explicit=None, executable: bool = False,
+               extra=()) -> Path:
+    """A file of the build: `explicit`, else $`env`, else `relative` in $ISTHMUS_BUILD_DIR, else
+    in build/ of the source tree, else the `extra` candidates; the first that exists (and is
+    executable, if asked)."""
     candidates = []
     if explicit:
         candidates.append(Path(explicit))
-    if os.environ.get("ISTHMUS_LIB"):
-        candidates.append(Path(os.environ["ISTHMUS_LIB"]))
+    if os.environ.get(env):
+        candidates.append(Path(os.environ[env]))
     if os.environ.get("ISTHMUS_BUILD_DIR"):
-        candidates.append(Path(os.environ["ISTHMUS_BUILD_DIR"]) / "libisthmus.so")
+        candidates.append(Path(os.environ["ISTHMUS_BUILD_DIR"]) / relative)
     src = Path(os.environ.get("ISTHMUS_SOURCE_DIR", Path(__file__).resolve().parents[3]))
-    candidates.append(src / "build" / "libisthmus.so")
+    candidates.append(src / "build" / relative)
+    candidates.extend(Path(c) for c in extra)
     for c in candidates:
-        if c.is_file():
+        if c.is_file() and (not executable or os.access(c, os.X_OK)):
             return c
-    raise FileNotFoundError("libisthmus.so not found (tried " +
+    raise FileNotFoundError(f"{Path(relative).name} not found (tried " +
                             ", ".join(str(c) for c in candidates) +
-                            "); build it (make build) or set ISTHMUS_LIB")
+                            f"); build it (make build) or set {env}")
+
+
+def find_library(explicit=None) -> Path:
+    return find_built("libisthmus.so", "ISTHMUS_LIB", explicit)
 
 
 class Library:

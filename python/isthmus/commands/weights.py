@@ -26,27 +26,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from isthmus.commands.decompose import find_built
+
 
 def find_tool(explicit=None) -> Path:
     """The isthmus_weights program: --tool, $ISTHMUS_WEIGHTS, $ISTHMUS_BUILD_DIR, build/, PATH."""
-    candidates = []
-    if explicit:
-        candidates.append(Path(explicit))
-    if os.environ.get("ISTHMUS_WEIGHTS"):
-        candidates.append(Path(os.environ["ISTHMUS_WEIGHTS"]))
-    if os.environ.get("ISTHMUS_BUILD_DIR"):
-        candidates.append(Path(os.environ["ISTHMUS_BUILD_DIR"]) / "tools/weights/isthmus_weights")
-    src = Path(os.environ.get("ISTHMUS_SOURCE_DIR", Path(__file__).resolve().parents[3]))
-    candidates.append(src / "build" / "tools/weights/isthmus_weights")
     on_path = shutil.which("isthmus_weights")
-    if on_path:
-        candidates.append(Path(on_path))
-    for c in candidates:
-        if c.is_file() and os.access(c, os.X_OK):
-            return c
-    raise FileNotFoundError("isthmus_weights not found (tried " +
-                            ", ".join(str(c) for c in candidates) +
-                            "); build it (make build) or set ISTHMUS_WEIGHTS")
+    return find_built("tools/weights/isthmus_weights", "ISTHMUS_WEIGHTS", explicit,
+                      executable=True, extra=[on_path] if on_path else [])
 
 
 def mpirun_command(ranks: int):
