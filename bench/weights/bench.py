@@ -66,6 +66,16 @@ def write_scrip(path: Path, lon, lat, clo, cla, mask, dims):
     return field
 
 
+def write_regular(path: Path, dlon: float, dlat: float):
+    """A global regular grid of dlon x dlat degree cells, every cell active."""
+    nx, ny = round(360 / dlon), round(180 / dlat)
+    lon2, lat2 = np.meshgrid((np.arange(nx) + 0.5) * dlon, -90 + (np.arange(ny) + 0.5) * dlat)
+    hx, hy = dlon / 2, dlat / 2
+    lo = np.stack([lon2 - hx, lon2 + hx, lon2 + hx, lon2 - hx], -1).reshape(-1, 4)
+    la = np.stack([lat2 - hy, lat2 - hy, lat2 + hy, lat2 + hy], -1).reshape(-1, 4)
+    return write_scrip(path, lon2.ravel(), lat2.ravel(), lo, la, np.ones(nx * ny, np.int32), [nx, ny])
+
+
 def shared_grid(work: Path, name: str):
     with Dataset(DATA / f"grid_{name}.nc") as g:
         lon, lat = g["lon"][:], g["lat"][:]
@@ -117,13 +127,7 @@ def large_pair(work: Path):
         write_scrip(src, lon2.ravel(), lat2.ravel(), clo, cla,
                     (~land).ravel().astype(np.int32), [nx, ny])
     if not dst.exists():
-        nx, ny = 1440, 720
-        lon1 = (np.arange(nx) + 0.5) * 0.25
-        lat1 = -90 + (np.arange(ny) + 0.5) * 0.25
-        lon2, lat2 = np.meshgrid(lon1, lat1)
-        lo = np.stack([lon2 - .125, lon2 + .125, lon2 + .125, lon2 - .125], -1).reshape(-1, 4)
-        la = np.stack([lat2 - .125, lat2 - .125, lat2 + .125, lat2 + .125], -1).reshape(-1, 4)
-        write_scrip(dst, lon2.ravel(), lat2.ravel(), lo, la, np.ones(nx * ny, np.int32), [nx, ny])
+        write_regular(dst, 0.25, 0.25)
     return (src, src.with_name(src.stem + "_field.nc")), (dst, dst.with_name(dst.stem + "_field.nc"))
 
 
@@ -170,13 +174,7 @@ def huge_pair(work: Path):
                 v["grid_imask"][a:b] = (~land).ravel().astype(np.int32)
         tmp.rename(src)
     if not dst.exists():
-        nxd, nyd = 288, 180
-        lon1 = (np.arange(nxd) + 0.5) * 1.25
-        lat1 = -90 + (np.arange(nyd) + 0.5) * 1.0
-        lon2, lat2 = np.meshgrid(lon1, lat1)
-        lo = np.stack([lon2 - .625, lon2 + .625, lon2 + .625, lon2 - .625], -1).reshape(-1, 4)
-        la = np.stack([lat2 - .5, lat2 - .5, lat2 + .5, lat2 + .5], -1).reshape(-1, 4)
-        write_scrip(dst, lon2.ravel(), lat2.ravel(), lo, la, np.ones(nxd * nyd, np.int32), [nxd, nyd])
+        write_regular(dst, 1.25, 1.0)
     return src, dst
 
 
