@@ -583,13 +583,18 @@ void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeight
   Agreement b;
   if (rank == 0) {
     b.check([&] { writer->append(links.src.data(), links.dst.data(), links.w.data(), links.size()); });
-    std::vector<int64_t> src(static_cast<size_t>(piece)), dst(static_cast<size_t>(piece));
-    std::vector<double> w(static_cast<size_t>(piece * nw));
+    std::vector<int64_t> src, dst;  // sized by the largest piece received
+    std::vector<double> w;
     for (int r = 1; r < nranks; ++r) {
       int64_t nl = 0;
       ISTHMUS_MPI(MPI_Recv(&nl, 1, MPI_INT64_T, r, 20, comm, MPI_STATUS_IGNORE));
       for (int64_t o = 0; o < nl; o += piece) {
         const int c = static_cast<int>(std::min(piece, nl - o));
+        if (src.size() < size_t(c)) {
+          src.resize(size_t(c));
+          dst.resize(size_t(c));
+          w.resize(size_t(c * nw));
+        }
         ISTHMUS_MPI(MPI_Recv(src.data(), c, MPI_INT64_T, r, 21, comm, MPI_STATUS_IGNORE));
         ISTHMUS_MPI(MPI_Recv(dst.data(), c, MPI_INT64_T, r, 22, comm, MPI_STATUS_IGNORE));
         ISTHMUS_MPI(MPI_Recv(w.data(), int(c * nw), MPI_DOUBLE, r, 23, comm, MPI_STATUS_IGNORE));
