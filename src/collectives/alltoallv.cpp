@@ -9,6 +9,7 @@
 
 #include "base/agreement.h"
 #include "base/hash.h"
+#include "base/sized_message.h"
 #include "base/error.h"
 
 namespace isthmus {
@@ -359,16 +360,12 @@ void AlltoallvPlan::bruck(const char* s, char* r) const {
         if (!block[j].empty()) std::memcpy(out.data() + pos, block[j].data(), block[j].size());
         pos += block[j].size();
       }
-    MPI_Request sreq;
-    ISTHMUS_MPI(MPI_Isend(out.data(), to_int_bytes(int64_t(out.size()), "bruck message", dst),
-                          MPI_BYTE, dst, tag_, comm_, &sreq));
-    MPI_Status st;
-    ISTHMUS_MPI(MPI_Probe(src, tag_, comm_, &st));
-    int bytes = 0;
-    ISTHMUS_MPI(MPI_Get_count(&st, MPI_BYTE, &bytes));
-    in.resize(size_t(bytes));
-    ISTHMUS_MPI(MPI_Recv(in.data(), bytes, MPI_BYTE, src, tag_, comm_, MPI_STATUS_IGNORE));
-    ISTHMUS_MPI(MPI_Wait(&sreq, MPI_STATUS_IGNORE));
+    to_int_bytes(int64_t(out.size()), "bruck message", dst);
+    SizedSend sreq;
+    sreq.start(out.data(), out.size(), dst, tag_, comm_);
+    in = recv_sized<char>(src, tag_, comm_);
+    sreq.wait();
+    const int bytes = static_cast<int>(in.size());
     mo += 1, bo += int64_t(out.size()), mi += 1, bi += bytes;
     if (size_t(bytes) < hbytes)
       fail(ISTHMUS_ERR_INTERNAL, "alltoallv bruck: message from rank ", src, " has ", bytes,

@@ -1,9 +1,9 @@
 #include "xmap/sparse_exchange.h"
 
 #include <algorithm>
-#include <climits>
 
 #include "base/error.h"
+#include "base/sized_message.h"
 
 namespace isthmus {
 
@@ -28,37 +28,21 @@ struct Transit {
   }
 };
 
-// The element count of a packed buffer as MPI's int count.
-int64_t checked_count(const std::vector<int64_t>& data) {
-  if (data.size() > static_cast<size_t>(INT_MAX))
-    fail(ISTHMUS_ERR_INTERNAL, "directory message of ", data.size(), " values is too large");
-  return static_cast<int64_t>(data.size());
-}
-
-// Receives the one message of unknown length that `src` sends with `tag`: its size comes from
-// the probed envelope, so no separate size message is needed (half the latencies of sending the
-// size first).
 std::vector<int64_t> recv_packed(MPI_Comm comm, int tag, int src) {
-  MPI_Status st;
-  ISTHMUS_MPI(MPI_Probe(src, tag, comm, &st));
-  int n = 0;
-  ISTHMUS_MPI(MPI_Get_count(&st, MPI_INT64_T, &n));
-  std::vector<int64_t> data(static_cast<size_t>(n));
-  ISTHMUS_MPI(MPI_Recv(data.data(), n, MPI_INT64_T, src, tag, comm, MPI_STATUS_IGNORE));
-  return data;
+  return recv_sized<int64_t>(src, tag, comm);
 }
 
 void send_packed(MPI_Comm comm, int tag, int dest, const std::vector<int64_t>& data) {
-  ISTHMUS_MPI(MPI_Send(data.data(), static_cast<int>(checked_count(data)), MPI_INT64_T, dest, tag, comm));
+  send_sized(data.data(), data.size() * sizeof(int64_t), dest, tag, comm);
 }
 
-// Swaps two packed buffers with a partner: one message each way.
+// Swaps two packed buffers with a partner: one message each way (two when longer than
+// base/sized_message.h's first part).
 std::vector<int64_t> swap_with(MPI_Comm comm, int tag, int partner, const std::vector<int64_t>& send) {
-  MPI_Request req = MPI_REQUEST_NULL;
-  ISTHMUS_MPI(MPI_Isend(send.data(), static_cast<int>(checked_count(send)), MPI_INT64_T, partner,
-                        tag, comm, &req));
+  SizedSend out;
+  out.start(send.data(), send.size() * sizeof(int64_t), partner, tag, comm);
   std::vector<int64_t> recv = recv_packed(comm, tag, partner);
-  ISTHMUS_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+  out.wait();
   return recv;
 }
 

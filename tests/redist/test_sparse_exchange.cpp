@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "base/sized_message.h"
 #include "mpi_test_util.h"
 #include "xmap/sparse_exchange.h"
 
@@ -11,8 +12,12 @@ using isthmus::Message;
 
 namespace {
 
+// Lengths 0..4; patterns 8 and up also send messages longer than one first part of
+// base/sized_message.h (so that a hypercube step's bundle crosses it in both directions).
 std::vector<int64_t> payload(int src, int dst, int seed) {
-  std::vector<int64_t> v(static_cast<size_t>((src * 7 + dst * 3 + seed) % 5));  // lengths 0..4
+  size_t n = static_cast<size_t>((src * 7 + dst * 3 + seed) % 5);
+  if (seed >= 8) n += (src + dst) % 2 ? 3000 : isthmus::kSizedHead / 8 - 4;
+  std::vector<int64_t> v(n);
   for (size_t i = 0; i < v.size(); ++i) v[i] = src * 1000000 + dst * 1000 + static_cast<int64_t>(i);
   return v;
 }
@@ -22,6 +27,7 @@ bool sends(int src, int dst, int seed) {
   if (seed == 0) return false;
   if (seed == 1) return true;
   if (seed == 2) return src == dst;
+  if (seed == 8) return true;
   std::mt19937 rng(static_cast<unsigned>(seed * 7919 + src * 31 + dst));
   return rng() % 3 == 0;
 }
@@ -30,7 +36,7 @@ bool sends(int src, int dst, int seed) {
 
 TEST(SparseExchange, EveryMessageArrivesOnceSortedBySource) {
   int me = world_rank(), size = world_size();
-  for (int seed = 0; seed < 8; ++seed) {
+  for (int seed = 0; seed < 11; ++seed) {
     SCOPED_TRACE("pattern " + std::to_string(seed));
     std::vector<Message> out;
     for (int d = 0; d < size; ++d)
@@ -45,4 +51,34 @@ TEST(SparseExchange, EveryMessageArrivesOnceSortedBySource) {
       EXPECT_EQ(in[i].data, want[i].data);
     }
   }
+}
+
+// A message of unknown length arrives whole at every length around the first part's capacity,
+// and a first part that claims more than it can carry is an error, not a hang or an overrun.
+TEST(SizedMessage, EveryLengthArrivesWhole) {
+  const int me = world_rank(), size = world_size();
+  const int next = (me + 1) % size, prev = (me + size - 1) % size;
+  const size_t head = isthmus::kSizedHead;
+  for (size_t bytes : {size_t(0), size_t(1), head - 9, head - 8, head - 7, head, 3 * head + 5}) {
+    SCOPED_TRACE(std::to_string(bytes) + " bytes");
+    std::vector<char> out(bytes);
+    for (size_t i = 0; i < bytes; ++i) out[i] = static_cast<char>((i * 31 + me) % 251);
+    isthmus::SizedSend s;
+    s.start(out.data(), out.size(), next, 9, MPI_COMM_WORLD);
+    std::vector<char> in = isthmus::recv_sized<char>(prev, 9, MPI_COMM_WORLD);
+    s.wait();
+    ASSERT_EQ(in.size(), bytes);
+    for (size_t i = 0; i < bytes; ++i) ASSERT_EQ(in[i], static_cast<char>((i * 31 + prev) % 251)) << i;
+  }
+  // 12 bytes of int64 values: not a whole number of elements
+  std::vector<char> odd(12, 1);
+  isthmus::SizedSend s;
+  s.start(odd.data(), odd.size(), next, 10, MPI_COMM_WORLD);
+  try {
+    isthmus::recv_sized<int64_t>(prev, 10, MPI_COMM_WORLD);
+    ADD_FAILURE() << "no error";
+  } catch (const isthmus::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("12 bytes, not a multiple of 8"), std::string::npos) << e.what();
+  }
+  s.wait();
 }
