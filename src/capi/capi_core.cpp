@@ -1,6 +1,7 @@
 // C API of the foundation layers: context, index, xmap, transfer, trace.
 #include <optional>
 
+#include "base/comm.h"
 #include "base/agreement.h"
 #include "capi/handles.h"
 
@@ -65,7 +66,7 @@ int isthmus_context_create(MPI_Comm comm, isthmus_context** ctx) {
     if (inter)
       fail(ISTHMUS_ERR_ARG, "comm is an intercommunicator; a context needs an intracommunicator "
            "(maps between two groups take the intercommunicator: isthmus_xmap_create_inter)");
-    ISTHMUS_MPI(MPI_Comm_dup(comm, &st->comm));
+    st->comm = duplicate(comm);
     // Every communicator the library makes from this one inherits: MPI errors are returned.
     ISTHMUS_MPI(MPI_Comm_set_errhandler(st->comm, MPI_ERRORS_RETURN));
     ISTHMUS_MPI(MPI_Comm_rank(st->comm, &st->rank));

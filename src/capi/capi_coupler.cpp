@@ -7,6 +7,7 @@
 
 #include "capi/handles.h"
 #include "coupler/coupler.h"
+#include "base/comm.h"
 
 using namespace isthmus;
 
@@ -47,7 +48,7 @@ int isthmus_coupler_create(MPI_Comm world, const char* component, const char* co
     }
     c = std::make_unique<coupler::Coupler>(world, component ? component : "", std::string(config_path), o);
     if (c->local_comm() != MPI_COMM_NULL) {
-      ISTHMUS_MPI(MPI_Comm_dup(c->local_comm(), &st->comm));
+      st->comm = duplicate(c->local_comm());
       ISTHMUS_MPI(MPI_Comm_set_errhandler(st->comm, MPI_ERRORS_RETURN));
       ISTHMUS_MPI(MPI_Comm_rank(st->comm, &st->rank));
       ISTHMUS_MPI(MPI_Comm_size(st->comm, &st->size));

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/comm.h"
 #include "base/agreement.h"
 #include "base/broadcast.h"
 #include "base/error.h"
@@ -29,14 +30,22 @@ const char* direction_name(VarDirection d) { return d == VarDirection::In ? "in"
 
 
 // The communicator of some ranks of `world` (in the order given), made by them alone — never a
-// collective over the world — with MPI errors returned.
+// collective over the world — with MPI errors returned. When they are the whole world in order
+// (two components on all ranks), world's own group serves: no O(P) group is built per rank.
 MPI_Comm comm_of(MPI_Comm world, const std::vector<int>& ranks, int tag) {
   MPI_Group world_group, group;
   ISTHMUS_MPI(MPI_Comm_group(world, &world_group));
-  ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(ranks.size()), ranks.data(), &group));
+  int size = 0;
+  ISTHMUS_MPI(MPI_Comm_size(world, &size));
+  bool everyone = static_cast<int>(ranks.size()) == size;
+  for (int i = 0; everyone && i < size; ++i) everyone = ranks[i] == i;
+  if (everyone)
+    group = world_group;
+  else
+    ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(ranks.size()), ranks.data(), &group));
   MPI_Comm comm = MPI_COMM_NULL;
   const int rc = MPI_Comm_create_group(world, group, tag, &comm);
-  MPI_Group_free(&group);
+  if (group != world_group) MPI_Group_free(&group);
   MPI_Group_free(&world_group);
   ISTHMUS_MPI(rc);
   ISTHMUS_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
@@ -145,7 +154,7 @@ void Coupler::set_coupling_comm(MPI_Comm coupling) {
   if (local_ != full_ && local_ != MPI_COMM_NULL) MPI_Comm_free(&local_);
   local_ = MPI_COMM_NULL;
   if (in) {
-    ISTHMUS_MPI(MPI_Comm_dup(coupling, &local_));
+    local_ = duplicate(coupling);
     ISTHMUS_MPI(MPI_Comm_set_errhandler(local_, MPI_ERRORS_RETURN));
   }
 }
@@ -293,7 +302,7 @@ MPI_Comm Coupler::pair_comm(int a, int b) {
   if (it != pair_comms_.end()) return it->second;
   MPI_Comm comm = MPI_COMM_NULL;
   if (a == b) {
-    ISTHMUS_MPI(MPI_Comm_dup(local_, &comm));
+    comm = duplicate(local_);
   } else {
     // only the two components' ranks take part (every rank creates its pairs in the
     // configuration's order, so no two ranks wait for each other in opposite orders)
@@ -598,7 +607,7 @@ int Coupler::component_named(const std::string& name, const char* what) const {
 MPI_Comm Coupler::intracomm(const std::string& other) {
   const int o = component_named(other, "get_intracomm");
   MPI_Comm c = MPI_COMM_NULL;
-  ISTHMUS_MPI(MPI_Comm_dup(pair_comm(me_, o), &c));
+  c = duplicate(pair_comm(me_, o));
   return c;
 }
 

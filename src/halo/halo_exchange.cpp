@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "base/comm.h"
 #include "base/error.h"
 #include "transfer/message_status.h"
 #include "xmap/sparse_exchange.h"
@@ -480,7 +481,7 @@ void HaloExchange::build(Agreement& a, MPI_Comm comm, const Decomposition* dp, H
   a.conclude(comm);
   const Decomposition& d = *dp;
 
-  ISTHMUS_MPI(MPI_Comm_dup(comm, &comm_));
+  comm_ = duplicate(comm);
   try {
     for (int ph = 0; ph < nphase; ++ph) {
       Phase& P = phases_[ph];

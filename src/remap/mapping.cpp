@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "xmap/sparse_exchange.h"
+#include "base/comm.h"
 
 namespace isthmus::remap {
 
@@ -959,7 +960,7 @@ void Mapping::split_conservation_comms() {
   // collective over comm_, once: the two sides' communicators and first ranks
   for (MPI_Comm* c : {&cons_comm_, &src_comm_, &dst_comm_})
     if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
-  ISTHMUS_MPI(MPI_Comm_dup(comm_, &cons_comm_));
+  cons_comm_ = duplicate(comm_);
   int r = 0;
   ISTHMUS_MPI(MPI_Comm_rank(comm_, &r));
   ISTHMUS_MPI(MPI_Comm_split(comm_, has_src_ ? 0 : MPI_UNDEFINED, r, &src_comm_));

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "base/comm.h"
 #include "base/error.h"
 
 namespace isthmus {
@@ -373,7 +374,7 @@ Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, 
   agreement.conclude(agreement_comm);
 
   // Each redistribution has its own communicator, so its messages cannot meet another's.
-  ISTHMUS_MPI(MPI_Comm_dup(xmap_->comm(), &comm_));
+  comm_ = duplicate(xmap_->comm());
   try {
     // Buffer A: forward send / reverse receive; buffer B: forward receive / reverse send.
     buf_a_.resize(std::max(forward_.layout.send_total(), reverse_.layout.recv_total()));

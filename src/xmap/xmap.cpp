@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "base/comm.h"
 #include "base/error.h"
 #include "xmap/sparse_exchange.h"
 
@@ -439,7 +440,7 @@ Xmap::Xmap(MPI_Comm comm, const IndexList* src, const IndexList* dst, const Xmap
            Agreement& agreement)
     : opt_(opt) {
   const int64_t n = agree(comm, src, dst, opt, agreement);
-  ISTHMUS_MPI(MPI_Comm_dup(comm, &comm_));
+  comm_ = duplicate(comm);
   build(src, dst, n);
 }
 
