@@ -1,6 +1,7 @@
 #include "coupler/coupler.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -32,17 +33,19 @@ const char* direction_name(VarDirection d) { return d == VarDirection::In ? "in"
 // The communicator of some ranks of `world` (in the order given), made by them alone — never a
 // collective over the world — with MPI errors returned. When they are the whole world in order
 // (two components on all ranks), world's own group serves: no O(P) group is built per rank.
-MPI_Comm comm_of(MPI_Comm world, const std::vector<int>& ranks, int tag) {
+MPI_Comm comm_of(MPI_Comm world, const RankSet& ranks, int tag) {
   MPI_Group world_group, group;
   ISTHMUS_MPI(MPI_Comm_group(world, &world_group));
   int size = 0;
   ISTHMUS_MPI(MPI_Comm_size(world, &size));
-  bool everyone = static_cast<int>(ranks.size()) == size;
-  for (int i = 0; everyone && i < size; ++i) everyone = ranks[i] == i;
-  if (everyone)
+  if (ranks.size() == size) {
     group = world_group;
-  else
-    ISTHMUS_MPI(MPI_Group_incl(world_group, static_cast<int>(ranks.size()), ranks.data(), &group));
+  } else {
+    std::vector<std::array<int, 3>> ranges;
+    for (const RankSet::Run& r : ranks.runs()) ranges.push_back({r.first, r.last, 1});
+    ISTHMUS_MPI(MPI_Group_range_incl(world_group, static_cast<int>(ranges.size()),
+                                     reinterpret_cast<int(*)[3]>(ranges.data()), &group));
+  }
   MPI_Comm comm = MPI_COMM_NULL;
   const int rc = MPI_Comm_create_group(world, group, tag, &comm);
   if (group != world_group) MPI_Group_free(&group);
@@ -227,16 +230,17 @@ void Coupler::exchange_declarations() {
   int in = active() ? 1 : 0;
   std::vector<int> flags(nfull);
   ISTHMUS_MPI(MPI_Allgather(&in, 1, MPI_INT, flags.data(), 1, MPI_INT, full_));
-  const std::vector<int>& everyone = comps_[me_].world_ranks;  // full_ rank i is everyone[i]
-  std::ostringstream os;
-  os << name_ << "\nranks";
+  const RankSet& everyone = comps_[me_].world_ranks;  // full_ rank i is everyone.at(i)
+  RankSet coupling;
   int first_active = -1;
   for (int r = 0; r < nfull; ++r)
     if (flags[r]) {
-      os << ' ' << everyone[r];
+      coupling.push_back(everyone.at(r));
       if (first_active < 0) first_active = r;
     }
-  os << '\n';
+  flags = {};
+  std::ostringstream os;
+  os << name_ << "\nranks " << coupling.text() << '\n';
   std::string fields;
   if (rank == first_active) {
     std::ostringstream fs;
@@ -252,8 +256,8 @@ void Coupler::exchange_declarations() {
   if (rank == 0) {
     // the components' first ranks, point to point on a communicator of their own (made by them
     // alone: never a collective over the world); component c's first rank is its rank c
-    std::vector<int> leaders;
-    for (const Component& c : comps_) leaders.push_back(c.world_ranks[0]);
+    RankSet leaders;
+    for (const Component& c : comps_) leaders.push_back(c.world_ranks.front());
     MPI_Comm firsts = comm_of(world_, leaders, kTagDeclarations);
     std::vector<MPI_Request> reqs;
     for (size_t c = 0; c < comps_.size(); ++c) {
@@ -280,12 +284,10 @@ void Coupler::exchange_declarations() {
   for (size_t c = 0; c < comps_.size(); ++c) {
     std::istringstream in(texts[c]);
     std::getline(in, comps_[c].name);
-    std::string line, word;
+    std::string line;
     std::getline(in, line);
-    std::istringstream ranks(line);
-    ranks >> word;  // "ranks"
-    comps_[c].coupling_ranks.clear();
-    for (int w; ranks >> w;) comps_[c].coupling_ranks.push_back(w);
+    comps_[c].coupling_ranks = RankSet::parse(line.substr(line.find(' ') + 1));  // "ranks ..."
+
     comps_[c].fields.clear();
     Declared d;
     int dir = 0;
@@ -306,9 +308,7 @@ MPI_Comm Coupler::pair_comm(int a, int b) {
   } else {
     // only the two components' ranks take part (every rank creates its pairs in the
     // configuration's order, so no two ranks wait for each other in opposite orders)
-    std::vector<int> members = comps_[a].coupling_ranks;
-    members.insert(members.end(), comps_[b].coupling_ranks.begin(), comps_[b].coupling_ranks.end());
-    std::sort(members.begin(), members.end());
+    const RankSet members = RankSet::merged(comps_[a].coupling_ranks, comps_[b].coupling_ranks);
     comm = comm_of(world_, members, kTagGroupPair + (a * static_cast<int>(comps_.size()) + b) % 30000);
   }
   pair_comms_[{a, b}] = comm;
@@ -490,9 +490,9 @@ std::function<std::string(int)> Coupler::describe_ranks(MPI_Comm comm) const {
   std::vector<std::string> words(n);
   for (int r = 0; r < n; ++r)
     for (const Component& c : comps_) {
-      auto it = std::find(c.coupling_ranks.begin(), c.coupling_ranks.end(), world[r]);
-      if (it != c.coupling_ranks.end())
-        words[r] = "rank " + std::to_string(it - c.coupling_ranks.begin()) + " of component " + c.name +
+      const int64_t i = c.coupling_ranks.index_of(world[r]);
+      if (i >= 0)
+        words[r] = "rank " + std::to_string(i) + " of component " + c.name +
                    " (world rank " + std::to_string(world[r]) + ")";
     }
   return [words](int r) { return r >= 0 && r < static_cast<int>(words.size()) ? words[r] : "rank " + std::to_string(r); };
@@ -622,7 +622,8 @@ MPI_Comm Coupler::intercomm(const std::string& other) {
   ISTHMUS_MPI(MPI_Comm_group(pair, &pg));
   ISTHMUS_MPI(MPI_Comm_group(world_, &wg));
   int leader = -1;
-  ISTHMUS_MPI(MPI_Group_translate_ranks(wg, 1, &comps_[o].coupling_ranks[0], pg, &leader));
+  const int first = comps_[o].coupling_ranks.front();
+  ISTHMUS_MPI(MPI_Group_translate_ranks(wg, 1, &first, pg, &leader));
   MPI_Group_free(&pg);
   MPI_Group_free(&wg);
   ISTHMUS_MPI(MPI_Intercomm_create(local_, 0, pair, leader, 77, &c));

@@ -15,6 +15,7 @@
 
 #include "coupler/config.h"
 #include "coupler/coupling.h"
+#include "coupler/rank_set.h"
 #include "base/error.h"
 #include "index/index_list.h"
 #include "transfer/redist.h"
@@ -120,8 +121,8 @@ class Coupler {
   struct Component {
     uint64_t hash = 0;
     std::string name;             // known after enddef's exchange (this rank's from the start)
-    std::vector<int> world_ranks;     // all its ranks
-    std::vector<int> coupling_ranks;  // those that couple (known after enddef's exchange)
+    RankSet world_ranks;     // all its ranks
+    RankSet coupling_ranks;  // those that couple (known after enddef's exchange)
     std::vector<Declared> fields;
   };
   void init(MPI_Comm world, Config config);
