@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <unordered_map>
 
 #include "xmap/sparse_exchange.h"
 #include "base/comm.h"
@@ -107,6 +108,46 @@ constexpr int64_t kRouteChunk = int64_t{1} << 17;
 // m more of them; counts the records whose key no rank holds. A record whose home or holder is
 // this rank is never copied into a message (one whose home is this rank is made again where the
 // home reads it), and the messages are sized by a counting pass before they are filled.
+// Per-peer counts and buffers for the ranks one rank actually sends to, numbered as they first
+// appear: O(peers) memory and work per rank where arrays indexed by rank cost O(P) (O(P^2) over
+// a simulated run, where every rank lives in one process).
+class PeerTable {
+ public:
+  size_t slot(int rank) {
+    auto [it, fresh] = slot_of_.try_emplace(rank, rank_.size());
+    if (fresh) {
+      rank_.push_back(rank);
+      count_.push_back(0);
+      fill_.push_back(0);
+      runs_.emplace_back();
+      buf_.emplace_back();
+    }
+    return it->second;
+  }
+  // the slot of rank, or -1 if it has none
+  int64_t find(int rank) const {
+    auto it = slot_of_.find(rank);
+    return it == slot_of_.end() ? -1 : static_cast<int64_t>(it->second);
+  }
+  int64_t count_of(int rank) const {
+    const int64_t s = find(rank);
+    return s < 0 ? 0 : count_[s];
+  }
+  size_t size() const { return rank_.size(); }
+  int rank(size_t s) const { return rank_[s]; }
+  int64_t& count(size_t s) { return count_[s]; }
+  size_t& fill(size_t s) { return fill_[s]; }
+  std::vector<int64_t>& runs(size_t s) { return runs_[s]; }
+  std::vector<int64_t>& buf(size_t s) { return buf_[s]; }
+
+ private:
+  std::unordered_map<int, size_t> slot_of_;
+  std::vector<int> rank_;
+  std::vector<int64_t> count_;
+  std::vector<size_t> fill_;
+  std::vector<std::vector<int64_t>> runs_, buf_;
+};
+
 struct Homes {
   int first = 0, count = 1;
 };
@@ -115,8 +156,7 @@ template <typename Key, typename Make, typename Reserve, typename Consume>
 void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes homes, int width,
                       int64_t nrecords, Key&& key, Make&& make, Reserve&& reserve,
                       Consume&& consume, bool lowest_only, int64_t& unheld) {
-  int size = 1, me = 0;
-  ISTHMUS_MPI(MPI_Comm_size(comm, &size));
+  int me = 0;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
   const int64_t block = std::max<int64_t>(1, (n + homes.count - 1) / homes.count);
   auto home = [block, homes](int64_t g) { return homes.first + static_cast<int>(g / block); };
@@ -148,56 +188,63 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes 
     if (lowest_only && lowest >= 0) f(lowest);
     return lowest >= 0;
   };
-  std::vector<int64_t> count(size);
-  std::vector<size_t> fill(size);
+  std::vector<uint32_t> slot_k;  // the slot of each record of a round
   for (int64_t round = 0; round < rounds; ++round) {
     // To the homes: [nruns, (start, len)..., records]; the holders' runs in the first round only.
     const int64_t first = round * kRouteChunk, last = std::min(nrecords, first + kRouteChunk);
-    std::vector<std::vector<int64_t>> runs(size);
+    PeerTable to;
     if (round == 0 && holders)
       for (const Segment& sg : holders->segments()) {
         int64_t g = sg.start, left = sg.length;
         while (left > 0) {
           const int h = home(g);
           const int64_t len = std::min(left, (static_cast<int64_t>(h - homes.first) + 1) * block - g);
-          runs[h].insert(runs[h].end(), {g, len});
+          std::vector<int64_t>& runs = to.runs(to.slot(h));
+          runs.insert(runs.end(), {g, len});
           g += len;
           left -= len;
         }
       }
-    std::fill(count.begin(), count.end(), 0);
-    for (int64_t k = first; k < last; ++k) ++count[home(key(k))];
-    const int64_t own = count[me];
-    count[me] = 0;  // made again at the home step
-    std::vector<std::vector<int64_t>> to(size);
-    for (int h = 0; h < size; ++h) {
-      if (runs[h].empty() && count[h] == 0) continue;
-      to[h].resize(1 + runs[h].size() + static_cast<size_t>(count[h]) * width);
-      to[h][0] = static_cast<int64_t>(runs[h].size() / 2);
-      std::copy(runs[h].begin(), runs[h].end(), to[h].begin() + 1);
-      fill[h] = 1 + runs[h].size();
-    }
-    runs.clear();
+    slot_k.resize(static_cast<size_t>(last - first));
     for (int64_t k = first; k < last; ++k) {
-      const int h = home(key(k));
-      if (h == me) continue;
-      make(k, to[h].data() + fill[h]);
-      fill[h] += width;
+      const size_t sl = to.slot(home(key(k)));
+      slot_k[static_cast<size_t>(k - first)] = static_cast<uint32_t>(sl);
+      ++to.count(sl);
+    }
+    const int64_t mine = to.find(me);
+    const int64_t own = mine < 0 ? 0 : to.count(static_cast<size_t>(mine));
+    if (mine >= 0) to.count(static_cast<size_t>(mine)) = 0;  // made again at the home step
+    for (size_t sl = 0; sl < to.size(); ++sl) {
+      std::vector<int64_t>& runs = to.runs(sl);
+      if (runs.empty() && to.count(sl) == 0) continue;
+      std::vector<int64_t>& b = to.buf(sl);
+      b.resize(1 + runs.size() + static_cast<size_t>(to.count(sl)) * width);
+      b[0] = static_cast<int64_t>(runs.size() / 2);
+      std::copy(runs.begin(), runs.end(), b.begin() + 1);
+      to.fill(sl) = 1 + runs.size();
+      std::vector<int64_t>().swap(runs);
+    }
+    for (int64_t k = first; k < last; ++k) {
+      const size_t sl = slot_k[static_cast<size_t>(k - first)];
+      if (static_cast<int64_t>(sl) == mine) continue;
+      make(k, to.buf(sl).data() + to.fill(sl));
+      to.fill(sl) += width;
     }
     std::vector<Message> out;
-    for (int h = 0; h < size; ++h)
-      if (h != me && !to[h].empty()) out.push_back({h, std::move(to[h])});
+    for (size_t sl = 0; sl < to.size(); ++sl)
+      if (to.rank(sl) != me && !to.buf(sl).empty()) out.push_back({to.rank(sl), std::move(to.buf(sl))});
     std::vector<Message> in = sparse_exchange(comm, kTagRoute, out);
     out.clear();
     // this rank's own holders' runs, in their place among the received messages (sorted by
     // source rank); its own records are made again below
-    if (!to[me].empty() || own > 0) {
-      if (to[me].empty()) to[me].push_back(0);  // no runs
+    if (mine >= 0 && (!to.buf(static_cast<size_t>(mine)).empty() || own > 0)) {
+      std::vector<int64_t>& b = to.buf(static_cast<size_t>(mine));
+      if (b.empty()) b.push_back(0);  // no runs
       auto at = std::lower_bound(in.begin(), in.end(), me,
                                  [](const Message& m, int r) { return m.rank < r; });
-      in.insert(at, Message{me, std::move(to[me])});
+      in.insert(at, Message{me, std::move(b)});
     }
-    to.clear();
+    to = PeerTable();
 
     if (round == 0) {
       for (const Message& m : in)
@@ -224,28 +271,31 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes 
       const std::vector<int64_t>& d = m.data;
       for (size_t k = 1 + 2 * static_cast<size_t>(d[0]); k < d.size(); k += width) f(d.data() + k);
     };
-    std::fill(count.begin(), count.end(), 0);
+    PeerTable fwd;
     for (const Message& m : in)
       records(m, [&](const int64_t* r) {
-        if (!for_holders(r[0], [&](int h) { ++count[h]; })) ++unheld;
+        if (!for_holders(r[0], [&](int h) { ++fwd.count(fwd.slot(h)); })) ++unheld;
       });
-    reserve(count[me]);
-    std::vector<std::vector<int64_t>> fwd(size);
-    for (int r = 0; r < size; ++r)
-      if (r != me && count[r] > 0) fwd[r].reserve(static_cast<size_t>(count[r]) * width);
+    reserve(fwd.count_of(me));
+    for (size_t sl = 0; sl < fwd.size(); ++sl)
+      if (fwd.rank(sl) != me) fwd.buf(sl).reserve(static_cast<size_t>(fwd.count(sl)) * width);
     for (Message& m : in) {
       records(m, [&](const int64_t* r) {
         for_holders(r[0], [&](int h) {
-          if (h == me) consume(r);
-          else fwd[h].insert(fwd[h].end(), r, r + width);
+          if (h == me) {
+            consume(r);
+          } else {
+            std::vector<int64_t>& b = fwd.buf(fwd.slot(h));
+            b.insert(b.end(), r, r + width);
+          }
         });
       });
       std::vector<int64_t>().swap(m.data);  // free as we go
     }
     in.clear();
-    for (int r = 0; r < size; ++r)
-      if (!fwd[r].empty()) out.push_back({r, std::move(fwd[r])});
-    fwd.clear();
+    for (size_t sl = 0; sl < fwd.size(); ++sl)
+      if (!fwd.buf(sl).empty()) out.push_back({fwd.rank(sl), std::move(fwd.buf(sl))});
+    fwd = PeerTable();
     in = sparse_exchange(comm, kTagRoute + 1, out);
     out.clear();
     int64_t arrived = 0;
