@@ -469,33 +469,29 @@ void Coupler::enddef() {
       if (src) vars_[local_var(e.src_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
       if (dst) vars_[local_var(e.dst_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
     }
-    if (timeout_s_ > 0) c->set_wait_timeout(timeout_s_, describe_ranks(comm));
+    if (timeout_s_ > 0)
+      c->set_wait_timeout(timeout_s_, describe_ranks(p.pair && p.sc != p.dc
+                                                         ? RankSet::merged(comps_[p.sc].coupling_ranks,
+                                                                           comps_[p.dc].coupling_ranks)
+                                                         : comps_[me_].coupling_ranks));
     couplings_.push_back(std::move(c));
   }
   defined_ = true;
 }
 
-std::function<std::string(int)> Coupler::describe_ranks(MPI_Comm comm) const {
-  // the world rank of each rank of comm, once; then its component and rank in it
-  MPI_Group group, world_group;
-  int n = 0;
-  ISTHMUS_MPI(MPI_Comm_group(comm, &group));
-  ISTHMUS_MPI(MPI_Comm_group(world_, &world_group));
-  ISTHMUS_MPI(MPI_Group_size(group, &n));
-  std::vector<int> ranks(n), world(n);
-  for (int r = 0; r < n; ++r) ranks[r] = r;
-  ISTHMUS_MPI(MPI_Group_translate_ranks(group, n, ranks.data(), world_group, world.data()));
-  MPI_Group_free(&group);
-  MPI_Group_free(&world_group);
-  std::vector<std::string> words(n);
-  for (int r = 0; r < n; ++r)
-    for (const Component& c : comps_) {
-      const int64_t i = c.coupling_ranks.index_of(world[r]);
-      if (i >= 0)
-        words[r] = "rank " + std::to_string(i) + " of component " + c.name +
-                   " (world rank " + std::to_string(world[r]) + ")";
-    }
-  return [words](int r) { return r >= 0 && r < static_cast<int>(words.size()) ? words[r] : "rank " + std::to_string(r); };
+std::function<std::string(int)> Coupler::describe_ranks(const RankSet& members) const {
+  // when asked (a timeout's message): comm rank r is world rank members.at(r); then its
+  // component and rank in it (O(runs) kept, not a word per rank)
+  std::vector<std::pair<std::string, RankSet>> comps;
+  for (const Component& c : comps_) comps.emplace_back(c.name, c.coupling_ranks);
+  return [members, comps](int r) {
+    if (r < 0 || r >= members.size()) return "rank " + std::to_string(r);
+    const int w = members.at(r);
+    for (const auto& [name, ranks] : comps)
+      if (const int64_t i = ranks.index_of(w); i >= 0)
+        return "rank " + std::to_string(i) + " of component " + name + " (world rank " + std::to_string(w) + ")";
+    return "rank " + std::to_string(r);
+  };
 }
 
 Coupler::Var& Coupler::var_of(int var, const char* what, bool after_enddef) {

@@ -129,8 +129,9 @@ class Coupler {
   void exchange_declarations();
   MPI_Comm pair_comm(int a, int b);
   int component_named(const std::string& name, const char* what) const;
-  // "rank r of component C (world rank w)" for the ranks of a coupling's communicator
-  std::function<std::string(int)> describe_ranks(MPI_Comm comm) const;
+  // "rank r of component C (world rank w)" for the ranks of a coupling's communicator, whose
+  // ranks are the world ranks `members` in order
+  std::function<std::string(int)> describe_ranks(const RankSet& members) const;
   void require_defining(const char* what) const;
   Var& var_of(int var, const char* what, bool after_enddef = true);
 
