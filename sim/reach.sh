@@ -4,6 +4,8 @@
 # counts of issue 3. Long: run it alone, in the background.
 #   sim/reach.sh [RESULTS]          (default sim-reach.jsonl)
 # 65,536 ranks need vm.max_map_count above 2 x 65,536 (as root: sysctl -w vm.max_map_count=262144).
+# With SimGrid 4.1 (sim/build_simgrid.sh) instead of Debian's 3.32:
+#   ISTHMUS_SIMGRID=/work/simgrid-4.1 sim/reach.sh sim-reach-4.1.jsonl
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 results=${1:-sim-reach.jsonl}

@@ -4,6 +4,9 @@ BENCH is one of the project's benchmarks (bench/<name>/, built in build-smpi/ on
 path of a program compiled with smpicc/smpicxx. Options this command does not know are passed to
 the benchmark, as is everything after ``--``. The benchmark's JSON lines are printed and appended,
 with the platform, the SimGrid options, wall time and peak memory (PSS), to the results file.
+
+SimGrid is Debian's 3.32 unless ``--simgrid PREFIX`` (or ISTHMUS_SIMGRID=PREFIX) names another
+installation, e.g. 4.1 built by sim/build_simgrid.sh; its builds go to build-smpi-simgrid<version>/.
 """
 
 import argparse
@@ -26,7 +29,12 @@ def _add_options(p, suppress=False):
     p.add_argument("--cfg", action="append", default=d([]), metavar="KEY:VALUE",
                    help="extra SimGrid option (repeatable), e.g. --cfg smpi/or:0:1e-6:0")
     p.add_argument("--build-dir", default=d(None),
-                   help="SMPI build directory (default build-smpi/ of the source tree)")
+                   help="SMPI build directory (default build-smpi/ of the source tree, "
+                        "build-smpi-simgrid<version>/ with --simgrid)")
+    p.add_argument("--simgrid", default=d(None), metavar="PREFIX",
+                   help="SimGrid installation to build and run with (default $ISTHMUS_SIMGRID, "
+                        "else the smpicc/smpirun in PATH: Debian's 3.32); sim/build_simgrid.sh "
+                        "installs 4.1 in /work/simgrid-4.1")
     p.add_argument("--no-build", action="store_true", default=d(False),
                    help="do not configure/build the benchmark first")
     p.add_argument("--privatize", action="store_true", default=d(False),
@@ -81,7 +89,8 @@ def main(args) -> int:
                          full_platform=args.full_platform,
                          results=Path(args.results) if args.results else None,
                          workdir=Path(args.workdir) if args.workdir else None,
-                         progress=False if args.no_progress else None, timeout=args.timeout)
+                         progress=False if args.no_progress else None, timeout=args.timeout,
+                         simgrid=args.simgrid)
     except (ValueError, FileNotFoundError, RuntimeError, TimeoutError) as e:
         print(f"isthmus simulate: {e}", file=sys.stderr)
         return 1

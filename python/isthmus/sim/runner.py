@@ -14,7 +14,19 @@ on demand. smpirun gets the options that make large runs feasible:
 - ``smpi/display-timing:yes``: SimGrid reports the simulated end time, recorded with the results;
 - ``smpi/allgather:rdb``: recursive doubling, as real MPIs do for small allgathers; SMPI 3.32's
   default sends between every pair of ranks, which made the coupler's one world allgather cost
-  152 s of host time at 256+256 ranks (2.1 s with rdb; docs/results/coupling.md).
+  152 s of host time at 256+256 ranks (2.1 s with rdb; docs/results/coupling.md);
+- ``smpi/allreduce:rdb``, ``smpi/reduce:binomial``, ``smpi/barrier:ompi_recursivedoubling``: the
+  logarithmic algorithms real MPIs use for small messages. SMPI's defaults are linear: the root
+  completes P - 1 requests through repeated waitany (O(P^2) simulator work: 65,536 ranks of the
+  neighbour skeleton took 1,800 s of CPU, 83 s with these), and its barrier releases the ranks one
+  message overhead apart, a stagger of up to P x 0.5 us that the timed exchanges then measured
+  (7.7 ms instead of 0.25 ms at 16,384 ranks; docs/simulation.md). The error contract's
+  agreements are allreduces.
+
+SimGrid is Debian's 3.32 (smpicc, smpicxx, smpirun in PATH) unless another installation is named
+with ``simgrid=PREFIX`` or ``ISTHMUS_SIMGRID=PREFIX`` (e.g. 4.1 from sim/build_simgrid.sh): its
+compilers then build the benchmarks in a build directory of its own (the default one suffixed
+with ``-simgrid<version>``), and its smpirun runs them with its libsimgrid.
 
 Memory is measured as PSS of the simulator process (``/proc/PID/smaps_rollup``): SMPI's shared
 buffers are mapped once per rank and maxrss would count every mapping again.
@@ -46,7 +58,36 @@ RUN_CFG: Dict[str, str] = {
     "smpi/shared-malloc-blocksize": str(1 << 30),
     "smpi/display-timing": "yes",
     "smpi/allgather": "rdb",
+    "smpi/allreduce": "rdb",
+    "smpi/reduce": "binomial",
+    "smpi/barrier": "ompi_recursivedoubling",
 }
+
+# SimGrid 3.33 merged smpi/bw-factor and smpi/lat-factor into the network/ options (the old
+# names remain as aliases that print a notice at every start): the new names from 4.x on.
+CFG_RENAMED_4: Dict[str, str] = {
+    "smpi/bw-factor": "network/bandwidth-factor",
+    "smpi/lat-factor": "network/latency-factor",
+}
+# Per-message overheads "0:A:0" (A seconds from 0 bytes up) charge A to every message in 3.32, but
+# nothing to 0-byte messages in 4.x, whose first range starts above its bound: a linear barrier's
+# release then no longer pays P x A, and simulated times change. A constant A is written as "A"
+# for 4.x, which charges every message as 3.32 does (identical simulated times, sim/README.md).
+OVERHEAD_KEYS = ("smpi/os", "smpi/ois", "smpi/or")
+
+
+def _cfg_for(version: str, options: Dict[str, str]) -> Dict[str, str]:
+    """SimGrid options written for 3.32 (platform.py, RUN_CFG, --cfg) as `version` needs them."""
+    if not version or int(version.split(".")[0]) < 4:
+        return dict(options)
+    out = {}
+    for key, value in options.items():
+        if key in OVERHEAD_KEYS:
+            m = re.fullmatch(r"0:([0-9.eE+-]+):([0-9.eE+-]+)", value)
+            if m and float(m.group(2)) == 0:
+                value = m.group(1)
+        out[CFG_RENAMED_4.get(key, key)] = value
+    return out
 
 
 def source_dir() -> Path:
@@ -56,19 +97,85 @@ def source_dir() -> Path:
     return Path(__file__).resolve().parents[3]
 
 
-def default_build_dir() -> Path:
+def simgrid_prefix(prefix=None) -> Optional[Path]:
+    """The SimGrid installation to use: `prefix`, else $ISTHMUS_SIMGRID, else None (the one in
+    PATH, Debian's 3.32). An empty string also selects the one in PATH."""
+    text = str(prefix) if prefix is not None else os.environ.get("ISTHMUS_SIMGRID", "")
+    if not text:
+        return None
+    p = Path(text).expanduser().resolve()
+    if not (p / "bin" / "smpirun").exists():
+        raise FileNotFoundError(f"SimGrid prefix '{text}': no bin/smpirun there "
+                                f"(sim/build_simgrid.sh {p} builds SimGrid 4.1 into it)")
+    return p
+
+
+def _smpirun(prefix: Optional[Path]) -> str:
+    return str(prefix / "bin" / "smpirun") if prefix else "smpirun"
+
+
+_VERSIONS: Dict[str, str] = {}
+
+
+def simgrid_version(prefix: Optional[Path] = None) -> str:
+    """`smpirun --version` of the installation, e.g. 'SimGrid version 3.32'."""
+    exe = _smpirun(prefix)
+    if exe not in _VERSIONS:
+        try:
+            out = subprocess.run([exe, "--version"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True).stdout
+            _VERSIONS[exe] = out.strip().splitlines()[0]
+        except (OSError, IndexError):
+            _VERSIONS[exe] = "unknown"
+    return _VERSIONS[exe]
+
+
+def simgrid_release(prefix: Optional[Path] = None) -> str:
+    """The version number alone ('3.32', '4.1'), '' if unknown."""
+    m = re.search(r"version (\d+(?:\.\d+)*)", simgrid_version(prefix))
+    return m.group(1) if m else ""
+
+
+def default_build_dir(simgrid=None) -> Path:
+    """build-smpi/ of the source tree (or $ISTHMUS_SMPI_BUILD_DIR); with another SimGrid than the
+    one in PATH, that name suffixed with -simgrid<version>, so that builds never mix."""
     env = os.environ.get("ISTHMUS_SMPI_BUILD_DIR")
-    return Path(env).resolve() if env else source_dir() / "build-smpi"
+    base = Path(env).resolve() if env else source_dir() / "build-smpi"
+    prefix = simgrid_prefix(simgrid)
+    if prefix is None:
+        return base
+    release = simgrid_release(prefix) or prefix.name
+    return base.with_name(f"{base.name}-simgrid{release}")
 
 
-def ensure_built(targets: Sequence[str], build_dir: Optional[Path] = None, log=None) -> Path:
-    """Configures build_dir with cmake/smpi.cmake if it is not yet, then builds targets."""
-    build_dir = Path(build_dir or default_build_dir())
+def _configured_prefix(build_dir: Path) -> Optional[str]:
+    """ISTHMUS_SIMGRID_PREFIX of an existing build ('' when built with the SimGrid in PATH),
+    None when build_dir is not configured."""
+    try:
+        cache = (build_dir / "CMakeCache.txt").read_text(errors="replace")
+    except OSError:
+        return None
+    m = re.search(r"^ISTHMUS_SIMGRID_PREFIX:[A-Z]+=(.*)$", cache, re.M)
+    return m.group(1).strip() if m else ""
+
+
+def ensure_built(targets: Sequence[str], build_dir: Optional[Path] = None, log=None,
+                 simgrid=None) -> Path:
+    """Configures build_dir with cmake/smpi.cmake if it is not yet, then builds targets. With
+    `simgrid` (or $ISTHMUS_SIMGRID) the compilers are that installation's."""
+    prefix = simgrid_prefix(simgrid)
+    build_dir = Path(build_dir or default_build_dir(prefix or ""))
     src = source_dir()
+    configured = _configured_prefix(build_dir)
+    if configured is not None and configured != (str(prefix) if prefix else ""):
+        raise RuntimeError(f"{build_dir} was configured with the SimGrid "
+                           f"{'in ' + configured if configured else 'in PATH'}, not "
+                           f"{prefix or 'the one in PATH'}; use another build directory")
     if not (build_dir / "build.ninja").exists() and not (build_dir / "Makefile").exists():
         gen = ["-G", "Ninja"] if shutil.which("ninja") else []
+        hint = [f"-DISTHMUS_SIMGRID_PREFIX={prefix}"] if prefix else []
         _check([ "cmake", "-S", str(src), "-B", str(build_dir), *gen,
-                "-DCMAKE_BUILD_TYPE=RelWithDebInfo",
+                "-DCMAKE_BUILD_TYPE=RelWithDebInfo", *hint,
                 f"-DCMAKE_TOOLCHAIN_FILE={src / 'cmake' / 'smpi.cmake'}"], log)
     if targets:
         _check(["cmake", "--build", str(build_dir), "-j", "2", "--target", *targets], log)
@@ -84,7 +191,8 @@ def _check(cmd, log):
                            f"{r.stdout[-4000:]}")
 
 
-def bench_executable(bench: str, build_dir: Optional[Path] = None, build: bool = True) -> Path:
+def bench_executable(bench: str, build_dir: Optional[Path] = None, build: bool = True,
+                     simgrid=None) -> Path:
     """A path to an executable (the user's own SMPI-compiled program) or the name of one of the
     project's benchmarks (bench/<name>/), built in the SMPI build when build is true."""
     p = Path(bench)
@@ -97,9 +205,10 @@ def bench_executable(bench: str, build_dir: Optional[Path] = None, build: bool =
                        if (d / "CMakeLists.txt").exists())
         raise FileNotFoundError(f"benchmark '{bench}': not an executable nor one of the "
                                 f"project's benchmarks ({', '.join(known)})")
-    build_dir = Path(build_dir or default_build_dir())
+    prefix = simgrid_prefix(simgrid)
+    build_dir = Path(build_dir or default_build_dir(prefix or ""))
     if build:
-        ensure_built([f"bench_{bench}"], build_dir)
+        ensure_built([f"bench_{bench}"], build_dir, simgrid=prefix or "")
     exe = build_dir / "bench" / bench / f"bench_{bench}"
     if not exe.exists():
         raise FileNotFoundError(f"benchmark '{bench}': {exe} was not built")
@@ -154,14 +263,17 @@ def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
         simulate_computation: bool = False, full_platform: bool = False,
         results: Optional[Path] = None, workdir: Optional[Path] = None,
         env: Optional[Dict[str, str]] = None, progress: Optional[bool] = None,
-        timeout: Optional[float] = None) -> RunResult:
+        timeout: Optional[float] = None, simgrid=None) -> RunResult:
     """Runs bench on `ranks` simulated ranks of `platform` (a Platform or a spec string), returns
-    its JSON records and appends them, with the platform and options, to `results` if given."""
+    its JSON records and appends them, with the platform and options, to `results` if given.
+    `simgrid` (or $ISTHMUS_SIMGRID) is the prefix of another SimGrid than the one in PATH."""
     plat: Platform = platform if isinstance(platform, Platform) else platform_from_spec(platform)
     per = ranks_per_node or plat.cores
     used = plat if full_platform else plat.trimmed(-(-ranks // per))
     hosts = used.hostfile(ranks, per)  # validates ranks against the platform size
-    exe = bench_executable(bench, build_dir, build)
+    prefix = simgrid_prefix(simgrid)
+    exe = bench_executable(bench, build_dir, build, simgrid=prefix or "")
+    release = simgrid_release(prefix)
 
     own_dir = workdir is None
     wd = Path(tempfile.mkdtemp(prefix="isthmus-sim-")) if own_dir else Path(workdir).resolve()
@@ -178,8 +290,8 @@ def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
         if not sep:
             raise ValueError(f"--cfg '{item}': expected key:value (a SimGrid option)")
         options[key] = value
-    cfg_args = [f"--cfg={k}:{v}" for k, v in options.items()]
-    cmd = ["smpirun", "-np", str(ranks), "-platform", str(wd / "platform.xml"),
+    cfg_args = [f"--cfg={k}:{v}" for k, v in _cfg_for(release, options).items()]
+    cmd = [_smpirun(prefix), "-np", str(ranks), "-platform", str(wd / "platform.xml"),
            "-hostfile", str(wd / "hostfile")]
     if not privatize:
         cmd.append("-no-privatize")
@@ -187,6 +299,10 @@ def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
 
     _warn_map_count(ranks)
     run_env = dict(os.environ)
+    if prefix is not None:  # that installation's libsimgrid, not Debian's
+        lib = str(prefix / "lib")
+        run_env["LD_LIBRARY_PATH"] = ":".join(
+            p for p in (lib, run_env.get("LD_LIBRARY_PATH", "")) if p)
     run_env.update(env or {})
     log_path = wd / "smpirun.log"
     t0 = time.monotonic()
@@ -256,9 +372,11 @@ def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
         "cpu_s": round(cpu, 3),
         "peak_pss_bytes": peak,
         "simulated_end_s": simulated,
-        "simgrid": _simgrid_version(),
+        "simgrid": simgrid_version(prefix),
         "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
+    if prefix is not None:
+        meta["simgrid_prefix"] = str(prefix)
     records = []
     for line in lines:
         line = line.strip()
@@ -312,12 +430,3 @@ def _progress_bar(enabled: Optional[bool], desc: str):
     # No total is known in advance: the bar counts wall seconds and shows the memory used.
     return tqdm(desc=desc, unit="s", bar_format="{desc}: {elapsed}{postfix}",
                 disable=None if enabled is None else False)
-
-
-def _simgrid_version() -> str:
-    try:
-        out = subprocess.run(["smpirun", "--version"], stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True).stdout
-        return out.strip().splitlines()[0]
-    except OSError:
-        return "unknown"
