@@ -137,15 +137,18 @@ double value(int ds, int g) {
 
 // The points of a rank among q: block, cyclic or random owner (seeded), local order shuffled
 // except for block.
-std::vector<int> my_points(int kind, int seed, int q, int r) {
+// Of n points; "cyclic" deals them out in runs of `run` consecutive points.
+std::vector<int> owned_points(int n, int run, int kind, int seed, int q, int r) {
   std::vector<int> pts;
-  for (int g = 0; g < N; ++g) {
-    int owner = kind == 0 ? int(int64_t(g) * q / N) : kind == 1 ? g % q : int(mix(uint64_t(seed) * 7919 + g) % q);
+  for (int g = 0; g < n; ++g) {
+    int owner = kind == 0 ? int(int64_t(g) * q / n) : kind == 1 ? (g / run) % q : int(mix(uint64_t(seed) * 7919 + g) % q);
     if (owner == r) pts.push_back(g);
   }
   if (kind != 0) std::shuffle(pts.begin(), pts.end(), std::mt19937(unsigned(seed * 131 + r)));
   return pts;
 }
+
+std::vector<int> my_points(int kind, int seed, int q, int r) { return owned_points(N, 1, kind, seed, q, r); }
 
 struct Local {
   std::vector<int64_t> index;
@@ -153,16 +156,19 @@ struct Local {
   std::vector<const double*> ptr;
 };
 
-Local local_data(const std::vector<int>& pts) {
+// Datasets 0 .. count-1 of value_of at the points pts, in their local order.
+Local data_at(const std::vector<int>& pts, int count, double (*value_of)(int, int)) {
   Local l;
-  l.field.resize(NumDatasets);
+  l.field.resize(size_t(count));
   for (int g : pts) l.index.push_back(g);
-  for (int ds = 0; ds < NumDatasets; ++ds) {
-    for (int g : pts) l.field[size_t(ds)].push_back(value(ds, g));
+  for (int ds = 0; ds < count; ++ds) {
+    for (int g : pts) l.field[size_t(ds)].push_back(value_of(ds, g));
     l.ptr.push_back(l.field[size_t(ds)].data());
   }
   return l;
 }
+
+Local local_data(const std::vector<int>& pts) { return data_at(pts, NumDatasets, value); }
 
 std::vector<double> sums_on(MPI_Comm comm, GlobalSumMethod m, const Local& l) {
   std::vector<double> s(NumDatasets, -12345.0);
@@ -373,26 +379,9 @@ double long_value(int ds, int g) {
   return 0;
 }
 
-std::vector<int> long_points(int kind, int seed, int q, int r) {
-  std::vector<int> pts;
-  for (int g = 0; g < NL; ++g) {
-    int owner = kind == 0 ? int(int64_t(g) * q / NL) : kind == 1 ? (g / 37) % q : int(mix(uint64_t(seed) * 7919 + g) % q);
-    if (owner == r) pts.push_back(g);
-  }
-  if (kind != 0) std::shuffle(pts.begin(), pts.end(), std::mt19937(unsigned(seed * 131 + r)));
-  return pts;
-}
+std::vector<int> long_points(int kind, int seed, int q, int r) { return owned_points(NL, 37, kind, seed, q, r); }
 
-Local long_data(const std::vector<int>& pts) {
-  Local l;
-  l.field.resize(NumLong);
-  for (int g : pts) l.index.push_back(g);
-  for (int ds = 0; ds < NumLong; ++ds) {
-    for (int g : pts) l.field[size_t(ds)].push_back(long_value(ds, g));
-    l.ptr.push_back(l.field[size_t(ds)].data());
-  }
-  return l;
-}
+Local long_data(const std::vector<int>& pts) { return data_at(pts, NumLong, long_value); }
 
 std::vector<double> long_sums_on(MPI_Comm comm, const Local& l) {
   std::vector<double> s(NumLong, -12345.0);
