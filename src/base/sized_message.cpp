@@ -6,9 +6,9 @@ namespace isthmus {
 
 void SizedSend::start(const void* data, size_t bytes, int dest, int tag, MPI_Comm comm) {
   wait();
-  if (bytes > static_cast<size_t>(INT32_MAX) + kSizedHead)
-    fail(ISTHMUS_ERR_INTERNAL, "message to rank ", dest, " of ", bytes, " bytes is too large");
   const size_t inline_bytes = std::min(bytes, kSizedHead - sizeof(uint64_t));
+  if (bytes - inline_bytes > static_cast<size_t>(INT32_MAX))  // the second part's int count
+    fail(ISTHMUS_ERR_INTERNAL, "message to rank ", dest, " of ", bytes, " bytes is too large");
   head_.resize(sizeof(uint64_t) + inline_bytes);
   const uint64_t total = bytes;
   std::memcpy(head_.data(), &total, sizeof total);
