@@ -7,16 +7,20 @@
 
 namespace isthmus::coupler {
 
+void RankSet::add_run(Run run) {
+  if (!runs_.empty() && run.first == runs_.back().last + 1) {
+    runs_.back().last = run.last;
+  } else {
+    before_.push_back(size_);
+    runs_.push_back(run);
+  }
+  size_ += run.last - run.first + 1;
+}
+
 void RankSet::push_back(int r) {
   if (!runs_.empty() && r <= runs_.back().last)
     fail(ISTHMUS_ERR_INTERNAL, "rank set: rank ", r, " after ", runs_.back().last);
-  if (!runs_.empty() && r == runs_.back().last + 1) {
-    runs_.back().last = r;
-  } else {
-    before_.push_back(size_);
-    runs_.push_back({r, r});
-  }
-  ++size_;
+  add_run({r, r});
 }
 
 int RankSet::at(int64_t i) const {
@@ -40,13 +44,7 @@ RankSet RankSet::merged(const RankSet& a, const RankSet& b) {
   for (const Run& run : all) {
     if (!out.runs_.empty() && run.first <= out.runs_.back().last)
       fail(ISTHMUS_ERR_INTERNAL, "rank set: the sets share rank ", run.first);
-    if (!out.runs_.empty() && run.first == out.runs_.back().last + 1) {
-      out.runs_.back().last = run.last;
-    } else {
-      out.before_.push_back(out.size_);
-      out.runs_.push_back(run);
-    }
-    out.size_ += run.last - run.first + 1;
+    out.add_run(run);
   }
   return out;
 }
@@ -77,9 +75,7 @@ RankSet RankSet::parse(const std::string& text) {
         if (used != word.size() - dash - 1 || last < first) throw std::invalid_argument(word);
       }
       if (!out.runs_.empty() && first <= out.runs_.back().last + 1) throw std::invalid_argument(word);
-      out.before_.push_back(out.size_);
-      out.runs_.push_back({first, last});
-      out.size_ += last - first + 1;
+      out.add_run({first, last});
     } catch (const std::logic_error&) {
       fail(ISTHMUS_ERR_INTERNAL, "rank set: cannot read \"", word, "\" in \"", text, "\"");
     }

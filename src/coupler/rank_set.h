@@ -27,7 +27,6 @@ class RankSet {
   int at(int64_t i) const;
   // The position of rank r in the set, or -1.
   int64_t index_of(int r) const;
-  bool contains(int r) const { return index_of(r) >= 0; }
   const std::vector<Run>& runs() const { return runs_; }
   // The union of two disjoint sets.
   static RankSet merged(const RankSet& a, const RankSet& b);
@@ -37,6 +36,8 @@ class RankSet {
   bool operator==(const RankSet& o) const;
 
  private:
+  // Appends a run that starts after every rank in the set (joined to the last run if adjacent).
+  void add_run(Run run);
   std::vector<Run> runs_;
   std::vector<int64_t> before_;  // before_[k]: ranks in runs 0..k-1
   int64_t size_ = 0;
