@@ -287,7 +287,6 @@ void Coupler::exchange_declarations() {
     std::string line;
     std::getline(in, line);
     comps_[c].coupling_ranks = RankSet::parse(line.substr(line.find(' ') + 1));  // "ranks ..."
-
     comps_[c].fields.clear();
     Declared d;
     int dir = 0;

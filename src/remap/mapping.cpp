@@ -98,16 +98,6 @@ class Positions {
 // a rank near its share of the links whatever the file's size.
 constexpr int64_t kRouteChunk = int64_t{1} << 17;
 
-// Sends every record (width int64 values, the first a key in [0, n)) to every rank whose part
-// holds the key (with lowest_only: to the lowest of them), through the homes of a directory
-// block-distributed over the ranks homes.first .. homes.first + homes.count - 1. key(k) is the
-// key of record k < nrecords and make(k, out) writes its width values to out. The records travel
-// in rounds of at most kRouteChunk per rank (as many rounds as the busiest rank needs), two sparse exchanges a round, O(records * log P) per rank.
-// consume(record) takes each record received (in an order that depends only on the data) as it
-// arrives, so that no rank ever holds all its routed records twice, and reserve(m) comes before
-// m more of them; counts the records whose key no rank holds. A record whose home or holder is
-// this rank is never copied into a message (one whose home is this rank is made again where the
-// home reads it), and the messages are sized by a counting pass before they are filled.
 // Per-peer counts and buffers for the ranks one rank actually sends to, numbered as they first
 // appear: O(peers) memory and work per rank where arrays indexed by rank cost O(P) (O(P^2) over
 // a simulated run, where every rank lives in one process).
@@ -148,6 +138,16 @@ class PeerTable {
   std::vector<std::vector<int64_t>> runs_, buf_;
 };
 
+// Sends every record (width int64 values, the first a key in [0, n)) to every rank whose part
+// holds the key (with lowest_only: to the lowest of them), through the homes of a directory
+// block-distributed over the ranks homes.first .. homes.first + homes.count - 1. key(k) is the
+// key of record k < nrecords and make(k, out) writes its width values to out. The records travel
+// in rounds of at most kRouteChunk per rank (as many rounds as the busiest rank needs), two sparse exchanges a round, O(records * log P) per rank.
+// consume(record) takes each record received (in an order that depends only on the data) as it
+// arrives, so that no rank ever holds all its routed records twice, and reserve(m) comes before
+// m more of them; counts the records whose key no rank holds. A record whose home or holder is
+// this rank is never copied into a message (one whose home is this rank is made again where the
+// home reads it), and the messages are sized by a counting pass before they are filled.
 struct Homes {
   int first = 0, count = 1;
 };
