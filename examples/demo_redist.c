@@ -142,7 +142,11 @@ int main(int argc, char** argv) {
   isthmus_transfer_plan plan;
   CHECK(ctx, isthmus_redist_get_plan(redist, 0, &plan));
   char chosen[160] = "p2p";
-  if (plan.nruns > 1) {
+  if (plan.collective == ISTHMUS_METHOD_ALLTOALLV) {
+    snprintf(chosen, sizeof chosen, "MPI_Alltoallv");
+  } else if (plan.collective == ISTHMUS_METHOD_NEIGHBOR) {
+    snprintf(chosen, sizeof chosen, "MPI_Neighbor_alltoallv");
+  } else if (plan.nruns > 1) {
     int k = snprintf(chosen, sizeof chosen, "butterfly, merged stages [");
     for (int i = 0; i < plan.nruns && k < (int)sizeof chosen - 8; ++i)
       k += snprintf(chosen + k, sizeof chosen - (size_t)k, "%s%d", i ? "," : "", plan.runs[i]);

@@ -203,7 +203,8 @@ enum isthmus_method {
   ISTHMUS_METHOD_ALLTOALLV = 2, /* MPI_Alltoallv over the same counts                          */
   ISTHMUS_METHOD_NEIGHBOR = 3,  /* MPI_Neighbor_alltoallv on a distributed graph communicator   */
   ISTHMUS_METHOD_BUTTERFLY = 4, /* butterfly with process mapping (section "transfer: butterfly") */
-  ISTHMUS_METHOD_ADAPTIVE = 5   /* profiles p2p, butterfly and merged-stage plans, keeps the best */
+  ISTHMUS_METHOD_ADAPTIVE = 5   /* profiles p2p, butterfly, merged-stage plans and the MPI
+                                   collectives above, keeps the best                             */
 };
 
 /* A redistribution of nfields fields over one xmap; field f has type types[f] and nlevels[f]
@@ -300,13 +301,15 @@ int isthmus_redist_method(const isthmus_redist* redist, int* method);
  * instead of one per peer (C-Coupler's adaptive data transfer library, Zhang et al. 2016).
  * ISTHMUS_METHOD_ADAPTIVE times, during the first exchanges (which deliver correct data), pure
  * p2p, the full butterfly and plans that merge butterfly stages into p2p rounds, each over
- * several exchanges, and keeps the fastest; every rank takes the same decision. Both need every
+ * several exchanges, then the best of them against MPI_Alltoallv and MPI_Neighbor_alltoallv
+ * (not under SimGrid SMPI 3.32) on the same messages, and keeps the fastest; every rank takes
+ * the same decision. Both need every
  * rank of the map's communicator to call every exchange (ranks without data pass NULL arrays).
  * With ISTHMUS_METHOD_ADAPTIVE the first exchanges also synchronise the ranks (one barrier and
  * one allreduce each) until the plan is chosen.
  *
  * A plan is a list of run lengths of merged stages summing to n: [1,1,...,1] is the full
- * butterfly, [n] is pure p2p. */
+ * butterfly, [n] is pure p2p; or one of the MPI collectives (the plan's `collective`). */
 
 /* The plan cache file of an adaptive redistribution: the chosen plan is appended to it, keyed
  * by a fingerprint of the schedule (every rank's peers and message sizes) and the rank counts;
@@ -330,6 +333,9 @@ typedef struct isthmus_transfer_plan {
   int64_t messages_sent;    /* butterfly/adaptive, once decided: messages this rank sends per
                                exchange over all rounds (-1 otherwise)                       */
   int64_t bytes_sent;       /* likewise bytes (-1 otherwise)                                  */
+  int collective;           /* adaptive: ISTHMUS_METHOD_ALLTOALLV or ISTHMUS_METHOD_NEIGHBOR
+                               when that MPI collective is in use (it beat every plan, or is
+                               being timed), nruns then 0; else 0                             */
 } isthmus_transfer_plan;
 
 /* The plan of the forward (reverse = 0) or reverse (reverse = 1) direction. For p2p, alltoallv

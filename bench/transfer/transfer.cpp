@@ -137,6 +137,8 @@ Spread spread(double v, bool active) {
 }
 
 std::string plan_text(const isthmus_transfer_plan& p) {
+  if (p.collective == ISTHMUS_METHOD_ALLTOALLV) return "alltoallv";
+  if (p.collective == ISTHMUS_METHOD_NEIGHBOR) return "neighbor";
   std::string s;
   for (int i = 0; i < p.nruns; ++i) s += (i ? "," : "") + std::to_string(p.runs[i]);
   return s;

@@ -10,6 +10,11 @@ using namespace isthmus;
 namespace {
 
 void fill_runs(isthmus_transfer_plan* out, const Plan& plan) {
+  if (const Method m = collective_of(plan); m != Method::Auto) {
+    out->collective = static_cast<int>(m);
+    out->nruns = 0;
+    return;
+  }
   if (plan.size() > static_cast<size_t>(ISTHMUS_PLAN_MAX_RUNS))
     fail(ISTHMUS_ERR_INTERNAL, "plan with ", plan.size(), " runs exceeds ISTHMUS_PLAN_MAX_RUNS");
   out->nruns = static_cast<int>(plan.size());
@@ -67,6 +72,9 @@ int isthmus_redist_get_plan(const isthmus_redist* r, int reverse, isthmus_transf
       if (const ButterflyExecutor* c = a->chosen()) {
         out->messages_sent = c->messages_sent();
         out->bytes_sent = c->bytes_sent();
+      } else if (a->decided() && out->collective != 0) {  // the schedule's messages, in one call
+        out->messages_sent = static_cast<int64_t>(a->layout().send_peers.size());
+        out->bytes_sent = static_cast<int64_t>(a->layout().send_total());
       }
     }
   });

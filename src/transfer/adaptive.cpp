@@ -18,6 +18,13 @@ namespace {
 constexpr int kMaxCachedRuns = 32;
 constexpr const char* kCacheTag = "isthmus-plan";
 
+// MPI's collectives the best plan is timed against, in this order.
+#ifdef ISTHMUS_SMPI
+constexpr Method kCollectives[] = {Method::Alltoallv};  // SMPI 3.32 has no neighbourhood ones
+#else
+constexpr Method kCollectives[] = {Method::Alltoallv, Method::Neighbor};
+#endif
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -67,13 +74,17 @@ Plan AdaptiveExecutor::plan() const {
   return p2p_plan(stages());  // not started: nothing chosen yet
 }
 
-ButterflyExecutor& AdaptiveExecutor::executor_for(const Plan& plan) {
+Executor& AdaptiveExecutor::executor_for(const Plan& plan) {
   auto it = executors_.find(plan);
-  if (it == executors_.end())
-    it = executors_
-             .emplace(plan, std::make_unique<ButterflyExecutor>(topo_, tag_, layout_, sbuf_,
-                                                                rbuf_, plan))
-             .first;
+  if (it == executors_.end()) {
+    // a collective runs on the messages as the schedule lays them out, over the same ranks
+    const Method collective = collective_of(plan);
+    std::unique_ptr<Executor> ex =
+        collective != Method::Auto
+            ? make_executor(collective, topo_->comm, tag_, layout_, sbuf_, rbuf_)
+            : std::make_unique<ButterflyExecutor>(topo_, tag_, layout_, sbuf_, rbuf_, plan);
+    it = executors_.emplace(plan, std::move(ex)).first;
+  }
   return *it->second;
 }
 
@@ -104,10 +115,18 @@ void AdaptiveExecutor::lookup_cache() {
   ISTHMUS_MPI(MPI_Bcast(msg, 2 + kMaxCachedRuns, MPI_INT, 0, topo_->comm));
   if (!msg[0]) return;
   Plan p(msg + 2, msg + 2 + msg[1]);
-  try {
-    validate_plan(p, stages());
-  } catch (const Error&) {
-    return;
+  const Method collective = collective_of(p);
+  if (collective != Method::Auto) {
+    // a collective this build cannot run (a cache written by another MPI) is profiled again
+    if (std::find(std::begin(kCollectives), std::end(kCollectives), collective) == std::end(kCollectives) ||
+        !weighs(collective))
+      return;
+  } else {
+    try {
+      validate_plan(p, stages());
+    } catch (const Error&) {
+      return;
+    }
   }
   from_cache_ = true;
   decide(p);
@@ -131,11 +150,8 @@ void AdaptiveExecutor::write_cache() const {
 
 void AdaptiveExecutor::decide(const Plan& plan) {
   chosen_plan_ = plan;
-  auto it = executors_.find(plan);
-  if (it != executors_.end())
-    chosen_ = std::move(it->second);
-  else
-    chosen_ = std::make_unique<ButterflyExecutor>(topo_, tag_, layout_, sbuf_, rbuf_, plan);
+  executor_for(plan);
+  chosen_ = std::move(executors_[plan]);
   executors_.clear();
   state_ = State::Decided;
   if (!from_cache_ && !measured_.empty()) write_cache();
@@ -172,7 +188,10 @@ void AdaptiveExecutor::finish_batch() {
       candidate_ = winner;
       break;
     case Phase::Final:
-      decide(winner);
+      next_collective(winner);
+      return;
+    case Phase::Collectives:
+      next_collective(winner);
       return;
   }
   const Plan p2p = p2p_plan(n);
@@ -185,11 +204,32 @@ void AdaptiveExecutor::finish_batch() {
   // The walk's end is the best plan on its path; it must also beat the better of p2p and the
   // full butterfly, timed again side by side, or that one is kept.
   if (candidate_ == full_butterfly_plan(n)) {
-    decide(fixed_winner_);  // the walk merged nothing: the first pair has decided
+    next_collective(fixed_winner_);  // the walk merged nothing: the first pair has decided
   } else {
     phase_ = Phase::Final;
     start_batch({fixed_winner_, candidate_});
   }
+}
+
+bool AdaptiveExecutor::weighs(Method collective) const {
+  // MPI_Alltoallv costs every rank O(P) (its count arrays; pairwise algorithms take P - 1
+  // steps), the plans O(peers): it is timed only where the densest rank talks to a quarter of
+  // the ranks or more. Below that it cannot win, and profiling it would cost a large job P^2
+  // (zero-byte) messages. The neighbourhood collective costs O(peers) like the plans.
+  if (collective == Method::Alltoallv) return 4 * static_cast<int64_t>(topo_->max_peers) >= topo_->size - 1;
+  return true;
+}
+
+void AdaptiveExecutor::next_collective(const Plan& best) {
+  // The best plan so far against each collective in turn; ties keep the plan.
+  while (next_collective_ < std::size(kCollectives)) {
+    const Method c = kCollectives[next_collective_++];
+    if (!weighs(c)) continue;
+    phase_ = Phase::Collectives;
+    start_batch({best, collective_plan(c)});
+    return;
+  }
+  decide(best);
 }
 
 void AdaptiveExecutor::run(Packer& packer, trace::Trace& trace) {
@@ -197,8 +237,11 @@ void AdaptiveExecutor::run(Packer& packer, trace::Trace& trace) {
     lookup_cache();
     if (state_ != State::Decided) {
       const int n = stages();
-      if (n <= 1) {
-        decide(p2p_plan(n));  // a single plan: nothing to choose
+      if (n == 0) {
+        decide(p2p_plan(n));  // nothing is sent: nothing to choose
+      } else if (n == 1) {
+        state_ = State::Profiling;  // p2p is the butterfly: only the collectives to weigh
+        next_collective(p2p_plan(n));
       } else {
         phase_ = Phase::Fixed;
         start_batch({p2p_plan(n), full_butterfly_plan(n)});
@@ -211,7 +254,7 @@ void AdaptiveExecutor::run(Packer& packer, trace::Trace& trace) {
     return;
   }
   const Plan plan = batch_[batch_pos_];
-  ButterflyExecutor& ex = executor_for(plan);
+  Executor& ex = executor_for(plan);
   // The benchmarks' rule: from the last rank's start to the last rank's end. A rank's own
   // duration would also count how long it waited for ranks that left the barrier later.
   ISTHMUS_MPI(MPI_Barrier(topo_->comm));

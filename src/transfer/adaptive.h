@@ -6,9 +6,13 @@
 // every rank gets from one allreduce, so all ranks take the same decision and a simulation
 // (deterministic times) always takes the same one. Pairs: p2p [n] against the full butterfly
 // [1,...,1]; then the paper's stage-by-stage walk from the butterfly (keep a merged boundary if
-// that is faster); finally the better of p2p and the butterfly against where the walk ended, so
-// the plan kept is never one measured slower than either pure form. Each exchange is timed as the
-// benchmarks time it: from the last rank's start to the last rank's end.
+// that is faster); then the better of p2p and the butterfly against where the walk ended, so
+// the plan kept is never one measured slower than either pure form; finally the best so far
+// against MPI's own collectives on the same messages, MPI_Alltoallv (where the densest rank
+// talks to a quarter of the ranks or more: weighs()) and MPI_Neighbor_alltoallv (where the MPI
+// has it: not SimGrid SMPI 3.32), so that `auto` never keeps a plan an MPI collective was
+// measured to beat. Each exchange is timed as the benchmarks time it: from
+// the last rank's start to the last rank's end.
 // A plan cache file keyed by the schedule's fingerprint and rank counts lets the next run of the
 // same configuration skip profiling (the paper's future work).
 #pragma once
@@ -68,13 +72,20 @@ class AdaptiveExecutor final : public Executor {
   const std::vector<PlanMeasurement>& measurements() const { return measured_; }
   // The cache key of this schedule: "<fingerprint hex> <ranks> <senders> <receivers> <stages>".
   std::string cache_key() const;
-  // The executor of the chosen plan (null until decided).
-  const ButterflyExecutor* chosen() const { return chosen_.get(); }
+  // The butterfly executor of the chosen plan (null until decided, or when a collective won:
+  // collective_of(plan()) says which).
+  const ButterflyExecutor* chosen() const { return dynamic_cast<const ButterflyExecutor*>(chosen_.get()); }
+  // Whether MPI's collective `collective` is a candidate for this schedule (alltoallv only for
+  // dense ones; the same answer on every rank).
+  bool weighs(Method collective) const;
+  // The messages as the schedule lays them out (what a collective sends).
+  const MessageLayout& layout() const { return layout_; }
 
  private:
   enum class State { Start, Profiling, Decided };
-  enum class Phase { Fixed, Walk, Final };
-  ButterflyExecutor& executor_for(const Plan& plan);
+  enum class Phase { Fixed, Walk, Final, Collectives };
+  Executor& executor_for(const Plan& plan);
+  void next_collective(const Plan& best);
   void lookup_cache();
   void write_cache() const;
   void start_batch(std::vector<Plan> plans);
@@ -99,8 +110,9 @@ class AdaptiveExecutor final : public Executor {
   Plan candidate_;                           // the walk: best plan on the path so far
   int next_boundary_ = 1;                    // the walk: next boundary to try merging
   std::vector<PlanMeasurement> measured_;
-  std::map<Plan, std::unique_ptr<ButterflyExecutor>> executors_;
-  std::unique_ptr<ButterflyExecutor> chosen_;
+  size_t next_collective_ = 0;               // the collectives phase: next one to time
+  std::map<Plan, std::unique_ptr<Executor>> executors_;
+  std::unique_ptr<Executor> chosen_;
   Plan chosen_plan_;
   int profiling_exchanges_ = 0;
 };

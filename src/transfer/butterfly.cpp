@@ -36,16 +36,18 @@ std::shared_ptr<const ButterflyTopology> ButterflyTopology::build(MPI_Comm comm,
   t->comm = comm;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &t->rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &t->size));
-  int64_t mine[2] = {static_cast<int64_t>(L.send_total()), static_cast<int64_t>(L.recv_total())};
-  std::vector<int64_t> all(2 * static_cast<size_t>(t->size));
+  int64_t mine[3] = {static_cast<int64_t>(L.send_total()), static_cast<int64_t>(L.recv_total()),
+                     static_cast<int64_t>(std::max(L.send_peers.size(), L.recv_peers.size()))};
+  std::vector<int64_t> all(3 * static_cast<size_t>(t->size));
   // Gather + broadcast rather than MPI_Allgather: SMPI's default allgather posts P^2 messages
   // at once, which makes large simulations crawl.
-  ISTHMUS_MPI(MPI_Gather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0, comm));
-  ISTHMUS_MPI(MPI_Bcast(all.data(), 2 * t->size, MPI_INT64_T, 0, comm));
+  ISTHMUS_MPI(MPI_Gather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, 0, comm));
+  ISTHMUS_MPI(MPI_Bcast(all.data(), 3 * t->size, MPI_INT64_T, 0, comm));
   std::vector<int64_t> send(t->size), recv(t->size);
   for (int r = 0; r < t->size; ++r) {
-    send[r] = all[2 * r];
-    recv[r] = all[2 * r + 1];
+    send[r] = all[3 * r];
+    recv[r] = all[3 * r + 1];
+    t->max_peers = std::max(t->max_peers, static_cast<int>(all[3 * r + 2]));
   }
   t->mapping = map_processes(send, recv);
   t->node_of_rank.assign(t->size, -1);

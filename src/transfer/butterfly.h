@@ -30,9 +30,11 @@ struct ButterflyTopology {
   std::vector<std::vector<int>> node_senders;   // node -> the senders mapped onto it (<= 2)
   // Identical on every rank: a hash of every rank's peers and message sizes.
   uint64_t fingerprint = 0;
+  // The most peers any rank sends to or receives from (whichever is more).
+  int max_peers = 0;
 
-  // Collective over comm: allgathers two sizes per rank (the mapping needs every rank's data
-  // size) and reduces the fingerprint.
+  // Collective over comm: allgathers two sizes and a peer count per rank (the mapping needs
+  // every rank's data size) and reduces the fingerprint.
   static std::shared_ptr<const ButterflyTopology> build(MPI_Comm comm, const MessageLayout& layout);
 };
 

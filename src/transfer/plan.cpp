@@ -6,6 +6,19 @@
 
 namespace isthmus {
 
+Plan collective_plan(Method collective) {
+  if (collective != Method::Alltoallv && collective != Method::Neighbor)
+    fail(ISTHMUS_ERR_INTERNAL, "a collective plan is alltoallv or neighbor, not ", method_name(collective));
+  return Plan{-static_cast<int>(collective)};
+}
+
+Method collective_of(const Plan& plan) {
+  if (plan.size() == 1 && (plan[0] == -static_cast<int>(Method::Alltoallv) ||
+                           plan[0] == -static_cast<int>(Method::Neighbor)))
+    return static_cast<Method>(-plan[0]);
+  return Method::Auto;
+}
+
 Plan full_butterfly_plan(int stages) { return Plan(stages > 0 ? stages : 0, 1); }
 
 Plan p2p_plan(int stages) { return stages > 0 ? Plan{stages} : Plan{}; }
@@ -64,6 +77,7 @@ void validate_plan(const Plan& plan, int stages) {
 }
 
 std::string plan_string(const Plan& plan) {
+  if (const Method m = collective_of(plan); m != Method::Auto) return method_name(m);
   std::string s;
   for (size_t i = 0; i < plan.size(); ++i) s += (i ? "," : "") + std::to_string(plan[i]);
   return s;
@@ -72,6 +86,8 @@ std::string plan_string(const Plan& plan) {
 Plan parse_plan(const std::string& text) {
   Plan p;
   if (text.empty()) return p;
+  for (Method m : {Method::Alltoallv, Method::Neighbor})
+    if (text == method_name(m)) return collective_plan(m);
   std::istringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {

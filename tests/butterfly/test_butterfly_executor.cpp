@@ -3,6 +3,7 @@
 // is lost, duplicated, truncated or delivered to the wrong receive index is caught.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -218,6 +219,22 @@ std::string shared_temp_path(const char* stem) {
   return path;
 }
 
+// MPI's collectives the adaptive executor weighs against its plans in this build.
+const std::vector<Method>& collectives() {
+#ifdef ISTHMUS_SMPI
+  static const std::vector<Method> c = {Method::Alltoallv};
+#else
+  static const std::vector<Method> c = {Method::Alltoallv, Method::Neighbor};
+#endif
+  return c;
+}
+// Those it weighs for the executor's schedule.
+size_t collective_count(const AdaptiveExecutor& ex) {
+  size_t n = 0;
+  for (Method m : collectives()) n += ex.weighs(m) ? 1 : 0;
+  return n;
+}
+
 // Runs exchanges until the executor has decided (and a few more), checking every one.
 int run_until_decided(AdaptiveExecutor& ex, const MessageLayout& L, int seed) {
   int runs = 0;
@@ -254,27 +271,38 @@ TEST(Adaptive, ProfilesDeliversAgreesAndCaches) {
   EXPECT_FALSE(first.from_cache());
   EXPECT_TRUE(same_on_all_ranks(plan_string(first.plan())));
   const int n = first.stages();
-  EXPECT_NO_THROW(validate_plan(first.plan(), n));
-  if (n >= 2) {
+  if (collective_of(first.plan()) == Method::Auto) {
+    EXPECT_NO_THROW(validate_plan(first.plan(), n));
+  }
+  const auto& ms = first.measurements();
+  const size_t ncoll = collective_count(first);
+  if (n >= 1) {
     // Pairs timed in alternation, each plan 1 + 2 exchanges: p2p against the butterfly first,
-    // then the walk (candidate, merged), then the better of the first pair against the walk's end.
-    const auto& ms = first.measurements();
+    // then the walk (candidate, merged), then the better of the first pair against the walk's
+    // end; last, the best so far against each MPI collective.
     EXPECT_EQ(ms.size() % 2, 0u);
-    EXPECT_GE(ms.size(), 2u);
-    EXPECT_LE(ms.size(), static_cast<size_t>(2 * n + 2));
-    EXPECT_EQ(ms[0].plan, p2p_plan(n));
-    EXPECT_EQ(ms[1].plan, full_butterfly_plan(n));
+    EXPECT_LE(ms.size(), static_cast<size_t>(2 * n + 2) + 2 * ncoll);
     EXPECT_EQ(first.profiling_exchanges(), 3 * static_cast<int>(ms.size()));
     for (const auto& m : ms) EXPECT_EQ(m.samples.size(), 2u);
-    // The plan kept is the better of p2p and the butterfly, or a plan measured faster than that
-    // one side by side in the last pair (ties go to the pure form).
-    const Plan first_winner = ms[1].median_seconds < ms[0].median_seconds ? ms[1].plan : ms[0].plan;
-    if (first.plan() != first_winner) {
-      const auto& a = ms[ms.size() - 2];
-      const auto& b = ms[ms.size() - 1];
-      EXPECT_EQ(a.plan, first_winner);
-      EXPECT_EQ(b.plan, first.plan());
-      EXPECT_LT(b.median_seconds, a.median_seconds);
+    ASSERT_GE(ms.size(), 2 * ncoll);
+    const size_t plans_end = ms.size() - 2 * ncoll;  // where the collectives' pairs begin
+    for (size_t c = 0; c < ncoll; ++c)
+      EXPECT_NE(collective_of(ms[plans_end + 2 * c + 1].plan), Method::Auto);
+    if (n >= 2) {
+      EXPECT_GE(plans_end, 2u);
+      EXPECT_EQ(ms[0].plan, p2p_plan(n));
+      EXPECT_EQ(ms[1].plan, full_butterfly_plan(n));
+      // The plan taken into the collectives' pairs is the better of p2p and the butterfly, or a
+      // plan measured faster than that one side by side in the last pair (ties: the pure form).
+      const Plan first_winner = ms[1].median_seconds < ms[0].median_seconds ? ms[1].plan : ms[0].plan;
+      const Plan best = ms[plans_end].plan;
+      if (best != first_winner) {
+        const auto& a = ms[plans_end - 2];
+        const auto& b = ms[plans_end - 1];
+        EXPECT_EQ(a.plan, first_winner);
+        EXPECT_EQ(b.plan, best);
+        EXPECT_LT(b.median_seconds, a.median_seconds);
+      }
     }
   } else {
     EXPECT_EQ(first.profiling_exchanges(), 0);
@@ -285,7 +313,7 @@ TEST(Adaptive, ProfilesDeliversAgreesAndCaches) {
   run_until_decided(second, L, 50);
   EXPECT_EQ(second.plan(), first.plan());
   EXPECT_EQ(second.profiling_exchanges(), 0);
-  EXPECT_EQ(second.from_cache(), n >= 2);
+  EXPECT_EQ(second.from_cache(), n >= 1);
   EXPECT_EQ(second.cache_key(), first.cache_key());
 
   // A different schedule misses the cache and profiles.
@@ -294,7 +322,7 @@ TEST(Adaptive, ProfilesDeliversAgreesAndCaches) {
   AdaptiveExecutor third(MPI_COMM_WORLD, 4, L3, buf3.s.data(), buf3.r.data(), opt);
   run_until_decided(third, L3, 90);
   EXPECT_FALSE(third.from_cache());
-  if (n >= 2) {
+  if (n >= 1) {
     EXPECT_GT(third.profiling_exchanges(), 0);
   }
   MPI_Barrier(MPI_COMM_WORLD);
@@ -306,19 +334,24 @@ TEST(Adaptive, ProfilesDeliversAgreesAndCaches) {
       ++lines;
       EXPECT_EQ(line.rfind("isthmus-plan ", 0), 0u) << line;
     }
-    EXPECT_EQ(lines, n >= 2 ? 2 : 0);
+    EXPECT_EQ(lines, n >= 1 ? 2 : 0);
     std::remove(cache.c_str());
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
 // Decisions under scripted times (the exchanges still run and deliver): the walk, the final
-// pair and the profiling count, independent of the machine's noise.
-AdaptiveOptions scripted(std::function<double(const Plan&)> cost, int samples = 1) {
+// pair and the profiling count, independent of the machine's noise. MPI's collectives cost
+// `collective_cost` (slower than every plan unless a test says otherwise).
+AdaptiveOptions scripted(std::function<double(const Plan&)> cost, int samples = 1,
+                         std::function<double(Method)> collective_cost = [](Method) { return 1e9; }) {
   AdaptiveOptions opt;
   opt.samples = samples;
   opt.warmup = 0;
-  opt.synthetic_time = [cost](const Plan& p, double) { return cost(p); };
+  opt.synthetic_time = [cost, collective_cost](const Plan& p, double) {
+    const Method m = collective_of(p);
+    return m != Method::Auto ? collective_cost(m) : cost(p);
+  };
   return opt;
 }
 
@@ -337,21 +370,23 @@ TEST(Adaptive, KeepsTheWalksEndWhenItBeatsBothPureForms) {
   run_until_decided(ex, L, 5);
   ASSERT_TRUE(ex.decided());
   const int n = ex.stages();
+  const int ncoll = static_cast<int>(collective_count(ex));
   if (n < 2) {
-    EXPECT_EQ(ex.profiling_exchanges(), 0);
+    EXPECT_EQ(ex.profiling_exchanges(), n == 1 ? 2 * ncoll : 0);  // p2p against the collectives
     return;
   }
   const Plan expect = n == 2 ? full_butterfly_plan(2) : Plan{1, n - 1};
   EXPECT_EQ(ex.plan(), expect) << plan_string(ex.plan());
   // Pairs: (p2p, butterfly); the walk: one pair per boundary 1..n-1; the final pair
-  // (butterfly, [1,n-1]) when the walk moved.
+  // (butterfly, [1,n-1]) when the walk moved; then one per collective.
   const int pairs = n == 2 ? 1 : n + 1;
-  EXPECT_EQ(ex.profiling_exchanges(), 2 * pairs);
+  EXPECT_EQ(ex.profiling_exchanges(), 2 * (pairs + ncoll));
   const auto& ms = ex.measurements();
   if (n > 2) {
-    EXPECT_EQ(ms[ms.size() - 2].plan, full_butterfly_plan(n));
-    EXPECT_EQ(ms.back().plan, expect);
+    EXPECT_EQ(ms[ms.size() - 2 - 2 * ncoll].plan, full_butterfly_plan(n));
+    EXPECT_EQ(ms[ms.size() - 1 - 2 * ncoll].plan, expect);
   }
+  for (int c = 0; c < ncoll; ++c) EXPECT_EQ(ms[ms.size() - 2 * ncoll + 2 * c].plan, expect);
 }
 
 TEST(Adaptive, RejectsAWalkEndThatLosesTheFinalPair) {
@@ -375,8 +410,9 @@ TEST(Adaptive, RejectsAWalkEndThatLosesTheFinalPair) {
   if (n >= 2) {
     EXPECT_EQ(ex.plan(), full_butterfly_plan(n)) << plan_string(ex.plan());
   }
-  if (n >= 3) {
-    EXPECT_NE(ex.measurements().back().plan, full_butterfly_plan(n));  // a final pair was run
+  if (n >= 3) {  // a final pair was run, before the collectives' pairs
+    const auto& ms = ex.measurements();
+    EXPECT_NE(ms[ms.size() - 1 - 2 * collective_count(ex)].plan, full_butterfly_plan(n));
   }
 }
 
@@ -393,6 +429,72 @@ TEST(Adaptive, PureP2pWinsWhenNothingBeatsIt) {
   if (n >= 2) {
     for (const auto& m : ex.measurements()) EXPECT_EQ(m.samples.size(), 3u);
   }
+}
+
+// MPI's collectives are candidates too: one measured faster than every plan is kept (the
+// exchanges it runs deliver), and the plan cache keeps it for the next run; one no faster
+// than the best plan is not.
+TEST(Adaptive, KeepsACollectiveThatBeatsEveryPlan) {
+  const int W = world_size(), me = world_rank();
+  MessageLayout L = make_layout(me, range(0, W), range(0, W), 34);
+  Buffers buf(L);
+  const std::string cache = shared_temp_path("collective");
+  for (Method fastest : {Method::Alltoallv, Method::Neighbor}) {
+    const auto& all = collectives();
+    if (std::find(all.begin(), all.end(), fastest) == all.end()) continue;  // not in this MPI
+    auto plans = [](const Plan& p) { return 2.0 + static_cast<double>(p.size()); };
+    auto colls = [fastest](Method m) { return m == fastest ? 1.0 : 50.0; };
+    AdaptiveOptions opt = scripted(plans, 1, colls);
+    opt.cache_path = cache;
+    AdaptiveExecutor ex(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), opt);
+    run_until_decided(ex, L, 8);
+    ASSERT_TRUE(ex.decided());
+    if (ex.stages() == 0) return;  // nothing is sent: nothing to choose
+    if (!ex.weighs(fastest)) {  // alltoallv for a sparse schedule: not a candidate
+      EXPECT_EQ(collective_of(ex.plan()), Method::Auto);
+      continue;
+    }
+    EXPECT_EQ(collective_of(ex.plan()), fastest) << plan_string(ex.plan());
+    EXPECT_EQ(ex.chosen(), nullptr);  // no butterfly executor runs it
+    AdaptiveExecutor again(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), opt);
+    run_until_decided(again, L, 30);
+    EXPECT_TRUE(again.from_cache());
+    EXPECT_EQ(again.profiling_exchanges(), 0);
+    EXPECT_EQ(again.plan(), ex.plan());
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) std::remove(cache.c_str());
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  // A tie keeps the plan: a collective must be measured faster to be kept.
+  auto same = [](const Plan&) { return 1.0; };
+  AdaptiveExecutor tie(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(),
+                       scripted(same, 1, [](Method) { return 1.0; }));
+  run_until_decided(tie, L, 12);
+  EXPECT_EQ(collective_of(tie.plan()), Method::Auto) << plan_string(tie.plan());
+}
+
+// MPI_Alltoallv is weighed only for dense schedules: on a ring (one peer each way) only up to
+// 5 ranks (4 x 1 >= P - 1), on the dense test layout always; the neighbourhood collective always.
+TEST(Adaptive, WeighsAlltoallvOnlyForDenseSchedules) {
+  const int W = world_size(), me = world_rank();
+  MessageLayout ring;
+  if (W > 1) {
+    ring.send_peers = {(me + 1) % W};
+    ring.send_bytes = {8};
+    ring.send_offset = {0};
+    ring.recv_peers = {(me + W - 1) % W};
+    ring.recv_bytes = {8};
+    ring.recv_offset = {0};
+  }
+  Buffers rb(ring);
+  AdaptiveExecutor r(MPI_COMM_WORLD, 4, ring, rb.s.data(), rb.r.data(), AdaptiveOptions{});
+  EXPECT_EQ(r.topology().max_peers, W > 1 ? 1 : 0);
+  EXPECT_EQ(r.weighs(Method::Alltoallv), W <= 5);
+  EXPECT_TRUE(r.weighs(Method::Neighbor));
+  MessageLayout dense = make_layout(me, range(0, W), range(0, W), 35);
+  Buffers db(dense);
+  AdaptiveExecutor d(MPI_COMM_WORLD, 4, dense, db.s.data(), db.r.data(), AdaptiveOptions{});
+  EXPECT_TRUE(d.weighs(Method::Alltoallv));
 }
 
 TEST(Adaptive, DamagedCacheLineIsIgnored) {
