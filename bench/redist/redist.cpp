@@ -2,7 +2,7 @@
 //
 //   bench_redist [--nx 192] [--ny 480] [--fields 10] [--levels 1]
 //                [--src-ranks A] [--dst-ranks B] [--pattern block-roundrobin]
-//                [--method all|p2p|alltoallv|neighbor] [--reps 5] [--separate]
+//                [--method all|p2p|alltoallv|neighbor|auto|compare] [--reps 5] [--separate]
 //
 // Ranks: A + B <= P puts the source on [0, A) and the destination on [A, A + B) (disjoint);
 // otherwise the source is on [0, A) and the destination on [P - B, P) (identical when A = B = P).
@@ -10,7 +10,8 @@
 // shapes), random (a random permutation).
 // Prints one JSON object per case: setup (the map), redist_setup (creating the redistribution)
 // and exchange for each method, and with --separate the same fields sent as one redistribution
-// per field (what aggregation saves).
+// per field (what aggregation saves). --method compare: auto against p2p, alltoallv and
+// neighbor, their exchanges interleaved round by round (case "compare", ratio_to_best_fixed).
 #include <mpi.h>
 
 #include <algorithm>
@@ -176,6 +177,7 @@ int main(int argc, char** argv) {
   else if (which == "alltoallv") methods = {ISTHMUS_METHOD_ALLTOALLV};
   else if (which == "neighbor") methods = {ISTHMUS_METHOD_NEIGHBOR};
   else if (which == "auto") methods = {ISTHMUS_METHOD_AUTO};
+  else if (which == "compare") methods = {};  // below
   else {
     if (me == 0) std::fprintf(stderr, "bench_redist: unknown --method %s\n", which.c_str());
     MPI_Abort(MPI_COMM_WORLD, 2);
@@ -214,6 +216,64 @@ int main(int argc, char** argv) {
           .num("bytes_per_exchange", bytes_total).str("checksum", checksum).integer("errors", errors).print();
     }
     isthmus_redist_destroy(&r);
+  }
+
+  if (which == "compare") {
+    // auto against every fixed method, side by side: one redistribution each, auto warmed up
+    // until it has decided, then rounds in which every method exchanges once (the order rotates
+    // from round to round), each exchange timed by the collective rule; a noisy spell so
+    // hits all methods alike.
+    std::vector<int> ms = {ISTHMUS_METHOD_P2P, ISTHMUS_METHOD_ALLTOALLV};
+#ifndef ISTHMUS_SMPI
+    ms.push_back(ISTHMUS_METHOD_NEIGHBOR);
+#endif
+    ms.push_back(ISTHMUS_METHOD_AUTO);
+    std::vector<isthmus_redist*> rs(ms.size(), nullptr);
+    for (size_t k = 0; k < ms.size(); ++k)
+      CHECK(ctx, isthmus_redist_create(ctx, x, nfields, types.data(), levels.data(), ms[k], &rs[k]));
+    isthmus_redist* a = rs.back();
+    isthmus_transfer_plan plan{};
+    int warmup = 0;
+    for (;;) {
+      CHECK(ctx, isthmus_redist_exchange(a, src.data(), dst.data()));
+      ++warmup;
+      CHECK(ctx, isthmus_redist_get_plan(a, 0, &plan));
+      if (plan.decided) break;
+    }
+    for (isthmus_redist* r : rs) CHECK(ctx, isthmus_redist_exchange(r, src.data(), dst.data()));
+    std::vector<std::vector<double>> samples(ms.size());
+    for (int round = 0; round < reps; ++round)
+      for (size_t i = 0; i < ms.size(); ++i) {
+        const size_t k = (i + static_cast<size_t>(round)) % ms.size();
+        bench::Stats one = bench::time_collective(MPI_COMM_WORLD, 1, [&] {
+          CHECK(ctx, isthmus_redist_exchange(rs[k], src.data(), dst.data()));
+        });
+        samples[k].push_back(one.median);
+      }
+    int64_t errors = 0;
+    std::string checksum;
+    verify(errors, checksum);  // the last exchange's values (a fixed method's or auto's)
+    double best = 0;
+    for (size_t k = 0; k + 1 < ms.size(); ++k) {
+      const double med = bench::stats(samples[k]).median;
+      best = k == 0 ? med : std::min(best, med);
+    }
+    std::string chosen = "p2p";
+    if (plan.collective == ISTHMUS_METHOD_ALLTOALLV) chosen = "alltoallv";
+    else if (plan.collective == ISTHMUS_METHOD_NEIGHBOR) chosen = "neighbor";
+    else if (plan.nruns > 1) {
+      chosen.clear();
+      for (int i = 0; i < plan.nruns; ++i) chosen += (i ? "," : "") + std::to_string(plan.runs[i]);
+    }
+    if (me == 0)
+      for (size_t k = 0; k < ms.size(); ++k) {
+        bench::Json j;
+        base(j, "compare").str("method", method_name(ms[k])).stats("", bench::stats(samples[k]))
+            .num("ratio_to_best_fixed", bench::stats(samples[k]).median / best);
+        if (ms[k] == ISTHMUS_METHOD_AUTO) j.str("auto_chose", chosen).integer("warmup_exchanges", warmup);
+        j.str("checksum", checksum).integer("errors", errors).print();
+      }
+    for (isthmus_redist*& r : rs) isthmus_redist_destroy(&r);
   }
 
   if (args.flag("separate")) {
