@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "base/hash.h"
+#include "base/wait.h"
 
 namespace isthmus {
 
@@ -55,7 +56,7 @@ void allreduce_with_checksum(int64_t* buf, int words, MPI_Comm comm) {
   ISTHMUS_MPI(MPI_Type_contiguous(words, MPI_INT64_T, &t.type));
   ISTHMUS_MPI(MPI_Type_commit(&t.type));
   ISTHMUS_MPI(MPI_Op_create(min_and_checksum, 1, &t.op));
-  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, buf, 1, t.type, t.op, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, buf, 1, t.type, t.op, comm));
 }
 
 }  // namespace
@@ -144,13 +145,13 @@ void Agreement::conclude(MPI_Comm comm) {
     if (use_checksum_)
       allreduce_with_checksum(buf, words, comm);
     else
-      ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, buf, words, MPI_INT64_T, MPI_MIN, comm));
+      ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, buf, words, MPI_INT64_T, MPI_MIN, comm));
   }
   if (use_checksum_) checksum_ = static_cast<uint64_t>(buf[words - 1]);
 
   if (buf[0] == INT64_MIN) {  // some rank failed: find the lowest (failure path only)
     int lowest = failed() ? rank : INT_MAX;
-    ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, comm));
+    ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, comm));
     throw_remote_failure(comm, rank, lowest);
   }
   if (buf[0] != ~buf[1]) throw_compare_mismatch(comm, rank, buf[0], ~buf[1]);
@@ -183,13 +184,13 @@ void Agreement::throw_compare_mismatch(MPI_Comm comm, int rank, int64_t hmin, in
     detail[2 * i] = known ? *slots_[i].value : INT64_MAX;
     detail[2 * i + 1] = known ? ~*slots_[i].value : INT64_MAX;
   }
-  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, detail, 2 * kMaxMatches, MPI_INT64_T, MPI_MIN, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, detail, 2 * kMaxMatches, MPI_INT64_T, MPI_MIN, comm));
   for (int i = 0; i < kMaxMatches; ++i)
     if (detail[2 * i] < ~detail[2 * i + 1]) throw_mismatch(comm, rank, i, detail[2 * i], ~detail[2 * i + 1]);
   // Only "known here, unknown there" differs: name two ranks of different hashes.
   const int64_t mine = static_cast<int64_t>(combined_);
   int who[2] = {mine == hmin ? rank : INT_MAX, mine == hmax ? rank : INT_MAX};
-  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, who, 2, MPI_INT, MPI_MIN, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, who, 2, MPI_INT, MPI_MIN, comm));
   std::string names;
   for (int i = 0; i < nslots_; ++i)
     if (slots_[i].kind == Kind::Compare) names += std::string(names.empty() ? "" : ", ") + slots_[i].what;
@@ -205,7 +206,7 @@ void Agreement::throw_remote_failure(MPI_Comm comm, int rank, int failing_rank) 
     note.code = code_;
     std::strncpy(note.message, message_.c_str(), sizeof note.message - 1);
   }
-  ISTHMUS_MPI(MPI_Bcast(&note, static_cast<int>(sizeof note), MPI_BYTE, failing_rank, comm));
+  ISTHMUS_MPI(wmpi::Bcast(&note, static_cast<int>(sizeof note), MPI_BYTE, failing_rank, comm));
   note.message[sizeof note.message - 1] = '\0';
   const int code = static_cast<int>(note.code);
   if (rank == failing_rank || (failed() && code_ == code)) throw Error(code, message_);
@@ -220,7 +221,7 @@ void Agreement::throw_mismatch(MPI_Comm comm, int rank, int slot, int64_t vmin, 
   const bool known = slot < nslots_ && slots_[slot].value.has_value();
   const int64_t mine = known ? *slots_[slot].value : 0;
   int who[2] = {known && mine == vmin ? rank : INT_MAX, known && mine == vmax ? rank : INT_MAX};
-  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, who, 2, MPI_INT, MPI_MIN, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, who, 2, MPI_INT, MPI_MIN, comm));
   const char* what = slot < nslots_ ? slots_[slot].what : "a matched value";
   const bool hashed = slot < nslots_ && slots_[slot].hashed;
   std::string msg = std::string(what) + " must be the same on every rank, but ";

@@ -1,4 +1,5 @@
 #include "base/sized_message.h"
+#include "base/wait.h"
 
 #include <algorithm>
 
@@ -23,7 +24,7 @@ void SizedSend::start(const void* data, size_t bytes, int dest, int tag, MPI_Com
 
 void SizedSend::wait() {
   if (req_[0] == MPI_REQUEST_NULL && req_[1] == MPI_REQUEST_NULL) return;
-  ISTHMUS_MPI(MPI_Waitall(2, req_, MPI_STATUSES_IGNORE));
+  ISTHMUS_MPI(wmpi::Waitall(2, req_, MPI_STATUSES_IGNORE));
 }
 
 void send_sized(const void* data, size_t bytes, int dest, int tag, MPI_Comm comm) {
@@ -35,7 +36,7 @@ void send_sized(const void* data, size_t bytes, int dest, int tag, MPI_Comm comm
 void recv_sized_bytes(std::vector<char>& head, int src, int tag, MPI_Comm comm, size_t* total) {
   std::vector<char> buf(kSizedHead);
   MPI_Status st;
-  ISTHMUS_MPI(MPI_Recv(buf.data(), static_cast<int>(kSizedHead), MPI_BYTE, src, tag, comm, &st));
+  ISTHMUS_MPI(wmpi::Recv(buf.data(), static_cast<int>(kSizedHead), MPI_BYTE, src, tag, comm, &st));
   int got = 0;
   ISTHMUS_MPI(MPI_Get_count(&st, MPI_BYTE, &got));
   uint64_t n = 0;

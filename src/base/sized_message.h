@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "base/wait.h"
 
 namespace isthmus {
 
@@ -67,7 +68,7 @@ std::vector<T> recv_sized(int src, int tag, MPI_Comm comm) {
     const size_t rest = total - first;
     if (rest > static_cast<size_t>(INT32_MAX))
       fail(ISTHMUS_ERR_INTERNAL, "message from rank ", src, " of ", total, " bytes is too large");
-    ISTHMUS_MPI(MPI_Recv(reinterpret_cast<char*>(out.data()) + first, static_cast<int>(rest),
+    ISTHMUS_MPI(wmpi::Recv(reinterpret_cast<char*>(out.data()) + first, static_cast<int>(rest),
                          MPI_BYTE, src, tag, comm, MPI_STATUS_IGNORE));
   }
   return out;

@@ -8,6 +8,7 @@
 #include "capi/handles.h"
 #include "coupler/coupler.h"
 #include "base/comm.h"
+#include "base/wait.h"
 
 using namespace isthmus;
 
@@ -140,7 +141,7 @@ int isthmus_coupler_def_partition_oasis(isthmus_coupler* cpl, int64_t global_siz
       if (points)
         for (const Segment& s : points->segments()) top = std::max<long long>(top, s.start + s.length);
       long long all = 0;
-      ISTHMUS_MPI(MPI_Allreduce(&top, &all, 1, MPI_LONG_LONG, MPI_MAX, c.local_comm()));
+      ISTHMUS_MPI(wmpi::Allreduce(&top, &all, 1, MPI_LONG_LONG, MPI_MAX, c.local_comm()));
       if (points && !bad) {
         try {
           points = IndexList::from_oasis(all, ig_paral, n);

@@ -9,6 +9,7 @@
 
 #include "base/agreement.h"
 #include "base/error.h"
+#include "base/wait.h"
 
 namespace isthmus {
 
@@ -96,9 +97,9 @@ void recursive_k(const T* send, T* recv, int count, ReduceOp op, MPI_Comm comm, 
   while (m * k <= n) m *= k, ++p;
   if (rank >= m) {
     int home = int((rank - m) % m);
-    ISTHMUS_MPI(MPI_Send(recv, count, type, home, tag, comm));
+    ISTHMUS_MPI(wmpi::Send(recv, count, type, home, tag, comm));
     tally.msg(true, bytes);
-    ISTHMUS_MPI(MPI_Recv(recv, count, type, home, tag + 1, comm, MPI_STATUS_IGNORE));
+    ISTHMUS_MPI(wmpi::Recv(recv, count, type, home, tag + 1, comm, MPI_STATUS_IGNORE));
     tally.msg(false, bytes);
     return;
   }
@@ -111,7 +112,7 @@ void recursive_k(const T* send, T* recv, int count, ReduceOp op, MPI_Comm comm, 
     std::vector<MPI_Request> req(folded.size());
     for (size_t f = 0; f < folded.size(); ++f)
       ISTHMUS_MPI(MPI_Irecv(slots.data() + (f + 1) * count, count, type, folded[f], tag, comm, &req[f]));
-    ISTHMUS_MPI(MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
+    ISTHMUS_MPI(wmpi::Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
     for (size_t f = 0; f < folded.size(); ++f) {
       combine(recv, slots.data() + (f + 1) * count, count, op);
       tally.msg(false, bytes);
@@ -125,7 +126,7 @@ void recursive_k(const T* send, T* recv, int count, ReduceOp op, MPI_Comm comm, 
     if (k == 2) {  // one partner: a send-receive, as recursive doubling is usually written
       int peer = int(base + (1 - digit) * stride);
       T* other = slots.data() + size_t(1 - digit) * count;
-      ISTHMUS_MPI(MPI_Sendrecv(recv, count, type, peer, tag + 2 + j, other, count, type, peer,
+      ISTHMUS_MPI(wmpi::Sendrecv(recv, count, type, peer, tag + 2 + j, other, count, type, peer,
                                tag + 2 + j, comm, MPI_STATUS_IGNORE));
       tally.msg(true, bytes);
       tally.msg(false, bytes);
@@ -147,13 +148,13 @@ void recursive_k(const T* send, T* recv, int count, ReduceOp op, MPI_Comm comm, 
       tally.msg(true, bytes);
       tally.msg(false, bytes);
     }
-    ISTHMUS_MPI(MPI_Waitall(int(nreq), req.data(), MPI_STATUSES_IGNORE));
+    ISTHMUS_MPI(wmpi::Waitall(int(nreq), req.data(), MPI_STATUSES_IGNORE));
     std::copy(recv, recv + count, slots.data() + size_t(digit) * count);
     std::copy(slots.data(), slots.data() + count, recv);
     for (int d = 1; d < k; ++d) combine(recv, slots.data() + size_t(d) * count, count, op);
   }
   for (int f : folded) {
-    ISTHMUS_MPI(MPI_Send(recv, count, type, f, tag + 1, comm));
+    ISTHMUS_MPI(wmpi::Send(recv, count, type, f, tag + 1, comm));
     tally.msg(true, bytes);
   }
 }
@@ -195,7 +196,7 @@ void allreduce_any(const T* send, T* recv, int count, ReduceOp op, MPI_Comm comm
   if (o.counters) ++o.counters->exchanges;
   switch (o.algorithm) {
     case AllreduceAlgorithm::Native:
-      ISTHMUS_MPI(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, count, mpi_type<T>(), mop, comm));
+      ISTHMUS_MPI(wmpi::Allreduce(send == recv ? MPI_IN_PLACE : send, recv, count, mpi_type<T>(), mop, comm));
       return;
     case AllreduceAlgorithm::RecursiveDoubling:
       return recursive_k(send, recv, count, op, comm, 2, o.tag, Tally{o.counters});

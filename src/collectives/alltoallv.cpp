@@ -11,6 +11,7 @@
 #include "base/hash.h"
 #include "base/sized_message.h"
 #include "base/error.h"
+#include "base/wait.h"
 
 namespace isthmus {
 
@@ -210,7 +211,7 @@ void AlltoallvPlan::setup(const int* sendcounts, const int* sdispls, const int* 
 // pair (sender, receiver) that disagrees is agreed on, and every rank throws the same message.
 void AlltoallvPlan::throw_inconsistent_counts() const {
   std::vector<int> sent_to_me(size_t(size_), 0);
-  ISTHMUS_MPI(MPI_Alltoall(scount_.data(), 1, MPI_INT, sent_to_me.data(), 1, MPI_INT, comm_));
+  ISTHMUS_MPI(wmpi::Alltoall(scount_.data(), 1, MPI_INT, sent_to_me.data(), 1, MPI_INT, comm_));
   int64_t key = INT64_MAX;  // sender * size + receiver of this rank's first disagreement
   int counts[2] = {0, 0};
   for (int i = 0; i < size_; ++i)
@@ -220,11 +221,11 @@ void AlltoallvPlan::throw_inconsistent_counts() const {
       break;
     }
   int64_t first = INT64_MAX;
-  ISTHMUS_MPI(MPI_Allreduce(&key, &first, 1, MPI_INT64_T, MPI_MIN, comm_));
+  ISTHMUS_MPI(wmpi::Allreduce(&key, &first, 1, MPI_INT64_T, MPI_MIN, comm_));
   if (first == INT64_MAX)
     fail(ISTHMUS_ERR_INTERNAL, "alltoallv: the count checksum is not 0, but every pair of counts agrees");
   const int i = int(first / size_), j = int(first % size_);
-  ISTHMUS_MPI(MPI_Bcast(counts, 2, MPI_INT, j, comm_));
+  ISTHMUS_MPI(wmpi::Bcast(counts, 2, MPI_INT, j, comm_));
   fail(ISTHMUS_ERR_ARG, "alltoallv: sendcounts and recvcounts disagree: rank ", i, " sends ",
        counts[0], " elements to rank ", j, " (its sendcounts[", j, "]), which expects ", counts[1],
        " (its recvcounts[", i, "])");
@@ -262,7 +263,7 @@ void AlltoallvPlan::native(const char* s, char* r) const {
   MPI_Datatype t;
   ISTHMUS_MPI(MPI_Type_contiguous(esize_, MPI_BYTE, &t));
   ISTHMUS_MPI(MPI_Type_commit(&t));
-  int rc = MPI_Alltoallv(s, scount_.data(), sdispl_.data(), t, r, rcount_.data(), rdispl_.data(), t, comm_);
+  int rc = wmpi::Alltoallv(s, scount_.data(), sdispl_.data(), t, r, rcount_.data(), rdispl_.data(), t, comm_);
   MPI_Type_free(&t);
   ISTHMUS_MPI(rc);
   int64_t mo = 0, bo = 0, mi = 0, bi = 0;
@@ -305,7 +306,7 @@ void AlltoallvPlan::ring(const char* s, char* r) const {
       }
     }
     if (first == 1) copy_self(s, r);  // overlaps the first stage's messages
-    ISTHMUS_MPI(MPI_Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
+    ISTHMUS_MPI(wmpi::Waitall(int(req.size()), req.data(), MPI_STATUSES_IGNORE));
   }
   if (n == 1) copy_self(s, r);
   count(mo, bo, mi, bi);
@@ -323,7 +324,7 @@ void AlltoallvPlan::pairwise(const char* s, char* r) const {
     int dst = pof2 ? (rank_ ^ step) : (rank_ + step) % n;
     int src = pof2 ? (rank_ ^ step) : (rank_ - step + n) % n;
     int sb = scount_[dst] * esize_, rb = rcount_[src] * esize_;
-    ISTHMUS_MPI(MPI_Sendrecv(s + size_t(sdispl_[dst]) * esize_, sb, MPI_BYTE, sb ? dst : MPI_PROC_NULL, tag_,
+    ISTHMUS_MPI(wmpi::Sendrecv(s + size_t(sdispl_[dst]) * esize_, sb, MPI_BYTE, sb ? dst : MPI_PROC_NULL, tag_,
                              r + size_t(rdispl_[src]) * esize_, rb, MPI_BYTE, rb ? src : MPI_PROC_NULL, tag_,
                              comm_, MPI_STATUS_IGNORE));
     mo += sb > 0, bo += sb, mi += rb > 0, bi += rb;

@@ -12,6 +12,7 @@
 
 #include "base/agreement.h"
 #include "base/error.h"
+#include "base/wait.h"
 
 namespace isthmus {
 
@@ -47,7 +48,7 @@ void sum_gather(MPI_Comm comm, int rank, int size, int nf, const double* const* 
                 const int64_t* gidx, bool all_index, double* sums) {
   int nl = int(n);
   std::vector<int> counts(rank == 0 ? size : 0), displs;
-  ISTHMUS_MPI(MPI_Gather(&nl, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
+  ISTHMUS_MPI(wmpi::Gather(&nl, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
   int64_t total = 0;
   if (rank == 0) {
     displs.resize(size);
@@ -55,7 +56,7 @@ void sum_gather(MPI_Comm comm, int rank, int size, int nf, const double* const* 
     if (total <= INT_MAX / std::max(1, nf))
       for (int p = 0, at = 0; p < size; ++p) displs[p] = at, at += counts[p];
   }
-  ISTHMUS_MPI(MPI_Bcast(&total, 1, MPI_INT64_T, 0, comm));
+  ISTHMUS_MPI(wmpi::Bcast(&total, 1, MPI_INT64_T, 0, comm));
   if (total > INT_MAX / std::max(1, nf))
     fail(ISTHMUS_ERR_ARG, "global_sum gather: ", total, " points x ", nf,
          " fields exceed the 2^31 - 1 values one gather message holds");
@@ -69,11 +70,11 @@ void sum_gather(MPI_Comm comm, int rank, int size, int nf, const double* const* 
     for (int p = 0; p < size; ++p) vcounts[p] = counts[p] * nf, vdispls[p] = displs[p] * nf;
   }
   std::vector<double> all(rank == 0 ? size_t(total) * nf : 0);
-  ISTHMUS_MPI(MPI_Gatherv(mine.data(), nl * nf, MPI_DOUBLE, all.data(), vcounts.data(),
+  ISTHMUS_MPI(wmpi::Gatherv(mine.data(), nl * nf, MPI_DOUBLE, all.data(), vcounts.data(),
                           vdispls.data(), MPI_DOUBLE, 0, comm));
   std::vector<int64_t> idx(rank == 0 && all_index ? size_t(total) : 0);
   if (all_index)
-    ISTHMUS_MPI(MPI_Gatherv(gidx, nl, MPI_INT64_T, idx.data(), counts.data(), displs.data(),
+    ISTHMUS_MPI(wmpi::Gatherv(gidx, nl, MPI_INT64_T, idx.data(), counts.data(), displs.data(),
                             MPI_INT64_T, 0, comm));
   // Rank 0 broadcasts [status, bad index, sums...] so that a bad index fails on every rank.
   std::vector<double> result(2 + nf, 0.0);
@@ -108,7 +109,7 @@ void sum_gather(MPI_Comm comm, int rank, int size, int nf, const double* const* 
       }
     }
   }
-  ISTHMUS_MPI(MPI_Bcast(result.data(), 2 + nf, MPI_DOUBLE, 0, comm));
+  ISTHMUS_MPI(wmpi::Bcast(result.data(), 2 + nf, MPI_DOUBLE, 0, comm));
   if (result[0] == 1)
     fail(ISTHMUS_ERR_ARG, "global_sum gather: global index ", int64_t(result[1]),
          " is outside [0, number of points) (the indices must number the points 0..N-1)");
@@ -128,7 +129,7 @@ void sum_lsum8(MPI_Comm comm, int nf, const double* const* fields, int64_t n, do
     for (int64_t i = 0; i < n; ++i) s += x[i];
     local[f] = s;
   }
-  ISTHMUS_MPI(MPI_Allreduce(local.data(), sums, nf, MPI_DOUBLE, MPI_SUM, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(local.data(), sums, nf, MPI_DOUBLE, MPI_SUM, comm));
 }
 
 // ---- lsum16 ------------------------------------------------------------------------------
@@ -174,7 +175,7 @@ void sum_lsum16(MPI_Comm comm, int nf, const double* const* fields, int64_t n, d
     local[f] = s;
   }
   TypeAndOp t(MPI_BYTE, int(sizeof(Quad)), quad_sum_op);
-  ISTHMUS_MPI(MPI_Allreduce(local.data(), global.data(), nf, t.type, t.op, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(local.data(), global.data(), nf, t.type, t.op, comm));
   for (int f = 0; f < nf; ++f) sums[f] = double(global[f]);
 }
 
@@ -219,7 +220,7 @@ void sum_ddpdd(MPI_Comm comm, int nf, const double* const* fields, int64_t n, do
     local[2 * f + 1] = std::isfinite(s) ? lo - (s - hi) : 0;
   }
   TypeAndOp t(MPI_DOUBLE, 2, ddpdd_op);
-  ISTHMUS_MPI(MPI_Allreduce(local.data(), global.data(), nf, t.type, t.op, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(local.data(), global.data(), nf, t.type, t.op, comm));
   for (int f = 0; f < nf; ++f) sums[f] = global[2 * f] + global[2 * f + 1];
 }
 
@@ -601,7 +602,7 @@ void sum_reprosum(MPI_Comm comm, int size, int nf, const double* const* fields, 
       }
     }
   }
-  ISTHMUS_MPI(MPI_Allreduce(loc.data(), glob.data(), int(loc.size()), MPI_INT64_T, MPI_SUM, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(loc.data(), glob.data(), int(loc.size()), MPI_INT64_T, MPI_SUM, comm));
   Grid g;
   g.low = -1074, g.B = B, g.L = L;
   for (int f = 0; f < nf; ++f) {

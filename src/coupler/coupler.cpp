@@ -12,6 +12,7 @@
 #include "base/broadcast.h"
 #include "base/error.h"
 #include "base/hash.h"
+#include "base/wait.h"
 
 namespace isthmus::coupler {
 
@@ -83,7 +84,7 @@ Coupler::Coupler(MPI_Comm world, const std::string& component, const std::string
       readable = 0;
     }
   }
-  ISTHMUS_MPI(MPI_Bcast(&readable, 1, MPI_INT, 0, local_));
+  ISTHMUS_MPI(wmpi::Bcast(&readable, 1, MPI_INT, 0, local_));
   if (!readable)
     fail(ISTHMUS_ERR_CONFIG, "the configuration file ", config_path, " cannot be read (component ",
          name_, ")");
@@ -106,7 +107,7 @@ void Coupler::init(MPI_Comm world, Config config) {
   // The one collective over the whole world: who runs which component (8 bytes per rank).
   const uint64_t mine = name_.empty() ? 0 : hash_of(name_, 1);
   std::vector<uint64_t> all(size);
-  ISTHMUS_MPI(MPI_Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, world_));
+  ISTHMUS_MPI(wmpi::Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, world_));
   for (int r = 0; r < size; ++r) {
     if (all[r] == 0) continue;
     auto it = std::find_if(comps_.begin(), comps_.end(), [&](const Component& c) { return c.hash == all[r]; });
@@ -145,7 +146,7 @@ void Coupler::set_coupling_comm(MPI_Comm coupling) {
   a.conclude(full_);
   // the coupling ranks must be the component's ranks in coupling: each names whether it is
   int in = coupling != MPI_COMM_NULL, count = 0, size = 0;
-  ISTHMUS_MPI(MPI_Allreduce(&in, &count, 1, MPI_INT, MPI_SUM, full_));
+  ISTHMUS_MPI(wmpi::Allreduce(&in, &count, 1, MPI_INT, MPI_SUM, full_));
   if (in) ISTHMUS_MPI(MPI_Comm_size(coupling, &size));
   Agreement b;
   b.check([&] {
@@ -229,7 +230,7 @@ void Coupler::exchange_declarations() {
   ISTHMUS_MPI(MPI_Comm_rank(full_, &rank));
   int in = active() ? 1 : 0;
   std::vector<int> flags(nfull);
-  ISTHMUS_MPI(MPI_Allgather(&in, 1, MPI_INT, flags.data(), 1, MPI_INT, full_));
+  ISTHMUS_MPI(wmpi::Allgather(&in, 1, MPI_INT, flags.data(), 1, MPI_INT, full_));
   const RankSet& everyone = comps_[me_].world_ranks;  // full_ rank i is everyone.at(i)
   RankSet coupling;
   int first_active = -1;
@@ -269,14 +270,14 @@ void Coupler::exchange_declarations() {
     for (size_t c = 0; c < comps_.size(); ++c) {
       if (static_cast<int>(c) == me_) continue;
       MPI_Status st;
-      ISTHMUS_MPI(MPI_Probe(static_cast<int>(c), kTagDeclarations, firsts, &st));
+      ISTHMUS_MPI(wmpi::Probe(static_cast<int>(c), kTagDeclarations, firsts, &st));
       int n = 0;
       ISTHMUS_MPI(MPI_Get_count(&st, MPI_CHAR, &n));
       texts[c].resize(n);
-      ISTHMUS_MPI(MPI_Recv(texts[c].data(), n, MPI_CHAR, static_cast<int>(c), kTagDeclarations,
+      ISTHMUS_MPI(wmpi::Recv(texts[c].data(), n, MPI_CHAR, static_cast<int>(c), kTagDeclarations,
                            firsts, MPI_STATUS_IGNORE));
     }
-    ISTHMUS_MPI(MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
+    ISTHMUS_MPI(wmpi::Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
     MPI_Comm_free(&firsts);
   }
   for (auto& t : texts) broadcast(full_, t);
@@ -640,11 +641,11 @@ std::string Coupler::report() {
     std::copy(c, c + kCounts, counts.begin() + i * kCounts);
     std::copy(t, t + kTimes, times.begin() + i * kTimes);
   }
-  ISTHMUS_MPI(MPI_Reduce(counts.data(), count_sum.data(), static_cast<int>(counts.size()),
+  ISTHMUS_MPI(wmpi::Reduce(counts.data(), count_sum.data(), static_cast<int>(counts.size()),
                          MPI_LONG_LONG, MPI_SUM, 0, local_));
-  ISTHMUS_MPI(MPI_Reduce(times.data(), time_sum.data(), static_cast<int>(times.size()), MPI_DOUBLE,
+  ISTHMUS_MPI(wmpi::Reduce(times.data(), time_sum.data(), static_cast<int>(times.size()), MPI_DOUBLE,
                          MPI_SUM, 0, local_));
-  ISTHMUS_MPI(MPI_Reduce(times.data(), time_max.data(), static_cast<int>(times.size()), MPI_DOUBLE,
+  ISTHMUS_MPI(wmpi::Reduce(times.data(), time_max.data(), static_cast<int>(times.size()), MPI_DOUBLE,
                          MPI_MAX, 0, local_));
   int rank = 0, size = 1;
   ISTHMUS_MPI(MPI_Comm_rank(local_, &rank));

@@ -10,6 +10,7 @@
 #include "coupler/grid_files.h"
 #include "remap/scrip_weights.h"
 #include "remap/weights_gen.h"
+#include "base/wait.h"
 
 namespace isthmus::coupler {
 
@@ -82,7 +83,7 @@ bool file_exists(MPI_Comm comm, const std::string& path) {
     std::error_code ec;
     exists = std::filesystem::is_regular_file(path, ec) ? 1 : 0;
   }
-  ISTHMUS_MPI(MPI_Bcast(&exists, 1, MPI_INT, 0, comm));
+  ISTHMUS_MPI(wmpi::Bcast(&exists, 1, MPI_INT, 0, comm));
   return exists == 1;
 }
 

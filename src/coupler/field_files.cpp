@@ -13,6 +13,7 @@
 #include "base/hash.h"
 #include "coupler/config.h"
 #include "xmap/xmap.h"
+#include "base/wait.h"
 
 namespace isthmus::coupler {
 
@@ -131,7 +132,7 @@ class Outcome {
       note.code = error_->code();
       std::strncpy(note.message, error_->what(), sizeof note.message - 1);
     }
-    ISTHMUS_MPI(MPI_Bcast(&note, static_cast<int>(sizeof note), MPI_BYTE, 0, comm));
+    ISTHMUS_MPI(wmpi::Bcast(&note, static_cast<int>(sizeof note), MPI_BYTE, 0, comm));
     note.message[sizeof note.message - 1] = '\0';
     if (note.code != ISTHMUS_OK) throw Error(note.code, note.message);
   }
@@ -491,7 +492,7 @@ void read_fields(const char* kind, MPI_Comm comm, const std::string& path, const
   out.share(comm);
   if (counters)
     for (RestartCounter& c : *counters)
-      ISTHMUS_MPI(MPI_Bcast(c.values.data(), static_cast<int>(c.values.size()), MPI_INT, 0, comm));
+      ISTHMUS_MPI(wmpi::Bcast(c.values.data(), static_cast<int>(c.values.size()), MPI_INT, 0, comm));
 }
 
 }  // namespace
@@ -520,7 +521,7 @@ bool restart_has_variable(MPI_Comm comm, const std::string& path, const std::str
       f.id = -1;
     }
   }
-  ISTHMUS_MPI(MPI_Bcast(&has, 1, MPI_INT, 0, comm));
+  ISTHMUS_MPI(wmpi::Bcast(&has, 1, MPI_INT, 0, comm));
   return has == 1;
 }
 

@@ -8,6 +8,7 @@
 
 #include "xmap/sparse_exchange.h"
 #include "base/comm.h"
+#include "base/wait.h"
 
 namespace isthmus::remap {
 
@@ -161,7 +162,7 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes 
   const int64_t block = std::max<int64_t>(1, (n + homes.count - 1) / homes.count);
   auto home = [block, homes](int64_t g) { return homes.first + static_cast<int>(g / block); };
   int64_t rounds = std::max<int64_t>(1, (nrecords + kRouteChunk - 1) / kRouteChunk);
-  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm));
 
   struct HeldRun {
     int64_t start, end;
@@ -467,7 +468,7 @@ int64_t route_rows(MPI_Comm comm, bool by_dst, const IndexList* part, int64_t sr
   int64_t unheld = 0, unused = 0;
   route_to_holders(comm, by_dst ? dst_grid_size : src_grid_size, part, homes, width,
                    static_cast<int64_t>(links.size()), key, make, reserve, consume, !by_dst, unheld);
-  ISTHMUS_MPI(MPI_Allreduce(&unheld, &unused, 1, MPI_INT64_T, MPI_SUM, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(&unheld, &unused, 1, MPI_INT64_T, MPI_SUM, comm));
   return unused;
 }
 
@@ -666,8 +667,8 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   if (!opt_.fused) {
     // Blocks of the destination grid over the ranks that hold source points.
     int has = src ? 1 : 0, before = 0, holders = 0;
-    ISTHMUS_MPI(MPI_Exscan(&has, &before, 1, MPI_INT, MPI_SUM, comm));
-    ISTHMUS_MPI(MPI_Allreduce(&has, &holders, 1, MPI_INT, MPI_SUM, comm));
+    ISTHMUS_MPI(wmpi::Exscan(&has, &before, 1, MPI_INT, MPI_SUM, comm));
+    ISTHMUS_MPI(wmpi::Allreduce(&has, &holders, 1, MPI_INT, MPI_SUM, comm));
     if (me == 0) before = 0;  // MPI_Exscan leaves rank 0's result undefined
     std::vector<int64_t> seg = {0, 0};
     if (has && holders > 0) {
@@ -726,7 +727,7 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     Side side = opt_.side;
     if (side == Side::Auto) {
       int64_t local[2] = {needed.size(), partial.size()}, global[2];
-      ISTHMUS_MPI(MPI_Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, comm));
+      ISTHMUS_MPI(wmpi::Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, comm));
       info_.dst_side_values = global[0];
       info_.src_side_values = global[1];
       side = global[1] < global[0] ? Side::Src : Side::Dst;
@@ -928,7 +929,7 @@ void Mapping::start(const double* const* src_fields) {
   if (cons_.type != Conserv::None && src_comm_ != MPI_COMM_NULL) {
     // the source integrals, among the source ranks only; the previous ones have left by now
     // unless the destination is behind by a whole coupling (then this waits for it)
-    ISTHMUS_MPI(MPI_Wait(&ss_request_, MPI_STATUS_IGNORE));
+    ISTHMUS_MPI(wmpi::Wait(&ss_request_, MPI_STATUS_IGNORE));
     integrand(src_fields, true, side_terms(src_size_));
     global_sum(src_comm_, static_cast<int>(side_ptrs_.size()), side_ptrs_.data(), src_size_,
                nullptr, cons_.method, ss_sent_.data());
@@ -967,9 +968,9 @@ void Mapping::finish(double* const* dst_fields) {
   int r = 0;
   ISTHMUS_MPI(MPI_Comm_rank(comm_, &r));
   if (r == dst_leader_)
-    ISTHMUS_MPI(MPI_Recv(ss_got_.data(), static_cast<int>(ss_got_.size()), MPI_DOUBLE, src_leader_,
+    ISTHMUS_MPI(wmpi::Recv(ss_got_.data(), static_cast<int>(ss_got_.size()), MPI_DOUBLE, src_leader_,
                          0, cons_comm_, MPI_STATUS_IGNORE));
-  ISTHMUS_MPI(MPI_Bcast(ss_got_.data(), static_cast<int>(ss_got_.size()), MPI_DOUBLE, 0, dst_comm_));
+  ISTHMUS_MPI(wmpi::Bcast(ss_got_.data(), static_cast<int>(ss_got_.size()), MPI_DOUBLE, 0, dst_comm_));
   integrand(dst_fields, false, side_terms(dst_size_));
   global_sum(dst_comm_, static_cast<int>(side_ptrs_.size()), side_ptrs_.data(), dst_size_, nullptr,
              cons_.method, sd_.data());
@@ -977,7 +978,7 @@ void Mapping::finish(double* const* dst_fields) {
 }
 
 Mapping::~Mapping() {
-  if (ss_request_ != MPI_REQUEST_NULL) MPI_Wait(&ss_request_, MPI_STATUS_IGNORE);
+  if (ss_request_ != MPI_REQUEST_NULL) wmpi::Wait(&ss_request_, MPI_STATUS_IGNORE);
   for (MPI_Comm* c : {&cons_comm_, &src_comm_, &dst_comm_})
     if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
 }
@@ -1023,7 +1024,7 @@ void Mapping::split_conservation_comms() {
   };
   mine[0] = first_of(src_comm_);
   mine[1] = first_of(dst_comm_);
-  ISTHMUS_MPI(MPI_Allreduce(mine, lead, 2, MPI_INT, MPI_MAX, comm_));
+  ISTHMUS_MPI(wmpi::Allreduce(mine, lead, 2, MPI_INT, MPI_MAX, comm_));
   src_leader_ = lead[0];
   dst_leader_ = lead[1];
   int nfl = 0;

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "base/broadcast.h"
+#include "base/wait.h"
 
 namespace isthmus::remap {
 
@@ -385,13 +386,13 @@ uint64_t header_hash(const WeightsInfo& info) {
   int rank = 0;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   int lowest[2] = {agreement.failed() ? rank : INT_MAX, slab_failed_here ? rank : INT_MAX};
-  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, lowest, 2, MPI_INT, MPI_MIN, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, lowest, 2, MPI_INT, MPI_MIN, comm));
   if (lowest[1] == INT_MAX || lowest[0] == INT_MAX) throw agreed;  // no slab failed anywhere
   const int failing = lowest[0];
   int64_t head[2] = {agreed.code(), static_cast<int64_t>(std::strlen(agreed.what()))};
-  ISTHMUS_MPI(MPI_Bcast(head, 2, MPI_INT64_T, failing, comm));
+  ISTHMUS_MPI(wmpi::Bcast(head, 2, MPI_INT64_T, failing, comm));
   std::string message(rank == failing ? agreed.what() : std::string(size_t(head[1]), '\0'));
-  ISTHMUS_MPI(MPI_Bcast(message.data(), static_cast<int>(head[1]), MPI_CHAR, failing, comm));
+  ISTHMUS_MPI(wmpi::Bcast(message.data(), static_cast<int>(head[1]), MPI_CHAR, failing, comm));
   if (rank == failing || !slab_failed_here || agreed.code() != head[0]) throw agreed;
   throw Error(agreed.code(), "failed on rank " + std::to_string(failing) + ": " + message);
 }

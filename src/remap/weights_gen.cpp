@@ -22,6 +22,7 @@
 #include "collectives/alltoallv.h"
 #include "remap/scrip_weights.h"
 #include "remap/sphere.h"
+#include "base/wait.h"
 
 namespace isthmus::remap {
 
@@ -221,7 +222,7 @@ std::vector<std::vector<T>> exchange_lists(MPI_Comm comm, const std::vector<std:
     scount[size_t(r)] = static_cast<int>(send[size_t(r)].size());
     sbuf.insert(sbuf.end(), send[size_t(r)].begin(), send[size_t(r)].end());
   }
-  ISTHMUS_MPI(MPI_Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm));
+  ISTHMUS_MPI(wmpi::Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, comm));
   int total = 0;
   for (int r = 0; r < nranks; ++r) {
     rdispl[size_t(r)] = total;
@@ -248,7 +249,7 @@ std::vector<uint8_t> served_flags(MPI_Comm comm, const GeneratedWeights& w, int6
     displs[size_t(r)] = static_cast<int>(begins[size_t(r)]);
     counts[size_t(r)] = static_cast<int>((r + 1 < nranks ? begins[size_t(r) + 1] : n) - begins[size_t(r)]);
   }
-  ISTHMUS_MPI(MPI_Allgatherv(mine.data(), int(mine.size()), MPI_UINT8_T, all.data(), counts.data(),
+  ISTHMUS_MPI(wmpi::Allgatherv(mine.data(), int(mine.size()), MPI_UINT8_T, all.data(), counts.data(),
                              displs.data(), MPI_UINT8_T, comm));
   return all;
 }
@@ -321,7 +322,7 @@ int64_t creep_fill(MPI_Comm comm, const Grid& dst, const std::vector<int64_t>& b
       if (any) frontier.push_back(t);
     }
     int64_t any_frontier = frontier.empty() ? 0 : 1;
-    ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, &any_frontier, 1, MPI_INT64_T, MPI_MAX, comm));
+    ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, &any_frontier, 1, MPI_INT64_T, MPI_MAX, comm));
     if (!any_frontier) break;
     // Ask the owners for their points' links: ids out, (count, then source and weights per
     // link) back, as doubles.
@@ -453,7 +454,7 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
   std::vector<int64_t> begins(static_cast<size_t>(nranks));
   {
     const int64_t b = todo.empty() ? -1 : todo.front();
-    ISTHMUS_MPI(MPI_Allgather(&b, 1, MPI_INT64_T, begins.data(), 1, MPI_INT64_T, comm));
+    ISTHMUS_MPI(wmpi::Allgather(&b, 1, MPI_INT64_T, begins.data(), 1, MPI_INT64_T, comm));
     // A rank without an active point begins where the next one with points does.
     int64_t next = n;
     for (int r = nranks - 1; r >= 0; --r) {
@@ -524,7 +525,7 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
   std::vector<int64_t> counts(served);
   counts.push_back(static_cast<int64_t>(todo.size()));
   counts.push_back(out.links.size());
-  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, counts.data(), int(counts.size()), MPI_INT64_T,
+  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, counts.data(), int(counts.size()), MPI_INT64_T,
                             MPI_SUM, comm));
   out.served_per_step.assign(counts.begin(), counts.begin() + long(served.size()));
   out.unserved = counts[served.size()];
@@ -532,7 +533,7 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
   out.masked = n - active_total;
   out.seconds_per_step = seconds;
   if (!seconds.empty())
-    ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, out.seconds_per_step.data(), int(seconds.size()),
+    ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, out.seconds_per_step.data(), int(seconds.size()),
                               MPI_DOUBLE, MPI_MAX, comm));
   return out;
 }
@@ -566,7 +567,7 @@ std::vector<double> cell_areas(const Grid& g, MPI_Comm comm) {
     displs[size_t(r)] = static_cast<int>(begin(r));
     counts[size_t(r)] = static_cast<int>(begin(r + 1) - begin(r));
   }
-  ISTHMUS_MPI(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, area.data(), counts.data(),
+  ISTHMUS_MPI(wmpi::Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, area.data(), counts.data(),
                              displs.data(), MPI_DOUBLE, comm));
   return area;
 }
@@ -587,7 +588,7 @@ void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeight
     std::vector<double> w;
     for (int r = 1; r < nranks; ++r) {
       int64_t nl = 0;
-      ISTHMUS_MPI(MPI_Recv(&nl, 1, MPI_INT64_T, r, 20, comm, MPI_STATUS_IGNORE));
+      ISTHMUS_MPI(wmpi::Recv(&nl, 1, MPI_INT64_T, r, 20, comm, MPI_STATUS_IGNORE));
       for (int64_t o = 0; o < nl; o += piece) {
         const int c = static_cast<int>(std::min(piece, nl - o));
         if (src.size() < size_t(c)) {
@@ -595,9 +596,9 @@ void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeight
           dst.resize(size_t(c));
           w.resize(size_t(c * nw));
         }
-        ISTHMUS_MPI(MPI_Recv(src.data(), c, MPI_INT64_T, r, 21, comm, MPI_STATUS_IGNORE));
-        ISTHMUS_MPI(MPI_Recv(dst.data(), c, MPI_INT64_T, r, 22, comm, MPI_STATUS_IGNORE));
-        ISTHMUS_MPI(MPI_Recv(w.data(), int(c * nw), MPI_DOUBLE, r, 23, comm, MPI_STATUS_IGNORE));
+        ISTHMUS_MPI(wmpi::Recv(src.data(), c, MPI_INT64_T, r, 21, comm, MPI_STATUS_IGNORE));
+        ISTHMUS_MPI(wmpi::Recv(dst.data(), c, MPI_INT64_T, r, 22, comm, MPI_STATUS_IGNORE));
+        ISTHMUS_MPI(wmpi::Recv(w.data(), int(c * nw), MPI_DOUBLE, r, 23, comm, MPI_STATUS_IGNORE));
         b.check([&] { writer->append(src.data(), dst.data(), w.data(), c); });
       }
     }
@@ -610,12 +611,12 @@ void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeight
     if (b.failed()) std::remove(tmp.c_str());
   } else {
     const int64_t nl = links.size();
-    ISTHMUS_MPI(MPI_Send(&nl, 1, MPI_INT64_T, 0, 20, comm));
+    ISTHMUS_MPI(wmpi::Send(&nl, 1, MPI_INT64_T, 0, 20, comm));
     for (int64_t o = 0; o < nl; o += piece) {
       const int c = static_cast<int>(std::min(piece, nl - o));
-      ISTHMUS_MPI(MPI_Send(links.src.data() + o, c, MPI_INT64_T, 0, 21, comm));
-      ISTHMUS_MPI(MPI_Send(links.dst.data() + o, c, MPI_INT64_T, 0, 22, comm));
-      ISTHMUS_MPI(MPI_Send(links.w.data() + o * nw, int(c * nw), MPI_DOUBLE, 0, 23, comm));
+      ISTHMUS_MPI(wmpi::Send(links.src.data() + o, c, MPI_INT64_T, 0, 21, comm));
+      ISTHMUS_MPI(wmpi::Send(links.dst.data() + o, c, MPI_INT64_T, 0, 22, comm));
+      ISTHMUS_MPI(wmpi::Send(links.w.data() + o * nw, int(c * nw), MPI_DOUBLE, 0, 23, comm));
     }
   }
   b.conclude(comm);
@@ -652,7 +653,7 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
       if (fracarea) a *= frac[size_t(d - w.dst_begin)];
       src_frac[size_t(s)] += a;
     }
-    ISTHMUS_MPI(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : src_frac.data(), src_frac.data(),
+    ISTHMUS_MPI(wmpi::Reduce(rank == 0 ? MPI_IN_PLACE : src_frac.data(), src_frac.data(),
                            int(src_frac.size()), MPI_DOUBLE, MPI_SUM, 0, comm));  // rank 0 writes
     for (int64_t s = 0; s < src.size(); ++s)
       src_frac[size_t(s)] = src_area[size_t(s)] > 0 ? src_frac[size_t(s)] / src_area[size_t(s)] : 0.0;
@@ -661,16 +662,16 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
   // next to the links).
   std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
   const int mine = static_cast<int>(w.dst_end - w.dst_begin);
-  ISTHMUS_MPI(MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
+  ISTHMUS_MPI(wmpi::Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
   for (int r = 1; r < nranks; ++r) displs[size_t(r)] = displs[size_t(r - 1)] + counts[size_t(r - 1)];
   WeightsGridVariables vars;
   if (rank == 0) {
     vars.dst_method.resize(static_cast<size_t>(dst.size()));
     vars.dst_frac.resize(static_cast<size_t>(dst.size()));
   }
-  ISTHMUS_MPI(MPI_Gatherv(w.method_of.data(), mine, MPI_INT8_T, vars.dst_method.data(),
+  ISTHMUS_MPI(wmpi::Gatherv(w.method_of.data(), mine, MPI_INT8_T, vars.dst_method.data(),
                           counts.data(), displs.data(), MPI_INT8_T, 0, comm));
-  ISTHMUS_MPI(MPI_Gatherv(frac.data(), mine, MPI_DOUBLE, vars.dst_frac.data(), counts.data(),
+  ISTHMUS_MPI(wmpi::Gatherv(frac.data(), mine, MPI_DOUBLE, vars.dst_frac.data(), counts.data(),
                           displs.data(), MPI_DOUBLE, 0, comm));
 
   Agreement a;
@@ -796,7 +797,7 @@ bool ensure_weights_file(MPI_Comm comm, const std::string& path,
   std::string key;
   int state = 0;
   if (rank == 0) state = static_cast<int>(cached_weights(path, &key));
-  ISTHMUS_MPI(MPI_Bcast(&state, 1, MPI_INT, 0, comm));
+  ISTHMUS_MPI(wmpi::Bcast(&state, 1, MPI_INT, 0, comm));
   if (static_cast<CachedWeights>(state) == CachedWeights::Foreign) return false;
   std::pair<Grid, Grid> grids;
   std::string want;
@@ -808,7 +809,7 @@ bool ensure_weights_file(MPI_Comm comm, const std::string& path,
   });
   a.conclude(comm);
   int same = rank == 0 && static_cast<CachedWeights>(state) == CachedWeights::Ours && key == want;
-  ISTHMUS_MPI(MPI_Bcast(&same, 1, MPI_INT, 0, comm));
+  ISTHMUS_MPI(wmpi::Bcast(&same, 1, MPI_INT, 0, comm));
   if (same) return false;
   const GeneratedWeights w = generate_weights(comm, grids.first, grids.second, stack, options);
   write_generated_weights(comm, path, grids.first, grids.second, w, want);

@@ -12,6 +12,7 @@
 #include "remap/scrip_weights.h"
 #include "remap/sphere.h"
 #include "remap/weights_gen.h"
+#include "base/wait.h"
 
 namespace isthmus::remap {
 
@@ -90,10 +91,10 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
   // The destination totals in source order over the ranks: rank r continues rank r-1's sums.
   std::vector<double> total(static_cast<size_t>(nd), 0.0);
   if (rank > 0)
-    ISTHMUS_MPI(MPI_Recv(total.data(), int(nd), MPI_DOUBLE, rank - 1, 7, comm, MPI_STATUS_IGNORE));
+    ISTHMUS_MPI(wmpi::Recv(total.data(), int(nd), MPI_DOUBLE, rank - 1, 7, comm, MPI_STATUS_IGNORE));
   for (int64_t i = 0; i < links.size(); ++i) total[size_t(links.dst[size_t(i)])] += links.w[size_t(i)];
-  if (rank + 1 < nranks) ISTHMUS_MPI(MPI_Send(total.data(), int(nd), MPI_DOUBLE, rank + 1, 7, comm));
-  ISTHMUS_MPI(MPI_Bcast(total.data(), int(nd), MPI_DOUBLE, nranks - 1, comm));
+  if (rank + 1 < nranks) ISTHMUS_MPI(wmpi::Send(total.data(), int(nd), MPI_DOUBLE, rank + 1, 7, comm));
+  ISTHMUS_MPI(wmpi::Bcast(total.data(), int(nd), MPI_DOUBLE, nranks - 1, comm));
 
   // FRACNNEI: active destination points no active source covers take their nearest active
   // source point (a second pass: each rank's nearest among its points, the minimum over ranks,
@@ -129,7 +130,7 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
           best[k] = {dist[0], static_cast<int>(found[0])};
       }
     }
-    ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, best.data(), int(best.size()), MPI_DOUBLE_INT,
+    ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, best.data(), int(best.size()), MPI_DOUBLE_INT,
                               MPI_MINLOC, comm));
     for (size_t k = 0; k < uncovered.size(); ++k)
       if (best[k].index != INT32_MAX) nearest_src[k] = best[k].index;
@@ -164,7 +165,7 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
     links = std::move(sorted);
   }
   out.total_links = links.size();
-  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, &out.total_links, 1, MPI_INT64_T, MPI_SUM, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, &out.total_links, 1, MPI_INT64_T, MPI_SUM, comm));
   for (int64_t d = 0; d < nd; ++d) {
     if (!dst.active(d)) {
       ++out.masked;
@@ -180,7 +181,7 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
       --out.unserved;
     }
   out.seconds = MPI_Wtime() - t0;
-  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, &out.seconds, 1, MPI_DOUBLE, MPI_MAX, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, &out.seconds, 1, MPI_DOUBLE, MPI_MAX, comm));
   return out;
 }
 
@@ -230,7 +231,7 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
         frac = w.src_frac;
       } else {
         frac.resize(static_cast<size_t>(re - rb));
-        ISTHMUS_MPI(MPI_Recv(frac.data(), int(frac.size()), MPI_DOUBLE, r, 11, comm, MPI_STATUS_IGNORE));
+        ISTHMUS_MPI(wmpi::Recv(frac.data(), int(frac.size()), MPI_DOUBLE, r, 11, comm, MPI_STATUS_IGNORE));
       }
       b.check([&] {
         for (int64_t s = rb; s < re; s += slab_points) {
@@ -241,7 +242,7 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
         }
       });
     } else if (rank == r) {
-      ISTHMUS_MPI(MPI_Send(w.src_frac.data(), int(w.src_frac.size()), MPI_DOUBLE, 0, 11, comm));
+      ISTHMUS_MPI(wmpi::Send(w.src_frac.data(), int(w.src_frac.size()), MPI_DOUBLE, 0, 11, comm));
     }
   }
   if (rank == 0 && b.failed()) std::remove(tmp.c_str());

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/wait.h"
 
 namespace isthmus::trace {
 
@@ -64,7 +65,7 @@ std::string CommReport::summarize(std::string* json) {
   ISTHMUS_MPI(MPI_Comm_size(comm_, &size));
   const double mine[4] = {wait_, gwait_, total_ - wait_ - gwait_, total_};
   std::vector<double> all(rank == 0 ? 4 * size : 4);
-  ISTHMUS_MPI(MPI_Gather(mine, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, 0, comm_));
+  ISTHMUS_MPI(wmpi::Gather(mine, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, 0, comm_));
   // Call counts and largest halo over ranks (a rank on land-free edges may differ).
   std::vector<int64_t> calls(sites_.size()), gcalls(sites_.size()), halo(sites_.size()),
       ghalo(sites_.size());
@@ -73,9 +74,9 @@ std::string CommReport::summarize(std::string* json) {
     halo[s] = sites_[s].largest_halo;
   }
   if (!sites_.empty()) {
-    ISTHMUS_MPI(MPI_Reduce(calls.data(), gcalls.data(), static_cast<int>(sites_.size()),
+    ISTHMUS_MPI(wmpi::Reduce(calls.data(), gcalls.data(), static_cast<int>(sites_.size()),
                            MPI_INT64_T, MPI_MAX, 0, comm_));
-    ISTHMUS_MPI(MPI_Reduce(halo.data(), ghalo.data(), static_cast<int>(sites_.size()),
+    ISTHMUS_MPI(wmpi::Reduce(halo.data(), ghalo.data(), static_cast<int>(sites_.size()),
                            MPI_INT64_T, MPI_MAX, 0, comm_));
   }
   if (rank != 0) return "";
@@ -174,7 +175,7 @@ std::string CommReport::write(const std::string& prefix) {
     j << json;
     ok = t.good() && j.good();
   }
-  ISTHMUS_MPI(MPI_Bcast(&ok, 1, MPI_INT, 0, comm_));
+  ISTHMUS_MPI(wmpi::Bcast(&ok, 1, MPI_INT, 0, comm_));
   if (!ok) fail(ISTHMUS_ERR_FILE, "communication report: cannot write ", prefix, ".txt/.json");
   return text;
 }

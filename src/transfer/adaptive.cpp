@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/wait.h"
 
 namespace isthmus {
 
@@ -112,7 +113,7 @@ void AdaptiveExecutor::lookup_cache() {
       }
     }
   }
-  ISTHMUS_MPI(MPI_Bcast(msg, 2 + kMaxCachedRuns, MPI_INT, 0, topo_->comm));
+  ISTHMUS_MPI(wmpi::Bcast(msg, 2 + kMaxCachedRuns, MPI_INT, 0, topo_->comm));
   if (!msg[0]) return;
   Plan p(msg + 2, msg + 2 + msg[1]);
   const Method collective = collective_of(p);
@@ -257,13 +258,13 @@ void AdaptiveExecutor::run(Packer& packer, trace::Trace& trace) {
   Executor& ex = executor_for(plan);
   // The benchmarks' rule: from the last rank's start to the last rank's end. A rank's own
   // duration would also count how long it waited for ranks that left the barrier later.
-  ISTHMUS_MPI(MPI_Barrier(topo_->comm));
+  ISTHMUS_MPI(wmpi::Barrier(topo_->comm));
   double t[2];
   t[0] = MPI_Wtime();
   ex.run(packer, trace);
   t[1] = MPI_Wtime();
   double last[2];
-  ISTHMUS_MPI(MPI_Allreduce(t, last, 2, MPI_DOUBLE, MPI_MAX, topo_->comm));
+  ISTHMUS_MPI(wmpi::Allreduce(t, last, 2, MPI_DOUBLE, MPI_MAX, topo_->comm));
   ++profiling_exchanges_;
   double figure = last[1] - last[0];
   if (options_.synthetic_time) figure = options_.synthetic_time(plan, figure);

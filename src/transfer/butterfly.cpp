@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "xmap/sparse_exchange.h"
+#include "base/wait.h"
 
 namespace isthmus {
 
@@ -41,8 +42,8 @@ std::shared_ptr<const ButterflyTopology> ButterflyTopology::build(MPI_Comm comm,
   std::vector<int64_t> all(3 * static_cast<size_t>(t->size));
   // Gather + broadcast rather than MPI_Allgather: SMPI's default allgather posts P^2 messages
   // at once, which makes large simulations crawl.
-  ISTHMUS_MPI(MPI_Gather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, 0, comm));
-  ISTHMUS_MPI(MPI_Bcast(all.data(), 3 * t->size, MPI_INT64_T, 0, comm));
+  ISTHMUS_MPI(wmpi::Gather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, 0, comm));
+  ISTHMUS_MPI(wmpi::Bcast(all.data(), 3 * t->size, MPI_INT64_T, 0, comm));
   std::vector<int64_t> send(t->size), recv(t->size);
   for (int r = 0; r < t->size; ++r) {
     send[r] = all[3 * r];
@@ -69,7 +70,7 @@ std::shared_ptr<const ButterflyTopology> ButterflyTopology::build(MPI_Comm comm,
     h = mix(h, static_cast<uint64_t>(L.recv_bytes[i]));
   }
   uint64_t g = 0;
-  ISTHMUS_MPI(MPI_Allreduce(&h, &g, 1, MPI_UINT64_T, MPI_BXOR, comm));
+  ISTHMUS_MPI(wmpi::Allreduce(&h, &g, 1, MPI_UINT64_T, MPI_BXOR, comm));
   t->fingerprint = g;
   return t;
 }
@@ -182,7 +183,7 @@ std::vector<Message> ButterflyExecutor::exchange_descriptors(int j, std::vector<
     ISTHMUS_MPI(MPI_Isend(&out_count[i], 1, MPI_INT, to[i], tag, comm, &req.back()));
   }
   if (!req.empty())
-    ISTHMUS_MPI(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE));
+    ISTHMUS_MPI(wmpi::Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE));
   req.clear();
   std::vector<Message> in;
   for (size_t i = 0; i < from.size(); ++i)
@@ -199,7 +200,7 @@ std::vector<Message> ButterflyExecutor::exchange_descriptors(int j, std::vector<
                             &req.back()));
     }
   if (!req.empty())
-    ISTHMUS_MPI(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE));
+    ISTHMUS_MPI(wmpi::Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE));
   return in;
 }
 
@@ -416,7 +417,7 @@ void ButterflyExecutor::run(Packer& packer, trace::Trace& trace) {
     double t0 = trace.now();
     if (j < m) {
       if (!R.recv_req.empty())
-        ISTHMUS_MPI(MPI_Waitall(static_cast<int>(R.recv_req.size()), R.recv_req.data(),
+        ISTHMUS_MPI(wmpi::Waitall(static_cast<int>(R.recv_req.size()), R.recv_req.data(),
                                 MPI_STATUSES_IGNORE));
     } else {
       for (const auto& k : kept_final_) packer.unpack(k.first, k.second.data);
@@ -424,7 +425,7 @@ void ButterflyExecutor::run(Packer& packer, trace::Trace& trace) {
       char* base = rbuf_;
       while (remaining > 0) {
         int count = 0;
-        ISTHMUS_MPI(MPI_Waitsome(static_cast<int>(R.recv_req.size()), R.recv_req.data(), &count,
+        ISTHMUS_MPI(wmpi::Waitsome(static_cast<int>(R.recv_req.size()), R.recv_req.data(), &count,
                                  done_.data(), MPI_STATUSES_IGNORE));
         if (count == MPI_UNDEFINED) break;
         for (int c = 0; c < count; ++c) {
@@ -436,7 +437,7 @@ void ButterflyExecutor::run(Packer& packer, trace::Trace& trace) {
       }
     }
     if (!R.send_req.empty())
-      ISTHMUS_MPI(MPI_Waitall(static_cast<int>(R.send_req.size()), R.send_req.data(),
+      ISTHMUS_MPI(wmpi::Waitall(static_cast<int>(R.send_req.size()), R.send_req.data(),
                               MPI_STATUSES_IGNORE));
     wait += trace.now() - t0;
   }

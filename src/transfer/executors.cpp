@@ -11,6 +11,7 @@
 #include "transfer/adaptive.h"
 #include "transfer/butterfly.h"
 #include "transfer/executor.h"
+#include "base/wait.h"
 
 namespace isthmus {
 
@@ -144,7 +145,7 @@ class P2PExecutor final : public Executor {
     while (remaining > 0) {
       int n = 0;
       double t0 = trace.now();
-      ISTHMUS_MPI(MPI_Waitsome(static_cast<int>(recv_.size()), recv_.data(), &n, done_.data(),
+      ISTHMUS_MPI(wmpi::Waitsome(static_cast<int>(recv_.size()), recv_.data(), &n, done_.data(),
                                MPI_STATUSES_IGNORE));
       wait += trace.now() - t0;
       if (n == MPI_UNDEFINED) break;
@@ -153,7 +154,7 @@ class P2PExecutor final : public Executor {
     }
     double t0 = trace.now();
     if (!send_.empty())
-      ISTHMUS_MPI(MPI_Waitall(static_cast<int>(send_.size()), send_.data(), MPI_STATUSES_IGNORE));
+      ISTHMUS_MPI(wmpi::Waitall(static_cast<int>(send_.size()), send_.data(), MPI_STATUSES_IGNORE));
     if (trace.on()) {
       trace.counters().wait_seconds += wait + (trace.now() - t0);
       count_traffic(trace, layout_);
@@ -222,7 +223,7 @@ class P2PExecutor final : public Executor {
     for (MPI_Request& r : recv_)
       if (r != MPI_REQUEST_NULL) {
         MPI_Cancel(&r);
-        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        wmpi::Wait(&r, MPI_STATUS_IGNORE);
       }
     // Cancelling a send is deprecated and not implemented by Open MPI (a wait on it would block):
     // the request is left to MPI, and the buffer it reads must outlive this executor.
@@ -265,7 +266,7 @@ class CollectiveExecutor : public Executor {
   }
   void finish(Packer& packer, trace::Trace& trace) override {
     double t0 = trace.now();
-    ISTHMUS_MPI(MPI_Wait(&request_, MPI_STATUS_IGNORE));
+    ISTHMUS_MPI(wmpi::Wait(&request_, MPI_STATUS_IGNORE));
     account(trace, t0);
     unpack_all(packer);
   }
@@ -320,7 +321,7 @@ class AlltoallvExecutor final : public CollectiveExecutor {
 
  private:
   void exchange() override {
-    ISTHMUS_MPI(MPI_Alltoallv(sbuf_, scount_.data(), sdispl_.data(), MPI_BYTE, rbuf_,
+    ISTHMUS_MPI(wmpi::Alltoallv(sbuf_, scount_.data(), sdispl_.data(), MPI_BYTE, rbuf_,
                               rcount_.data(), rdispl_.data(), MPI_BYTE, comm_));
   }
   void post(MPI_Request* req) override {

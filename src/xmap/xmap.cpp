@@ -10,6 +10,7 @@
 #include "base/comm.h"
 #include "base/error.h"
 #include "xmap/sparse_exchange.h"
+#include "base/wait.h"
 
 namespace isthmus {
 
@@ -508,19 +509,19 @@ void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size
                            opt_.warn_duplicates && opt_.combine == Combine::Lowest, kTagRequest,
                            st, opt_.combine);
   int64_t sums[3] = {st.duplicates, st.unowned, st.requested_twice}, gsums[3];
-  ISTHMUS_MPI(MPI_Allreduce(sums, gsums, 3, MPI_INT64_T, MPI_SUM, comm_));
+  ISTHMUS_MPI(wmpi::Allreduce(sums, gsums, 3, MPI_INT64_T, MPI_SUM, comm_));
   global_duplicates_ = gsums[0];
   global_unowned_ = gsums[1];
   if (global_unowned_ > 0 && policy == Unowned::Error) {
     // Name the smallest unowned index; only its home knows who asked for it.
     int64_t first = 0;
-    ISTHMUS_MPI(MPI_Allreduce(&st.first_missing, &first, 1, MPI_INT64_T, MPI_MIN, comm_));
+    ISTHMUS_MPI(wmpi::Allreduce(&st.first_missing, &first, 1, MPI_INT64_T, MPI_MIN, comm_));
     int64_t who[2] = {-1, -1}, gwho[2];
     if (st.first_missing == first) {
       who[0] = st.first_missing_rank;
       who[1] = st.first_missing_pos;
     }
-    ISTHMUS_MPI(MPI_Allreduce(who, gwho, 2, MPI_INT64_T, MPI_MAX, comm_));
+    ISTHMUS_MPI(wmpi::Allreduce(who, gwho, 2, MPI_INT64_T, MPI_MAX, comm_));
     fail(ISTHMUS_ERR_UNOWNED, "destination global index ", first, " (local position ", gwho[1],
          " on rank ", gwho[0], ") is owned by no source rank; ", global_unowned_,
          " destination points are unowned in all. Use the fill policy "
