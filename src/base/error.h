@@ -33,7 +33,9 @@ inline void check_mpi(int rc, const char* call) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, text, &len);
-    fail(ISTHMUS_ERR_MPI, call, " failed: ", std::string(text, len));
+    // the library's waiting wrappers (base/wait.h) stand for the MPI call of the same name
+    const std::string c = std::string(call).rfind("wmpi::", 0) == 0 ? "MPI_" + std::string(call + 6) : call;
+    fail(ISTHMUS_ERR_MPI, c, " failed: ", std::string(text, len));
   }
 }
 
