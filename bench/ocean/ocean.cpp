@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -397,6 +398,8 @@ int main(int argc, char** argv) {
     MPI_Reduce(wait, wait_sum, 2, MPI_DOUBLE, MPI_SUM, 0, comm);
     std::string prefix = args.get("report", "");
     if (!prefix.empty()) model.report().write(prefix);
+    // The code the figures belong to (bench/ocean/simulate.sh sets it), as bench_coupling records.
+    const char* commit = std::getenv("ISTHMUS_GIT_COMMIT");
     if (rank == 0) {
       std::vector<double> counted(worst.begin() + 1, worst.end());  // the first step warms up
       bench::Stats st = bench::stats(counted);
@@ -426,6 +429,7 @@ int main(int argc, char** argv) {
           .num("global_wait_per_step_max_s", wait_max[1])
           .num("checksum", gsum)
           .boolean("shared_buffers", bench::buffers_are_shared())
+          .str("git_commit", commit ? commit : "unknown")
           .print();
     }
   } catch (const std::exception& e) {

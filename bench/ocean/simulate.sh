@@ -10,6 +10,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-$here/docs/results/data/halo-sim.jsonl}
 mkdir -p "$(dirname "$out")"
 build=${ISTHMUS_SMPI_BUILD:-$here/build-smpi}
+export ISTHMUS_GIT_COMMIT=${ISTHMUS_GIT_COMMIT:-$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)}
 sim() { "$here/bin/isthmus" simulate ocean --platform curie --build-dir "$build" --no-progress \
           --timeout 900 --results "$out" "$@"; }
 common="--nz 10 --substeps 10 --steps 3"
