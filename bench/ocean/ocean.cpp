@@ -12,7 +12,7 @@
 //               [--substeps 50] [--variant naive|optimized] [--obc none|comm|local]
 //               [--boundary closed|periodic|biperiodic|fold-t|fold-f] [--method auto|...]
 //               [--model-dt 3600] [--report PREFIX] [--compute real|model]
-//               [--flops-2d 60] [--flops-3d 200]
+//               [--flops-2d 60] [--flops-3d 200] [--cores-per-node 0]
 //
 // Prints one JSON object: time per step (slowest rank per step; median, mean, min, max over the
 // steps after the first), SYPD-like throughput (model-dt / median step / 365), messages and
@@ -21,10 +21,14 @@
 // --compute model (the default under SMPI) replaces the loops by smpi_execute_flops with
 // flops-2d per point per sub-step and flops-3d per point and level per step, so that simulated
 // compute time is deterministic; real MPI always computes.
+// --cores-per-node C numbers the subdomains so that each node's C consecutive ranks hold a
+// near-square patch (decomp's place_on_nodes, seed 004 sect. 4); 0 keeps NEMO's line order.
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -366,6 +370,13 @@ int main(int argc, char** argv) {
       ny = sny * nj;
       d = decomp::Decomposition::regular(nx, ny, ni, nj, o);
     }
+    // Ranks onto nodes: NEMO's line order (consecutive ranks along i, so a node of 16 holds a
+    // 16 x 1 strip whose every north and south message leaves the node), or with
+    // --cores-per-node C near-square patches of C subdomains per node (seed 004 sect. 4).
+    const int cores_per_node = static_cast<int>(args.integer("cores-per-node", 0));
+    if (cores_per_node < 0) throw std::runtime_error("--cores-per-node must be >= 0");
+    std::array<int, 2> node_tile{d.ni(), 1};
+    if (cores_per_node > 0) node_tile = d.place_on_nodes(cores_per_node);
     Ocean model(comm, d, nz, substeps, variant == "optimized", obc,
                 parse_method(args.get("method", "auto")), compute == "model",
                 static_cast<double>(args.integer("flops-2d", 60)),
@@ -397,6 +408,8 @@ int main(int argc, char** argv) {
     MPI_Reduce(wait, wait_sum, 2, MPI_DOUBLE, MPI_SUM, 0, comm);
     std::string prefix = args.get("report", "");
     if (!prefix.empty()) model.report().write(prefix);
+    // The code the figures belong to (bench/ocean/simulate.sh sets it), as bench_coupling records.
+    const char* commit = std::getenv("ISTHMUS_GIT_COMMIT");
     if (rank == 0) {
       std::vector<double> counted(worst.begin() + 1, worst.end());  // the first step warms up
       bench::Stats st = bench::stats(counted);
@@ -412,6 +425,10 @@ int main(int argc, char** argv) {
           .integer("nj", d.nj())
           .str("boundary", bname)
           .str("variant", variant)
+          .integer("cores_per_node", cores_per_node)
+          .str("node_tile", cores_per_node > 0 ? std::to_string(node_tile[0]) + "x" +
+                                                     std::to_string(node_tile[1])
+                                               : "line")
           .str("obc", obc)
           .str("compute", compute)
           .integer("substeps", substeps)
@@ -426,6 +443,7 @@ int main(int argc, char** argv) {
           .num("global_wait_per_step_max_s", wait_max[1])
           .num("checksum", gsum)
           .boolean("shared_buffers", bench::buffers_are_shared())
+          .str("git_commit", commit ? commit : "unknown")
           .print();
     }
   } catch (const std::exception& e) {

@@ -52,7 +52,13 @@ def ocean(sim):
     for r in rows:
         if r["obc"] != "none":
             continue
-        series[(r["nx"] // r["ni"], compute_kind(r))].setdefault(r["ranks"], {})[r["variant"]] = r
+        # Issue 16's experiments (other code or collectives) are not series of their own.
+        cfg = " ".join(r.get("sim", {}).get("cfg", []))
+        if "git_commit" in r and (r["git_commit"].startswith("f04ee7b") or "allreduce:rdb" not in cfg):
+            continue
+        kind = compute_kind(r) + (", " + r.get("node_tile", "line") + " per node" if "git_commit" in r
+                                  else ", first campaign")
+        series[(r["nx"] // r["ni"], kind)].setdefault(r["ranks"], {})[r["variant"]] = r
     for (sub, kind), by_n in sorted(series.items()):
         ns = sorted(n for n, v in by_n.items() if "naive" in v and "optimized" in v)
         if not ns:

@@ -29,6 +29,7 @@ void CommReport::begin_step() {
   in_step_ = true;
   current_.wait = current_.gwait = 0;
   current_.calls.assign(sites_.size(), 0);
+  current_.seconds.assign(sites_.size(), 0.0);
   current_.start = MPI_Wtime();
 }
 
@@ -36,8 +37,12 @@ void CommReport::add(int site, double seconds) {
   if (site < 0 || site >= static_cast<int>(sites_.size()))
     fail(ISTHMUS_ERR_ARG, "communication report: unknown call site ", site);
   if (!in_step_) return;  // outside time steps (initialisation): not counted
-  if (current_.calls.size() < sites_.size()) current_.calls.resize(sites_.size(), 0);
+  if (current_.calls.size() < sites_.size()) {
+    current_.calls.resize(sites_.size(), 0);
+    current_.seconds.resize(sites_.size(), 0.0);
+  }
   current_.calls[site] += 1;
+  current_.seconds[site] += seconds;
   if (sites_[site].kind == Kind::Halo) current_.wait += seconds;
   else current_.gwait += seconds;
 }
@@ -51,7 +56,10 @@ void CommReport::end_step() {
     wait_ += pending_.wait;
     gwait_ += pending_.gwait;
     total_ += pending_.total;
-    for (size_t s = 0; s < pending_.calls.size(); ++s) sites_[s].calls += pending_.calls[s];
+    for (size_t s = 0; s < pending_.calls.size(); ++s) {
+      sites_[s].calls += pending_.calls[s];
+      sites_[s].seconds += pending_.seconds[s];
+    }
     ++counted_steps_;
   }
   pending_ = current_;
@@ -69,11 +77,18 @@ std::string CommReport::summarize(std::string* json) {
   // Call counts and largest halo over ranks (a rank on land-free edges may differ).
   std::vector<int64_t> calls(sites_.size()), gcalls(sites_.size()), halo(sites_.size()),
       ghalo(sites_.size());
+  // Time per site: mean and max over ranks (which exchange the waiting is spent in).
+  std::vector<double> secs(sites_.size()), gsum(sites_.size()), gmax(sites_.size());
   for (size_t s = 0; s < sites_.size(); ++s) {
     calls[s] = sites_[s].calls;
     halo[s] = sites_[s].largest_halo;
+    secs[s] = sites_[s].seconds;
   }
   if (!sites_.empty()) {
+    ISTHMUS_MPI(wmpi::Reduce(secs.data(), gsum.data(), static_cast<int>(sites_.size()), MPI_DOUBLE,
+                           MPI_SUM, 0, comm_));
+    ISTHMUS_MPI(wmpi::Reduce(secs.data(), gmax.data(), static_cast<int>(sites_.size()), MPI_DOUBLE,
+                           MPI_MAX, 0, comm_));
     ISTHMUS_MPI(wmpi::Reduce(calls.data(), gcalls.data(), static_cast<int>(sites_.size()),
                            MPI_INT64_T, MPI_MAX, 0, comm_));
     ISTHMUS_MPI(wmpi::Reduce(halo.data(), ghalo.data(), static_cast<int>(sites_.size()),
@@ -115,16 +130,18 @@ std::string CommReport::summarize(std::string* json) {
                 "global collectives per step: %.2f\n\n",
                 halo_per_step, halo3d_per_step, static_cast<long long>(largest), coll_per_step);
   t << line;
-  std::snprintf(line, sizeof line, "%-32s %-10s %10s %7s %5s %13s\n", "call site", "kind",
-                "per step", "arrays", "dims", "largest halo");
+  std::snprintf(line, sizeof line, "%-32s %-10s %10s %7s %5s %13s %12s %12s\n", "call site",
+                "kind", "per step", "arrays", "dims", "largest halo", "mean s/step",
+                "max s/step");
   t << line;
   for (size_t s = 0; s < sites_.size(); ++s) {
     const Site& x = sites_[s];
-    std::snprintf(line, sizeof line, "%-32s %-10s %10.2f %7d %5s %13lld\n", x.name.c_str(),
-                  x.kind == Kind::Halo ? "halo" : "collective",
+    std::snprintf(line, sizeof line, "%-32s %-10s %10.2f %7d %5s %13lld %12.3e %12.3e\n",
+                  x.name.c_str(), x.kind == Kind::Halo ? "halo" : "collective",
                   steps ? static_cast<double>(gcalls[s]) / steps : 0.0, x.arrays,
                   x.kind == Kind::Halo ? (x.three_d ? "3-D" : "2-D") : "-",
-                  static_cast<long long>(ghalo[s]));
+                  static_cast<long long>(ghalo[s]), steps ? gsum[s] / size / steps : 0.0,
+                  steps ? gmax[s] / steps : 0.0);
     t << line;
   }
   t << "\nper rank, seconds over the counted steps\n";
@@ -149,7 +166,8 @@ std::string CommReport::summarize(std::string* json) {
         << (x.kind == Kind::Halo ? "halo" : "collective") << "\", \"per_step\": "
         << (steps ? static_cast<double>(gcalls[s]) / steps : 0.0) << ", \"arrays\": " << x.arrays
         << ", \"three_d\": " << (x.three_d ? "true" : "false") << ", \"largest_halo\": " << ghalo[s]
-        << "}";
+        << ", \"seconds_per_step_mean\": " << (steps ? gsum[s] / size / steps : 0.0)
+        << ", \"seconds_per_step_max\": " << (steps ? gmax[s] / steps : 0.0) << "}";
     }
     j << "], \"per_rank\": {";
     for (int q = 0; q < 4; ++q) {

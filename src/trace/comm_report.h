@@ -25,6 +25,7 @@ class CommReport {
     bool three_d = false;       // any array with more than one level
     int64_t largest_halo = 0;   // halo cells received per exchange on the busiest rank (points)
     int64_t calls = 0;          // exchanges in the counted steps
+    double seconds = 0;         // this rank's time in them (counted steps)
   };
 
   explicit CommReport(MPI_Comm comm) : comm_(comm) {}
@@ -58,6 +59,7 @@ class CommReport {
   struct Step {
     double start = 0, wait = 0, gwait = 0, total = 0;
     std::vector<int64_t> calls;
+    std::vector<double> seconds;
   };
   Step current_, pending_;
   bool has_pending_ = false, in_step_ = false;

@@ -35,6 +35,8 @@ TEST(CommReport, ExcludesFirstAndLastStepsAndCountsPerSite) {
   EXPECT_NEAR(r.global_wait_seconds(), 3 * 0.002, 1e-12);
   EXPECT_EQ(r.sites()[a].calls, 6);
   EXPECT_EQ(r.sites()[c].calls, 3);
+  EXPECT_NEAR(r.sites()[a].seconds, 3 * 0.020, 1e-12);  // which exchange the waiting is in
+  EXPECT_NEAR(r.sites()[b].seconds, 3 * 0.001, 1e-12);
   char dir[] = "/tmp/isthmus_report_XXXXXX";
   std::string prefix;
   if (world_rank() == 0) prefix = std::string(mkdtemp(dir)) + "/communication_report";
@@ -54,7 +56,8 @@ TEST(CommReport, ExcludesFirstAndLastStepsAndCountsPerSite) {
                         std::to_string(40 + world_size() - 1 > 120 ? 40 + world_size() - 1 : 120) +
                         " points"), std::string::npos) << text;
     EXPECT_NE(text.find("global collectives per step: 1.00"), std::string::npos) << text;
-    EXPECT_NE(text.find("dyn_spg_ts:flux+ssh              halo             2.00       3   2-D"),
+    EXPECT_NE(text.find("dyn_spg_ts:flux+ssh              halo             2.00       3   2-D"
+                        "           120    2.000e-02    2.000e-02"),
               std::string::npos) << text;
     EXPECT_NE(text.find("tra_adv:ts                       halo             1.00       2   3-D"),
               std::string::npos) << text;
