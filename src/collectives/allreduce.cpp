@@ -152,9 +152,15 @@ void recursive_k(const T* send, T* recv, int count, ReduceOp op, MPI_Comm comm, 
     std::copy(slots.data(), slots.data() + count, recv);
     for (int d = 1; d < k; ++d) combine(recv, slots.data() + size_t(d) * count, count, op);
   }
-  for (int f : folded) {
-    ISTHMUS_MPI(MPI_Send(recv, count, type, f, tag + 1, comm));
-    tally.msg(true, bytes);
+  // The folded ranks' results leave together: one blocking send after another would wait for
+  // each delivery in turn (up to k-1 latencies in a row when n is far above m).
+  if (!folded.empty()) {
+    std::vector<MPI_Request> out(folded.size());
+    for (size_t f = 0; f < folded.size(); ++f) {
+      ISTHMUS_MPI(MPI_Isend(recv, count, type, folded[f], tag + 1, comm, &out[f]));
+      tally.msg(true, bytes);
+    }
+    ISTHMUS_MPI(MPI_Waitall(int(out.size()), out.data(), MPI_STATUSES_IGNORE));
   }
 }
 
