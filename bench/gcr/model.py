@@ -206,6 +206,9 @@ def main():
             o = round(float(cfg["smpi/ois"].split(":")[2]) * 1e6, 4)
             k = 0 if d["case"] == "agreement" else d["k"]
             by.setdefault((d["ranks"], o), {})[k] = (d["max_s"] * 1e6 / d["allreduces"], d)
+        print("| ranks | o (µs) | k | per call, measured | model | T_2/T_k per call, measured | "
+              "model | T_2/T_k algorithm, measured | model | host CPU / wall (s) |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for (P, o), cases in sorted(by.items()):
             if 2 not in cases:
                 continue
@@ -217,14 +220,15 @@ def main():
                 tm = gcr_iteration(P, k, o) / 2
                 alg = f"{(t2 - A) / (t - A):.2f}" if A is not None else "-"
                 algm = (t2m - Am) / (tm - Am)
-                host = d["sim"].get("cpu_s")
+                host = f'{d["sim"].get("cpu_s", 0):.0f} / {d["sim"].get("wall_s", 0):.0f}'
                 print(f"| {P} | {o:g} | {k} | {t:.2f} | {tm:.2f} | {t2 / t:.2f} | {t2m / tm:.2f} | "
-                      f"{alg} | {algm:.2f} | {host:.0f} |" if P >= 16384 else
+                      f"{alg} | {algm:.2f} | {host} |" if P >= 16384 else
                       f"| {P} | {o:g} | {k} | {t:.2f} | {tm:.2f} | {t2 / t:.2f} | {t2m / tm:.2f} | "
                       f"{alg} | {algm:.2f} | |")
             if A is not None:
+                sim = cases[0][1]["sim"]
                 print(f"| {P} | {o:g} | agreement | {A:.2f} | {Am:.2f} | | | | | "
-                      f"{cases[0][1]['sim'].get('cpu_s', 0):.0f} |" if P >= 16384 else
+                      f"{sim.get('cpu_s', 0):.0f} / {sim.get('wall_s', 0):.0f} |" if P >= 16384 else
                       f"| {P} | {o:g} | agreement | {A:.2f} | {Am:.2f} | | | | | |")
     elif a.what == "crossover":
         # o (us) below which k beats k = 2, and below which it is 1.5x faster: the algorithm
