@@ -33,11 +33,14 @@ AllreduceAlgorithm parse_allreduce_algorithm(const char* name) {
 }
 
 int auto_radix(int nranks) {
-  // docs/results/collectives.md, "allreduce: the auto rule". In simulation a round of
-  // recursive-k costs about one latency plus k-1 per-message overheads. With the presets'
-  // 0.5 us per message, k = 2 is best and k = 4 is within 11% of it (128..4096 ranks); with
-  // 0.05 us, k = 4 is best, 1.6x faster than k = 2 at 1024 ranks. k = 4 is never far from the
-  // best in either regime. Up to 4 ranks, one round of all of them.
+  // docs/results/collectives.md, "Why no radix wins at 0.5 us". A round of recursive-k costs
+  // about (k-1) send overheads o plus one latency L, and there are log_k n rounds: k = 4 beats
+  // k = 2 when o < L (mean latency of a round) and is 1.5x faster when o <= L/5. The library
+  // cannot know o/L, so k = 4 is a constant chosen for its costs on either side (simulated on
+  // fattree-m): with o = 0.5 us (o ~ L) k = 2 is best and k = 4 costs 1-4% per call (2-8% of
+  // the algorithm's own time) at 1024-16384 ranks; with o = 0.05 us k = 4 is 1.2-1.3x faster
+  // per call than k = 2 (1.6-1.7x the algorithm's time). Choosing by timing at run time would
+  // make the summation order, hence the bits, depend on timing noise. Up to 4 ranks, one round.
   if (nranks <= 4) return std::max(2, nranks);
   return 4;
 }
@@ -153,9 +156,15 @@ void recursive_k(const T* send, T* recv, int count, ReduceOp op, MPI_Comm comm, 
     std::copy(slots.data(), slots.data() + count, recv);
     for (int d = 1; d < k; ++d) combine(recv, slots.data() + size_t(d) * count, count, op);
   }
-  for (int f : folded) {
-    ISTHMUS_MPI(wmpi::Send(recv, count, type, f, tag + 1, comm));
-    tally.msg(true, bytes);
+  // The folded ranks' results leave together: one blocking send after another would wait for
+  // each delivery in turn (up to k-1 latencies in a row when n is far above m).
+  if (!folded.empty()) {
+    std::vector<MPI_Request> out(folded.size());
+    for (size_t f = 0; f < folded.size(); ++f) {
+      ISTHMUS_MPI(MPI_Isend(recv, count, type, folded[f], tag + 1, comm, &out[f]));
+      tally.msg(true, bytes);
+    }
+    ISTHMUS_MPI(wmpi::Waitall(int(out.size()), out.data(), MPI_STATUSES_IGNORE));
   }
 }
 
