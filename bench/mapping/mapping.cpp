@@ -321,12 +321,30 @@ struct Variant {
   int64_t errors = 0;
   int64_t links_applied = 0, needed_points = 0, null_links = 0, file_links = 0;
   int64_t messages = 0, bytes = 0;
+  double start_skew = 0;  // the largest spread of the ranks' start times over the timed applies
 };
 
 // One sample with time_collective's rule (from the last rank's start to the last rank's end).
 template <typename Fn>
 double timed(MPI_Comm comm, Fn&& fn) {
   return bench::time_collective(comm, 1, fn).median;
+}
+
+// The same, also giving how far apart the ranks left the barrier (last start - first start).
+// Work a rank does before the last rank starts is not in the sample: with a skew as long as an
+// apply, a phase among the early ranks (the unfused path's rearrangement within the source
+// ranks) disappears from it. SMPI's default linear barrier releases rank r about r x 0.5 us
+// after rank 1 (docs/simulation.md), which made the unfused path look 2-4 x faster than the
+// fused one at 512 + 512 and 1024 + 1024 ranks (docs/results/mapping.md).
+template <typename Fn>
+double timed(MPI_Comm comm, Fn&& fn, double& skew) {
+  MPI_Barrier(comm);
+  const double t0 = MPI_Wtime();
+  fn();
+  double local[3] = {t0, MPI_Wtime(), -t0}, last[3];
+  MPI_Allreduce(local, last, 3, MPI_DOUBLE, MPI_MAX, comm);
+  skew = last[0] + last[2];
+  return last[1] - last[0];
 }
 
 void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& lay, const IndexList* src,
@@ -411,7 +429,11 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
     }
     for (int r = 0; r < s.reps; ++r)
       for (Variant& v : vs)
-        if (v.m) v.apply.push_back(timed(comm, [&] { v.m->apply(in.data(), out.data()); }));
+        if (v.m) {
+          double skew = 0;
+          v.apply.push_back(timed(comm, [&] { v.m->apply(in.data(), out.data()); }, skew));
+          v.start_skew = std::max(v.start_skew, skew);
+        }
   }
   // Per variant: counters of one traced apply, the results' checksum and data check.
   for (Variant& v : vs) {
@@ -475,7 +497,7 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
     bench::Stats st = bench::stats(v.setup), rd = bench::stats(v.read), ap = bench::stats(v.apply);
     j.str("chosen_side", v.chosen).integer("links", v.file_links).integer("null_links", v.null_links).integer("links_applied", v.links_applied)
         .integer("needed_points", v.needed_points).num("setup_s", st.median).stats("setup_", st)
-        .num("read_median_s", rd.median).stats("apply_", ap)
+        .num("read_median_s", rd.median).stats("apply_", ap).num("apply_start_skew_max_s", v.start_skew)
         .integer("messages_per_apply", v.messages).integer("bytes_per_apply", v.bytes)
         .str("counted", v.fused ? "the fused redistribution" : "the final transfer only (not the rearrangement within the source ranks)")
         .integer("warmup_applies", v.warmup_applies).str("checksum", v.checksum);
