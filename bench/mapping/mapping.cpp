@@ -6,7 +6,7 @@
 //                 [--src-ranks A] [--dst-ranks B] [--src-pattern apple|box]
 //                 [--pattern block|roundrobin] [--side dst,src,auto] [--fused both|yes|no]
 //                 [--fields 1,10] [--levels 1] [--reps 10] [--setup-reps 3] [--method auto]
-//                 [--warmup 5] [--max-warmup 500]
+//                 [--warmup 5] [--max-warmup 500] [--node-stage auto|off|on] [--node-ranks 0]
 //                 [--src-nx 1442] [--src-ny 1021] [--dst-points 2000000] [--workdir /tmp]
 //                 [--file PATH]
 //
@@ -307,6 +307,8 @@ struct Setting {
   std::string src_pattern, dst_pattern;
   isthmus::Method method = isthmus::Method::Auto;
   int levels = 1, reps = 10, setup_reps = 3, warmup = 5, max_warmup = 500;
+  isthmus::remap::NodeStage node_stage = isthmus::remap::NodeStage::Auto;
+  int node_ranks = 0;
 };
 
 struct Variant {
@@ -321,6 +323,8 @@ struct Variant {
   int64_t errors = 0;
   int64_t links_applied = 0, needed_points = 0, null_links = 0, file_links = 0;
   int64_t messages = 0, bytes = 0;
+  bool node_stage = false;
+  int64_t first_points = 0, node_messages = 0, node_bytes = 0;  // the node stage's
   double start_skew = 0;  // the largest spread of the ranks' start times over the timed applies
 };
 
@@ -355,6 +359,8 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
   opt.side = side;
   opt.method = s.method;
   opt.nlevels.assign(nfields, s.levels);
+  opt.node_stage = s.node_stage;
+  opt.node_ranks = s.node_ranks;
   WeightsExpect expect;
   expect.src_grid_size = s.src_nx * s.src_ny;
   expect.dst_grid_size = s.dst_n;
@@ -439,14 +445,24 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
   for (Variant& v : vs) {
     if (!v.m) continue;
     auto& tr = v.m->redist().trace();
-    tr.set_on(true);
-    tr.reset();
+    isthmus::Redist* node = v.m->node_redist();
+    for (auto* t : {&tr, node ? &node->trace() : nullptr})
+      if (t) {
+        t->set_on(true);
+        t->reset();
+      }
     v.m->apply(in.data(), out.data());
     const auto c = tr.counters();
+    const isthmus::trace::Counters nc = node ? node->trace().counters() : isthmus::trace::Counters{};
     tr.set_on(false);
-    int64_t loc[5] = {c.messages_sent, c.bytes_sent, v.m->info().local_links, v.m->info().needed_points,
-                      v.null_links}, sum[5];
-    MPI_Allreduce(loc, sum, 5, MPI_INT64_T, MPI_SUM, comm);
+    if (node) node->trace().set_on(false);
+    int64_t loc[8] = {c.messages_sent, c.bytes_sent, v.m->info().local_links, v.m->info().needed_points,
+                      v.null_links, v.m->info().first_points, nc.messages_sent, nc.bytes_sent}, sum[8];
+    MPI_Allreduce(loc, sum, 8, MPI_INT64_T, MPI_SUM, comm);
+    v.node_stage = v.m->info().node_stage;
+    v.first_points = sum[5];
+    v.node_messages = sum[6];
+    v.node_bytes = sum[7];
     v.null_links = sum[4];
     v.chosen = isthmus::remap::side_name(v.m->info().side);
     v.messages = sum[0];
@@ -499,8 +515,12 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
         .integer("needed_points", v.needed_points).num("setup_s", st.median).stats("setup_", st)
         .num("read_median_s", rd.median).stats("apply_", ap).num("apply_start_skew_max_s", v.start_skew)
         .integer("messages_per_apply", v.messages).integer("bytes_per_apply", v.bytes)
-        .str("counted", v.fused ? "the fused redistribution" : "the final transfer only (not the rearrangement within the source ranks)")
+        .str("counted", v.fused ? (v.node_stage ? "the fused redistribution's first exchange (node_*: the node stage's)" : "the fused redistribution") : "the final transfer only (not the rearrangement within the source ranks)")
+        .str("node_stage_option", isthmus::remap::node_stage_name(s.node_stage)).boolean("node_stage", v.node_stage)
         .integer("warmup_applies", v.warmup_applies).str("checksum", v.checksum);
+    if (v.node_stage)
+      j.integer("first_points", v.first_points).integer("node_messages_per_apply", v.node_messages)
+          .integer("node_bytes_per_apply", v.node_bytes);
     if (!v.plan.empty()) j.str("adaptive_plan", v.plan).integer("profiling_exchanges", v.profiling);
     if (v.errors >= 0) j.integer("errors", v.errors);
     if (!v.fused && fused) {
@@ -550,6 +570,12 @@ int main(int argc, char** argv) {
   base.setup_reps = static_cast<int>(args.integer("setup-reps", 3));
   base.warmup = static_cast<int>(args.integer("warmup", 5));
   base.max_warmup = static_cast<int>(args.integer("max-warmup", 500));
+  const std::string node_stage = args.get("node-stage", "auto");
+  if (node_stage == "auto") base.node_stage = isthmus::remap::NodeStage::Auto;
+  else if (node_stage == "off") base.node_stage = isthmus::remap::NodeStage::Off;
+  else if (node_stage == "on") base.node_stage = isthmus::remap::NodeStage::On;
+  else usage("--node-stage auto|off|on");
+  base.node_ranks = static_cast<int>(args.integer("node-ranks", 0));
   const std::string fused_arg = args.get("fused", "both");
   std::vector<bool> fused_list;
   if (fused_arg == "both") fused_list = {true, false};
