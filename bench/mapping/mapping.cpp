@@ -6,7 +6,8 @@
 //                 [--src-ranks A] [--dst-ranks B] [--src-pattern apple|box]
 //                 [--pattern block|roundrobin] [--side dst,src,auto] [--fused both|yes|no]
 //                 [--fields 1,10] [--levels 1] [--reps 10] [--setup-reps 3] [--method auto]
-//                 [--warmup 5] [--max-warmup 500] [--node-stage auto|off|on] [--node-ranks 0]
+//                 [--warmup 5] [--max-warmup 500] [--node-stage auto,off,on (a list)]
+//                 [--node-ranks 0]
 //                 [--src-nx 1442] [--src-ny 1021] [--dst-points 2000000] [--workdir /tmp]
 //                 [--file PATH]
 //
@@ -36,7 +37,9 @@
 // For every side, number of fields and fused/unfused variant, one JSON object: set-up
 // (read_scrip_weights + the Mapping constructor, median of --setup-reps) and apply (median,
 // min, max of --reps), the variants alternating rep by rep so that they see the same machine.
-// A side the library does not have yet prints an object with "error" and the run goes on.
+// With a list of node stages (MappingOptions::node_stage), one fused variant per entry, the
+// first one's time in the unfused record's fused_over_unfused, each one's in its own
+// over_unfused. A side the library does not have yet prints an object with "error" and the run goes on.
 // Method auto is the transfer layer's adaptive executor: its first exchanges profile plans, so
 // the warm-up applies until it has decided (the plan is reported), then --warmup more.
 #include <mpi.h>
@@ -307,12 +310,13 @@ struct Setting {
   std::string src_pattern, dst_pattern;
   isthmus::Method method = isthmus::Method::Auto;
   int levels = 1, reps = 10, setup_reps = 3, warmup = 5, max_warmup = 500;
-  isthmus::remap::NodeStage node_stage = isthmus::remap::NodeStage::Auto;
+  std::vector<isthmus::remap::NodeStage> node_stages = {isthmus::remap::NodeStage::Auto};
   int node_ranks = 0;
 };
 
 struct Variant {
   bool fused = true;
+  isthmus::remap::NodeStage node_stage_option = isthmus::remap::NodeStage::Auto;
   std::unique_ptr<Mapping> m;
   std::vector<double> setup, read, apply;
   std::string error;
@@ -353,13 +357,17 @@ double timed(MPI_Comm comm, Fn&& fn, double& skew) {
 
 void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& lay, const IndexList* src,
               const IndexList* dst, Side side, int nfields, const std::vector<bool>& fused_list) {
-  std::vector<Variant> vs(fused_list.size());
-  for (size_t i = 0; i < vs.size(); ++i) vs[i].fused = fused_list[i];
+  std::vector<Variant> vs;
+  for (bool fused : fused_list)
+    for (isthmus::remap::NodeStage stage : fused ? s.node_stages : std::vector{isthmus::remap::NodeStage::Off}) {
+      vs.emplace_back();
+      vs.back().fused = fused;
+      vs.back().node_stage_option = stage;
+    }
   MappingOptions opt;
   opt.side = side;
   opt.method = s.method;
   opt.nlevels.assign(nfields, s.levels);
-  opt.node_stage = s.node_stage;
   opt.node_ranks = s.node_ranks;
   WeightsExpect expect;
   expect.src_grid_size = s.src_nx * s.src_ny;
@@ -381,6 +389,7 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
           v.file_links = info.num_links;
           MappingOptions o = opt;
           o.fused = v.fused;
+          o.node_stage = v.node_stage_option;
           Agreement agreement;
           v.m = std::make_unique<Mapping>(comm, src, dst, info.src_grid_size, info.dst_grid_size,
                                           isthmus::remap::links_of(slab, info.num_wgts), o, agreement);
@@ -496,8 +505,11 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
 
   if (me != 0) return;
   const Variant* fused = nullptr;
-  for (const Variant& v : vs)
-    if (v.fused && v.m) fused = &v;
+  const Variant* unfused = nullptr;
+  for (const Variant& v : vs) {
+    if (v.fused && v.m && !fused) fused = &v;
+    if (!v.fused && v.m) unfused = &v;
+  }
   for (const Variant& v : vs) {
     bench::Json j;
     j.str("bench", "mapping").str("case", s.kase).str("weights", s.weights).integer("ranks", size)
@@ -516,13 +528,14 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
         .num("read_median_s", rd.median).stats("apply_", ap).num("apply_start_skew_max_s", v.start_skew)
         .integer("messages_per_apply", v.messages).integer("bytes_per_apply", v.bytes)
         .str("counted", v.fused ? (v.node_stage ? "the fused redistribution's first exchange (node_*: the node stage's)" : "the fused redistribution") : "the final transfer only (not the rearrangement within the source ranks)")
-        .str("node_stage_option", isthmus::remap::node_stage_name(s.node_stage)).boolean("node_stage", v.node_stage)
+        .str("node_stage_option", isthmus::remap::node_stage_name(v.node_stage_option)).boolean("node_stage", v.node_stage)
         .integer("warmup_applies", v.warmup_applies).str("checksum", v.checksum);
     if (v.node_stage)
       j.integer("first_points", v.first_points).integer("node_messages_per_apply", v.node_messages)
           .integer("node_bytes_per_apply", v.node_bytes);
     if (!v.plan.empty()) j.str("adaptive_plan", v.plan).integer("profiling_exchanges", v.profiling);
     if (v.errors >= 0) j.integer("errors", v.errors);
+    if (v.fused && unfused) j.num("over_unfused", ap.median / bench::stats(unfused->apply).median);
     if (!v.fused && fused) {
       if (!bench::buffers_are_shared()) j.boolean("same_bits_as_fused", v.checksum == fused->checksum);
       j.num("fused_over_unfused", bench::stats(fused->apply).median / ap.median);
@@ -570,11 +583,13 @@ int main(int argc, char** argv) {
   base.setup_reps = static_cast<int>(args.integer("setup-reps", 3));
   base.warmup = static_cast<int>(args.integer("warmup", 5));
   base.max_warmup = static_cast<int>(args.integer("max-warmup", 500));
-  const std::string node_stage = args.get("node-stage", "auto");
-  if (node_stage == "auto") base.node_stage = isthmus::remap::NodeStage::Auto;
-  else if (node_stage == "off") base.node_stage = isthmus::remap::NodeStage::Off;
-  else if (node_stage == "on") base.node_stage = isthmus::remap::NodeStage::On;
-  else usage("--node-stage auto|off|on");
+  base.node_stages.clear();
+  for (const auto& n : args.list("node-stage", "auto")) {
+    if (n == "auto") base.node_stages.push_back(isthmus::remap::NodeStage::Auto);
+    else if (n == "off") base.node_stages.push_back(isthmus::remap::NodeStage::Off);
+    else if (n == "on") base.node_stages.push_back(isthmus::remap::NodeStage::On);
+    else usage("--node-stage auto,off,on (a list)");
+  }
   base.node_ranks = static_cast<int>(args.integer("node-ranks", 0));
   const std::string fused_arg = args.get("fused", "both");
   std::vector<bool> fused_list;
