@@ -6,7 +6,8 @@
 //                 [--src-ranks A] [--dst-ranks B] [--src-pattern apple|box]
 //                 [--pattern block|roundrobin] [--side dst,src,auto] [--fused both|yes|no]
 //                 [--fields 1,10] [--levels 1] [--reps 10] [--setup-reps 3] [--method auto]
-//                 [--warmup 5] [--max-warmup 500]
+//                 [--warmup 5] [--max-warmup 500] [--node-stage auto,off,on (a list)]
+//                 [--node-ranks 0]
 //                 [--src-nx 1442] [--src-ny 1021] [--dst-points 2000000] [--workdir /tmp]
 //                 [--file PATH]
 //
@@ -36,7 +37,9 @@
 // For every side, number of fields and fused/unfused variant, one JSON object: set-up
 // (read_scrip_weights + the Mapping constructor, median of --setup-reps) and apply (median,
 // min, max of --reps), the variants alternating rep by rep so that they see the same machine.
-// A side the library does not have yet prints an object with "error" and the run goes on.
+// With a list of node stages (MappingOptions::node_stage), one fused variant per entry, the
+// first one's time in the unfused record's fused_over_unfused, each one's in its own
+// over_unfused. A side the library does not have yet prints an object with "error" and the run goes on.
 // Method auto is the transfer layer's adaptive executor: its first exchanges profile plans, so
 // the warm-up applies until it has decided (the plan is reported), then --warmup more.
 #include <mpi.h>
@@ -307,10 +310,13 @@ struct Setting {
   std::string src_pattern, dst_pattern;
   isthmus::Method method = isthmus::Method::Auto;
   int levels = 1, reps = 10, setup_reps = 3, warmup = 5, max_warmup = 500;
+  std::vector<isthmus::remap::NodeStage> node_stages = {isthmus::remap::NodeStage::Auto};
+  int node_ranks = 0;
 };
 
 struct Variant {
   bool fused = true;
+  isthmus::remap::NodeStage node_stage_option = isthmus::remap::NodeStage::Auto;
   std::unique_ptr<Mapping> m;
   std::vector<double> setup, read, apply;
   std::string error;
@@ -321,6 +327,9 @@ struct Variant {
   int64_t errors = 0;
   int64_t links_applied = 0, needed_points = 0, null_links = 0, file_links = 0;
   int64_t messages = 0, bytes = 0;
+  bool node_stage = false;
+  int64_t first_points = 0, node_messages = 0, node_bytes = 0;  // the node stage's
+  double start_skew = 0;  // the largest spread of the ranks' start times over the timed applies
 };
 
 // One sample with time_collective's rule (from the last rank's start to the last rank's end).
@@ -329,14 +338,37 @@ double timed(MPI_Comm comm, Fn&& fn) {
   return bench::time_collective(comm, 1, fn).median;
 }
 
+// The same, also giving how far apart the ranks left the barrier (last start - first start).
+// Work a rank does before the last rank starts is not in the sample: with a skew as long as an
+// apply, a phase among the early ranks (the unfused path's rearrangement within the source
+// ranks) disappears from it. SMPI's default linear barrier releases rank r about r x 0.5 us
+// after rank 1 (docs/simulation.md), which made the unfused path look 2-4 x faster than the
+// fused one at 512 + 512 and 1024 + 1024 ranks (docs/results/mapping.md).
+template <typename Fn>
+double timed(MPI_Comm comm, Fn&& fn, double& skew) {
+  MPI_Barrier(comm);
+  const double t0 = MPI_Wtime();
+  fn();
+  double local[3] = {t0, MPI_Wtime(), -t0}, last[3];
+  MPI_Allreduce(local, last, 3, MPI_DOUBLE, MPI_MAX, comm);
+  skew = last[0] + last[2];
+  return last[1] - last[0];
+}
+
 void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& lay, const IndexList* src,
               const IndexList* dst, Side side, int nfields, const std::vector<bool>& fused_list) {
-  std::vector<Variant> vs(fused_list.size());
-  for (size_t i = 0; i < vs.size(); ++i) vs[i].fused = fused_list[i];
+  std::vector<Variant> vs;
+  for (bool fused : fused_list)
+    for (isthmus::remap::NodeStage stage : fused ? s.node_stages : std::vector{isthmus::remap::NodeStage::Off}) {
+      vs.emplace_back();
+      vs.back().fused = fused;
+      vs.back().node_stage_option = stage;
+    }
   MappingOptions opt;
   opt.side = side;
   opt.method = s.method;
   opt.nlevels.assign(nfields, s.levels);
+  opt.node_ranks = s.node_ranks;
   WeightsExpect expect;
   expect.src_grid_size = s.src_nx * s.src_ny;
   expect.dst_grid_size = s.dst_n;
@@ -357,6 +389,7 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
           v.file_links = info.num_links;
           MappingOptions o = opt;
           o.fused = v.fused;
+          o.node_stage = v.node_stage_option;
           Agreement agreement;
           v.m = std::make_unique<Mapping>(comm, src, dst, info.src_grid_size, info.dst_grid_size,
                                           isthmus::remap::links_of(slab, info.num_wgts), o, agreement);
@@ -411,20 +444,34 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
     }
     for (int r = 0; r < s.reps; ++r)
       for (Variant& v : vs)
-        if (v.m) v.apply.push_back(timed(comm, [&] { v.m->apply(in.data(), out.data()); }));
+        if (v.m) {
+          double skew = 0;
+          v.apply.push_back(timed(comm, [&] { v.m->apply(in.data(), out.data()); }, skew));
+          v.start_skew = std::max(v.start_skew, skew);
+        }
   }
   // Per variant: counters of one traced apply, the results' checksum and data check.
   for (Variant& v : vs) {
     if (!v.m) continue;
     auto& tr = v.m->redist().trace();
-    tr.set_on(true);
-    tr.reset();
+    isthmus::Redist* node = v.m->node_redist();
+    for (auto* t : {&tr, node ? &node->trace() : nullptr})
+      if (t) {
+        t->set_on(true);
+        t->reset();
+      }
     v.m->apply(in.data(), out.data());
     const auto c = tr.counters();
+    const isthmus::trace::Counters nc = node ? node->trace().counters() : isthmus::trace::Counters{};
     tr.set_on(false);
-    int64_t loc[5] = {c.messages_sent, c.bytes_sent, v.m->info().local_links, v.m->info().needed_points,
-                      v.null_links}, sum[5];
-    MPI_Allreduce(loc, sum, 5, MPI_INT64_T, MPI_SUM, comm);
+    if (node) node->trace().set_on(false);
+    int64_t loc[8] = {c.messages_sent, c.bytes_sent, v.m->info().local_links, v.m->info().needed_points,
+                      v.null_links, v.m->info().first_points, nc.messages_sent, nc.bytes_sent}, sum[8];
+    MPI_Allreduce(loc, sum, 8, MPI_INT64_T, MPI_SUM, comm);
+    v.node_stage = v.m->info().node_stage;
+    v.first_points = sum[5];
+    v.node_messages = sum[6];
+    v.node_bytes = sum[7];
     v.null_links = sum[4];
     v.chosen = isthmus::remap::side_name(v.m->info().side);
     v.messages = sum[0];
@@ -458,8 +505,11 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
 
   if (me != 0) return;
   const Variant* fused = nullptr;
-  for (const Variant& v : vs)
-    if (v.fused && v.m) fused = &v;
+  const Variant* unfused = nullptr;
+  for (const Variant& v : vs) {
+    if (v.fused && v.m && !fused) fused = &v;
+    if (!v.fused && v.m) unfused = &v;
+  }
   for (const Variant& v : vs) {
     bench::Json j;
     j.str("bench", "mapping").str("case", s.kase).str("weights", s.weights).integer("ranks", size)
@@ -475,12 +525,17 @@ void run_side(MPI_Comm comm, int me, int size, const Setting& s, const Layout& l
     bench::Stats st = bench::stats(v.setup), rd = bench::stats(v.read), ap = bench::stats(v.apply);
     j.str("chosen_side", v.chosen).integer("links", v.file_links).integer("null_links", v.null_links).integer("links_applied", v.links_applied)
         .integer("needed_points", v.needed_points).num("setup_s", st.median).stats("setup_", st)
-        .num("read_median_s", rd.median).stats("apply_", ap)
+        .num("read_median_s", rd.median).stats("apply_", ap).num("apply_start_skew_max_s", v.start_skew)
         .integer("messages_per_apply", v.messages).integer("bytes_per_apply", v.bytes)
-        .str("counted", v.fused ? "the fused redistribution" : "the final transfer only (not the rearrangement within the source ranks)")
+        .str("counted", v.fused ? (v.node_stage ? "the fused redistribution's first exchange (node_*: the node stage's)" : "the fused redistribution") : "the final transfer only (not the rearrangement within the source ranks)")
+        .str("node_stage_option", isthmus::remap::node_stage_name(v.node_stage_option)).boolean("node_stage", v.node_stage)
         .integer("warmup_applies", v.warmup_applies).str("checksum", v.checksum);
+    if (v.node_stage)
+      j.integer("first_points", v.first_points).integer("node_messages_per_apply", v.node_messages)
+          .integer("node_bytes_per_apply", v.node_bytes);
     if (!v.plan.empty()) j.str("adaptive_plan", v.plan).integer("profiling_exchanges", v.profiling);
     if (v.errors >= 0) j.integer("errors", v.errors);
+    if (v.fused && unfused) j.num("over_unfused", ap.median / bench::stats(unfused->apply).median);
     if (!v.fused && fused) {
       if (!bench::buffers_are_shared()) j.boolean("same_bits_as_fused", v.checksum == fused->checksum);
       j.num("fused_over_unfused", bench::stats(fused->apply).median / ap.median);
@@ -528,6 +583,14 @@ int main(int argc, char** argv) {
   base.setup_reps = static_cast<int>(args.integer("setup-reps", 3));
   base.warmup = static_cast<int>(args.integer("warmup", 5));
   base.max_warmup = static_cast<int>(args.integer("max-warmup", 500));
+  base.node_stages.clear();
+  for (const auto& n : args.list("node-stage", "auto")) {
+    if (n == "auto") base.node_stages.push_back(isthmus::remap::NodeStage::Auto);
+    else if (n == "off") base.node_stages.push_back(isthmus::remap::NodeStage::Off);
+    else if (n == "on") base.node_stages.push_back(isthmus::remap::NodeStage::On);
+    else usage("--node-stage auto,off,on (a list)");
+  }
+  base.node_ranks = static_cast<int>(args.integer("node-ranks", 0));
   const std::string fused_arg = args.get("fused", "both");
   std::vector<bool> fused_list;
   if (fused_arg == "both") fused_list = {true, false};

@@ -631,7 +631,8 @@ void Coupling::complete() {
 
 void Coupling::set_wait_timeout(double seconds, std::function<std::string(int)> describe_peer) {
   if (!exchanges()) return;
-  (mapping_ ? mapping_->redist() : *redist_).set_wait_timeout(seconds, std::move(describe_peer));
+  if (mapping_) mapping_->set_wait_timeout(seconds, std::move(describe_peer));  // its node stage too
+  else redist_->set_wait_timeout(seconds, std::move(describe_peer));
 }
 
 }  // namespace isthmus::coupler

@@ -21,6 +21,15 @@ const char* side_name(Side s) {
   return "unknown";
 }
 
+const char* node_stage_name(NodeStage s) {
+  switch (s) {
+    case NodeStage::Auto: return "auto";
+    case NodeStage::Off: return "off";
+    case NodeStage::On: return "on";
+  }
+  return "unknown";
+}
+
 const char* conserv_name(Conserv c) {
   switch (c) {
     case Conserv::None: return "none";
@@ -510,6 +519,47 @@ void compress(const LinkRows& rows, bool src_side, const DistinctValues& staged,
   }
 }
 
+// The node stage's share-out: of the sorted, distinct points `needed` of this rank, those it
+// receives for its node (the ranks of `node`): each point that several of them need goes to the
+// lowest. Through homes over the node's ranks (blocks of the grid), two all-to-alls within the
+// node: O(needed) per rank, nothing of O(P). Returns the points sorted.
+std::vector<int64_t> designate(MPI_Comm node, int64_t grid_size, const std::vector<int64_t>& needed) {
+  int m = 1;
+  ISTHMUS_MPI(MPI_Comm_size(node, &m));
+  const int64_t block = std::max<int64_t>(1, (grid_size + m - 1) / m);
+  auto counts_displs = [m](const std::vector<int>& count, std::vector<int>& displ) {
+    displ.assign(m, 0);
+    for (int q = 1; q < m; ++q) displ[q] = displ[q - 1] + count[q - 1];
+    return m > 0 ? displ[m - 1] + count[m - 1] : 0;
+  };
+  std::vector<int> scount(m, 0), sdispl, rcount(m), rdispl;
+  for (int64_t g : needed) ++scount[static_cast<int>(g / block)];  // needed is sorted: so is the buffer
+  counts_displs(scount, sdispl);
+  ISTHMUS_MPI(wmpi::Alltoall(scount.data(), 1, MPI_INT, rcount.data(), 1, MPI_INT, node));
+  std::vector<int64_t> at_home(static_cast<size_t>(counts_displs(rcount, rdispl)));
+  ISTHMUS_MPI(wmpi::Alltoallv(needed.data(), scount.data(), sdispl.data(), MPI_INT64_T, at_home.data(),
+                            rcount.data(), rdispl.data(), MPI_INT64_T, node));
+  // the lowest rank that needs each point: rank q's points come before rank q + 1's
+  std::unordered_map<int64_t, int> lowest;
+  lowest.reserve(at_home.size());
+  std::vector<int> back(m, 0), bdispl;
+  for (int q = 0; q < m; ++q)
+    for (int i = rdispl[q]; i < rdispl[q] + rcount[q]; ++i)
+      if (lowest.try_emplace(at_home[i], q).second) ++back[q];
+  counts_displs(back, bdispl);
+  std::vector<int64_t> reply(lowest.size());
+  std::vector<int> fill = bdispl;
+  for (int q = 0; q < m; ++q)  // in the order received, hence sorted per rank
+    for (int i = rdispl[q]; i < rdispl[q] + rcount[q]; ++i)
+      if (lowest.at(at_home[i]) == q) reply[fill[q]++] = at_home[i];
+  std::vector<int> mcount(m), mdispl;
+  ISTHMUS_MPI(wmpi::Alltoall(back.data(), 1, MPI_INT, mcount.data(), 1, MPI_INT, node));
+  std::vector<int64_t> mine(static_cast<size_t>(counts_displs(mcount, mdispl)));
+  ISTHMUS_MPI(wmpi::Alltoallv(reply.data(), back.data(), bdispl.data(), MPI_INT64_T, mine.data(),
+                            mcount.data(), mdispl.data(), MPI_INT64_T, node));
+  return mine;  // homes hold increasing blocks of the grid, each part sorted: sorted
+}
+
 uint64_t levels_hash(const std::vector<int>& levels) {
   return hash_values(levels.data(), static_cast<int64_t>(levels.size()));
 }
@@ -589,6 +639,9 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     if (!opt_.src_mask.empty() && static_cast<int64_t>(opt_.src_mask.size()) != (src ? src->size() : 0))
       fail(ISTHMUS_ERR_ARG, "the source mask has ", opt_.src_mask.size(), " values for ",
            src ? src->size() : 0, " local source points");
+    if (static_cast<int>(opt_.node_stage) < 0 || static_cast<int>(opt_.node_stage) > 2)
+      fail(ISTHMUS_ERR_ARG, "node stage ", static_cast<int>(opt_.node_stage), " (0 auto, 1 off, 2 on)");
+    if (opt_.node_ranks < 0) fail(ISTHMUS_ERR_ARG, "node_ranks is ", opt_.node_ranks, "; 0 or more needed");
     if (!opt_.fused && opt_.keep_unmapped)
       fail(ISTHMUS_ERR_ARG, "the unfused path cannot keep unmapped values (keep_unmapped)");
     if (links) {
@@ -625,6 +678,8 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   agreement.match("keep_unmapped", opt_.keep_unmapped ? 1 : 0);
   agreement.match("the fill value (bits)", bits_of(opt_.fill_value));
   agreement.match("fused", opt_.fused ? 1 : 0);
+  agreement.match("the node stage", static_cast<int64_t>(opt_.node_stage));
+  agreement.match("the ranks per node", opt_.node_ranks);
   // known to every rank given links, and to the ranks that prepared them
   const std::optional<int64_t> nw_known =
       links ? std::optional<int64_t>(links->num_wgts)
@@ -678,6 +733,7 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     IndexList block = IndexList::from_segments(dst_grid_size, &seg[0], &seg[1], 1);
     MappingOptions inner = opt_;
     inner.fused = true;
+    inner.node_stage = NodeStage::Off;  // OASIS's path, as it is
     Agreement inner_agreement;
     inner_ = std::make_unique<Mapping>(comm, src, has ? &block : nullptr, src_grid_size, dst_grid_size,
                                        *links, inner, inner_agreement);
@@ -752,6 +808,11 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     for (int j = 0; j < (src_side_ ? 1 : nw_); ++j) specs.push_back({DataType::Double, opt_.nlevels[f]});
   IndexList part = IndexList::from_indices(src_side_ ? dst_grid_size : src_grid_size, staged.data(),
                                            static_cast<int64_t>(staged.size()));
+  // Destination side with the node stage: the first exchange brings each rank the points it
+  // receives for its node (`first`), the second one, within the node, the rest of its needs.
+  std::vector<int64_t> first;
+  const bool node_stage = !src_side_ && plan_node_stage(staged, src_grid_size, first);
+  IndexList first_part = IndexList::from_indices(src_grid_size, first.data(), static_cast<int64_t>(first.size()));
   XmapOptions xo;
   if (src_side_) {
     xo.combine = Combine::Sum;
@@ -761,9 +822,24 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   }
   Agreement map_agreement;
   xmap_ = src_side_ ? std::make_shared<Xmap>(comm, &part, dst, xo, map_agreement)
-                    : std::make_shared<Xmap>(comm, src, &part, xo, map_agreement);
+                    : std::make_shared<Xmap>(comm, src, node_stage ? &first_part : &part, xo, map_agreement);
   Agreement redist_agreement;
   redist_ = std::make_unique<Redist>(xmap_, specs, opt_.method, redist_agreement, comm);
+  info_.node_stage = node_stage;
+  if (node_stage) {
+    info_.first_points = static_cast<int64_t>(first.size());
+    if (node_comm_ != MPI_COMM_NULL) {  // the destination ranks, node by node
+      // few peers, all on the node: point to point
+      Agreement node_agreement;
+      node_xmap_ = std::make_shared<Xmap>(node_comm_, &first_part, &part, XmapOptions{}, node_agreement);
+      Agreement node_redist_agreement;
+      node_redist_ = std::make_unique<Redist>(node_xmap_, specs, Method::P2P, node_redist_agreement, node_comm_);
+    }
+    for (const FieldSpec& spec : specs) {
+      first_.emplace_back(first.size() * spec.nlevels, 0.0);
+      first_ptrs_.push_back(first_.back().data());
+    }
+  }
   info_.needed_points = src_side_ ? 0 : static_cast<int64_t>(staged.size());
   info_.partial_points = src_side_ ? static_cast<int64_t>(staged.size()) : 0;
   if (src_side_) {
@@ -786,11 +862,19 @@ void Mapping::drop_masked_sources(MPI_Comm comm) {
   // of the mask over the mapping's own map, at creation; then the links from them go.
   std::vector<double> mask(static_cast<size_t>(src_size_)), need(needed_.empty() ? 0 : info_.needed_points);
   for (int64_t i = 0; i < src_size_; ++i) mask[i] = opt_.src_mask[i] ? 1.0 : 0.0;
+  std::vector<double> first(static_cast<size_t>(info_.first_points));
   Agreement a;
   Redist once(xmap_, {{DataType::Double, 1}}, Method::P2P, a, comm);
   const void* in[] = {mask.data()};
-  void* out[] = {need.data()};
+  void* out[] = {info_.node_stage ? first.data() : need.data()};
   once.exchange(in, out);
+  if (node_xmap_) {  // and on through the node stage
+    Agreement b;
+    Redist node(node_xmap_, {{DataType::Double, 1}}, Method::P2P, b, node_comm_);
+    const void* node_in[] = {first.data()};
+    void* node_out[] = {need.data()};
+    node.exchange(node_in, node_out);
+  }
   std::vector<int64_t> start(row_start_.size(), 0);
   size_t kept = 0;
   for (int64_t p = 0; p < dst_size_; ++p) {
@@ -842,10 +926,95 @@ void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
   }
   // A missing output is this rank's own business: its inputs still go to its peers.
   const std::optional<Error> missing = missing_output(dst_fields);
-  redist_->exchange(reinterpret_cast<const void* const*>(src_fields),
-                    reinterpret_cast<void* const*>(needed_ptrs_.data()));
+  if (info_.node_stage) {
+    std::optional<Error> failure;
+    try {
+      redist_->exchange(reinterpret_cast<const void* const*>(src_fields),
+                        reinterpret_cast<void* const*>(first_ptrs_.data()));
+    } catch (const Error& e) {
+      failure = e;
+    }
+    node_exchange(failure);
+  } else {
+    redist_->exchange(reinterpret_cast<const void* const*>(src_fields),
+                      reinterpret_cast<void* const*>(needed_ptrs_.data()));
+  }
   if (missing) throw *missing;
   multiply(dst_fields);
+}
+
+void Mapping::node_exchange(std::optional<Error> failure) {
+  // A rank whose first exchange failed still takes part in its node's exchange, its messages
+  // flagged (no input), so that its node's ranks are not left waiting.
+  if (node_redist_) {
+    try {
+      node_redist_->exchange(failure ? nullptr : reinterpret_cast<const void* const*>(first_ptrs_.data()),
+                             reinterpret_cast<void* const*>(needed_ptrs_.data()));
+    } catch (const Error& e) {
+      if (!failure) failure = e;
+    }
+  }
+  if (failure) throw *failure;
+}
+
+bool Mapping::plan_node_stage(const std::vector<int64_t>& needed, int64_t src_grid_size,
+                              std::vector<int64_t>& first) {
+  if (opt_.node_stage == NodeStage::Off || !opt_.fused) return false;
+  int me = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm_, &me));
+  ISTHMUS_MPI(MPI_Comm_size(comm_, &nranks));
+  // the nodes, and the destination ranks of each
+  MPI_Comm shared = MPI_COMM_NULL;
+  if (opt_.node_ranks > 0)
+    ISTHMUS_MPI(MPI_Comm_split(comm_, me / opt_.node_ranks, me, &shared));
+  else
+    ISTHMUS_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &shared));
+  int node_rank = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(shared, &node_rank));
+  int64_t leaders = node_rank == 0 ? 1 : 0, nodes = 0;
+  ISTHMUS_MPI(wmpi::Allreduce(&leaders, &nodes, 1, MPI_INT64_T, MPI_SUM, comm_));
+  if (opt_.node_stage == NodeStage::Auto && nodes < 2) {
+    ISTHMUS_MPI(MPI_Comm_free(&shared));
+    return false;
+  }
+  MPI_Comm node = MPI_COMM_NULL;
+  ISTHMUS_MPI(MPI_Comm_split(shared, has_dst_ ? 0 : MPI_UNDEFINED, me, &node));
+  ISTHMUS_MPI(MPI_Comm_free(&shared));
+  if (node != MPI_COMM_NULL) first = designate(node, src_grid_size, needed);
+  // auto: on when the values sent to the destination ranks fall by at least a fifth
+  int64_t local[2] = {static_cast<int64_t>(needed.size()), static_cast<int64_t>(first.size())}, global[2];
+  ISTHMUS_MPI(wmpi::Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, comm_));
+  const bool on = opt_.node_stage == NodeStage::On || 5 * global[1] <= 4 * global[0];
+  if (!on || node == MPI_COMM_NULL) {
+    if (node != MPI_COMM_NULL) ISTHMUS_MPI(MPI_Comm_free(&node));
+    if (!on) first.clear();
+    return on;
+  }
+  node_comm_ = node;
+  int m = 1;
+  ISTHMUS_MPI(MPI_Comm_size(node_comm_, &m));
+  MPI_Group ng, cg;
+  ISTHMUS_MPI(MPI_Comm_group(node_comm_, &ng));
+  ISTHMUS_MPI(MPI_Comm_group(comm_, &cg));
+  std::vector<int> ranks(m);
+  std::iota(ranks.begin(), ranks.end(), 0);
+  node_to_comm_.assign(m, 0);
+  ISTHMUS_MPI(MPI_Group_translate_ranks(ng, m, ranks.data(), cg, node_to_comm_.data()));
+  ISTHMUS_MPI(MPI_Group_free(&ng));
+  ISTHMUS_MPI(MPI_Group_free(&cg));
+  return true;
+}
+
+void Mapping::set_wait_timeout(double seconds, std::function<std::string(int rank)> describe_peer) {
+  if (node_redist_) {
+    std::function<std::string(int)> describe_node;
+    if (describe_peer)
+      describe_node = [describe_peer, to = node_to_comm_](int r) { return describe_peer(to[r]); };
+    else
+      describe_node = [to = node_to_comm_](int r) { return "rank " + std::to_string(to[r]); };
+    node_redist_->set_wait_timeout(seconds, std::move(describe_node));
+  }
+  redist().set_wait_timeout(seconds, std::move(describe_peer));
 }
 
 std::optional<Error> Mapping::partial_sums(const double* const* src_fields) {
@@ -949,14 +1118,24 @@ void Mapping::start(const double* const* src_fields) {
     if (missing) throw *missing;
   } else {
     redist_->start(0, reinterpret_cast<const void* const*>(src_fields),
-                   reinterpret_cast<void* const*>(needed_ptrs_.data()));
+                   reinterpret_cast<void* const*>((info_.node_stage ? first_ptrs_ : needed_ptrs_).data()));
   }
 }
 
 void Mapping::finish(double* const* dst_fields) {
   if (!split_pending_) fail(ISTHMUS_ERR_ARG, "mapping: finish called without start");
   split_pending_ = false;
-  (inner_ ? *out_redist_ : *redist_).wait();
+  if (info_.node_stage) {
+    std::optional<Error> failure;
+    try {
+      redist_->wait();
+    } catch (const Error& e) {
+      failure = e;
+    }
+    node_exchange(failure);
+  } else {
+    (inner_ ? *out_redist_ : *redist_).wait();
+  }
   if (auto missing = missing_output(dst_fields)) throw *missing;
   if (!inner_ && !src_side_) {
     multiply(dst_fields);
@@ -979,7 +1158,9 @@ void Mapping::finish(double* const* dst_fields) {
 
 Mapping::~Mapping() {
   if (ss_request_ != MPI_REQUEST_NULL) wmpi::Wait(&ss_request_, MPI_STATUS_IGNORE);
-  for (MPI_Comm* c : {&cons_comm_, &src_comm_, &dst_comm_})
+  node_redist_.reset();
+  node_xmap_.reset();
+  for (MPI_Comm* c : {&cons_comm_, &src_comm_, &dst_comm_, &node_comm_})
     if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
 }
 

@@ -11,6 +11,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -44,6 +45,10 @@ Links links_of(LinkSlab&& slab, int num_wgts);
 
 enum class Side { Dst = 0, Src = 1, Auto = 2 };
 const char* side_name(Side s);
+
+// The destination side's node stage (MappingOptions::node_stage).
+enum class NodeStage { Auto = 0, Off = 1, On = 2 };
+const char* node_stage_name(NodeStage s);
 
 // The first half of a mapping's set-up, for a caller that knows which side multiplies (Dst or
 // Src, not Auto): the links are held by that side's ranks only (they read the weights file) and
@@ -83,6 +88,19 @@ struct MappingOptions {
   // blocks of the destination grid), multiplied there, and the results transferred to the
   // destination decomposition. Not with keep_unmapped.
   bool fused = true;
+  // Destination side (fused): a source value that several destination ranks of one node need
+  // crosses the network once, to the lowest of them, which passes it on to the others in a
+  // second exchange within the node (node-aware communication: Bienz, Gropp and Olson, "Node
+  // aware sparse matrix-vector multiplication", JPDC 2019). Without it each of those ranks
+  // receives its own copy, and the source nodes' links carry every copy: the bottleneck when
+  // few nodes hold the source (docs/results/mapping.md). Auto: on when the mapping's ranks span
+  // more than one node and the stage cuts the values sent to the destination ranks by at
+  // least a fifth (over all ranks); Off/On force it. The results are the same bits either way.
+  // The unfused reference and the source side never use it.
+  NodeStage node_stage = NodeStage::Auto;
+  // The nodes of the node stage: 0, the ranks that share memory (MPI_COMM_TYPE_SHARED);
+  // k > 0, consecutive groups of k ranks of the mapping's communicator (tests on one host).
+  int node_ranks = 0;
   // This rank's source mask, one per local source point (nonzero = active, SCRIP's convention;
   // empty: all active). Links from masked source points are dropped at creation, so they
   // contribute nothing (a destination point left without links is unmapped). Given on every
@@ -94,6 +112,9 @@ struct MappingInfo {
   Side side = Side::Dst;
   int64_t local_links = 0;       // links this rank applies
   int64_t needed_points = 0;     // source points this rank receives (dst side)
+  bool node_stage = false;       // dst side: the needed points come through the node stage
+  int64_t first_points = 0;      // node stage: points this rank receives for its node (the
+                                 // first exchange); the rest come from its node's ranks
   int64_t partial_points = 0;    // partial sums this rank sends (src side)
   int64_t dst_side_values = -1;  // auto: values per level the dst side would move (all ranks)
   int64_t src_side_values = -1;  // auto: values per level the src side would move
@@ -167,6 +188,11 @@ class Mapping {
   // The redistribution of the fields (unfused: the final transfer).
   Redist& redist() { return out_redist_ ? *out_redist_ : *redist_; }
   const Redist& redist() const { return out_redist_ ? *out_redist_ : *redist_; }
+  // The node stage's exchange within the node (ranks of the node's communicator), or null.
+  Redist* node_redist() { return node_redist_.get(); }
+  // Redist::set_wait_timeout on every exchange of an apply; describe_peer takes ranks of the
+  // mapping's communicator.
+  void set_wait_timeout(double seconds, std::function<std::string(int rank)> describe_peer = nullptr);
 
  private:
   // The constructors' work: from links (routed here) or from prepared rows.
@@ -188,6 +214,13 @@ class Mapping {
   void correct(double* const* dst_fields, const double* ss, const double* sd) const;
   void split_conservation_comms();
   void drop_masked_sources(MPI_Comm comm);
+  // dst side: decides the node stage (collective over comm_); on returns true with the node's
+  // communicator in node_comm_ and the points this rank receives for its node in `first`
+  bool plan_node_stage(const std::vector<int64_t>& needed, int64_t src_grid_size,
+                       std::vector<int64_t>& first);
+  // dst side: the first exchange is complete (or failed: `failure`); the node stage's one,
+  // then the needed points are in needed_. Throws the first failure.
+  void node_exchange(std::optional<Error> failure);
   void conserve(const double* const* src_fields, double* const* dst_fields,
                 const std::optional<Error>& failure);
 
@@ -213,6 +246,14 @@ class Mapping {
   std::vector<std::vector<double>> needed_;  // per field, level-major: received source values
                                              // (dst side) or partial sums (src side)
   std::vector<double*> needed_ptrs_;
+  // the node stage (dst side): what the first exchange brings to this rank for its node, and
+  // the exchange within the node that gives every rank its needed points
+  MPI_Comm node_comm_ = MPI_COMM_NULL;
+  std::vector<int> node_to_comm_;            // node rank -> rank of comm_
+  std::shared_ptr<Xmap> node_xmap_;
+  std::unique_ptr<Redist> node_redist_;
+  std::vector<std::vector<double>> first_;
+  std::vector<double*> first_ptrs_;
   // the unfused path: a fused mapping to blocks of the destination grid on the source ranks,
   // then a transfer of its results
   std::unique_ptr<Mapping> inner_;

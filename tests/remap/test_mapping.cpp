@@ -88,7 +88,7 @@ std::vector<double> reference(const Problem& p, int f, int l, double fill, bool&
 // Runs the mapping with the source on [s0, s1) and the destination on [d0, d1) of the world.
 void check(const Problem& p, int s0, int s1, int d0, int d1, unsigned seed, Method method,
            const std::vector<int>& levels, bool fused = true, Side side = Side::Dst,
-           bool split = false) {
+           bool split = false, NodeStage node_stage = NodeStage::Auto, int node_ranks = 0) {
   const int me = world_rank(), size = world_size();
   std::vector<int64_t> sidx, didx;
   const bool has_src = me >= s0 && me < s1, has_dst = me >= d0 && me < d1;
@@ -104,10 +104,16 @@ void check(const Problem& p, int s0, int s1, int d0, int d1, unsigned seed, Meth
   opt.fill_value = -777.0;
   opt.fused = fused;
   opt.side = side;
+  opt.node_stage = node_stage;
+  opt.node_ranks = node_ranks;
   Agreement a;
   Mapping m(MPI_COMM_WORLD, has_src ? &S : nullptr, has_dst ? &D : nullptr, p.nsrc, p.ndst, links,
             opt, a);
   EXPECT_EQ(m.info().global_unused_links, 0);
+  if (node_stage == NodeStage::On && fused && m.info().side == Side::Dst) {
+    EXPECT_TRUE(m.info().node_stage);
+    EXPECT_EQ(m.node_redist() != nullptr, has_dst);
+  }
   const int nf = static_cast<int>(levels.size());
   std::vector<std::vector<double>> x(nf), y(nf);
   std::vector<const double*> xp;
@@ -201,6 +207,89 @@ TEST(Mapping, UnfusedPathGivesTheSameBits) {
   Problem p = make_problem(977, 613, 6);
   check(p, 0, size, 0, size, 31, Method::P2P, {1, 2}, false);
   if (size > 1) check(p, 0, size / 2, size / 2, size, 32, Method::Auto, {1}, false);
+}
+
+// The node stage (a value needed by several destination ranks of a node crosses to the node
+// once, then within it): the same bits as the serial reference, with nodes of 1, 2 and 3
+// ranks, for apply and start/finish, the two sides on the same, disjoint or overlapping ranks.
+TEST(Mapping, NodeStageGivesTheSameBits) {
+  Watchdog w("mapping node stage");
+  const int size = world_size();
+  Problem p = make_problem(977, 613, 9);
+  for (int node_ranks : {1, 2, 3}) {
+    SCOPED_TRACE("ranks per node " + std::to_string(node_ranks));
+    check(p, 0, size, 0, size, 71, Method::P2P, {1, 2}, true, Side::Dst, false, NodeStage::On, node_ranks);
+    check(p, 0, size, 0, size, 72, Method::Auto, {2}, true, Side::Dst, true, NodeStage::On, node_ranks);
+    if (size > 1) {
+      check(p, 0, size / 2, size / 2, size, 73, Method::P2P, {1}, true, Side::Dst, true, NodeStage::On,
+            node_ranks);
+      check(p, 0, size - 1, 1, size, 74, Method::Alltoallv, {3, 1}, true, Side::Dst, false,
+            NodeStage::On, node_ranks);
+    }
+  }
+  check(p, 0, size, 0, size, 75, Method::P2P, {1}, true, Side::Dst, false, NodeStage::On, 0);
+  // the source side and the unfused path ignore it
+  check(p, 0, size, 0, size, 76, Method::P2P, {1}, true, Side::Src, false, NodeStage::On, 2);
+  check(p, 0, size, 0, size, 77, Method::P2P, {1}, false, Side::Dst, false, NodeStage::On, 2);
+}
+
+// What the node stage saves: each point a node's destination ranks need crosses to the node
+// once, so the points of the first exchange, summed over a node's ranks, are the distinct points
+// its ranks need; auto takes the stage when that cuts the points sent by a fifth and there is
+// more than one node, and never on one node.
+TEST(Mapping, NodeStageSendsEachPointToANodeOnce) {
+  Watchdog w("mapping node stage counts");
+  const int me = world_rank(), size = world_size();
+  // every destination point reads 3 of 40 source points: the ranks need nearly the same ones
+  Problem p{40, 300, 0, {}, {}, {}};
+  for (int64_t d = 0; d < p.ndst; ++d)
+    for (int k = 0; k < 3; ++k) {
+      p.src.push_back((d * 7 + k * 13) % p.nsrc);
+      p.dst.push_back(d);
+      p.w.push_back(0.25 + k);
+    }
+  p.nlinks = static_cast<int64_t>(p.src.size());
+  std::vector<int64_t> sidx = random_part(p.nsrc, size, me, 81), didx = random_part(p.ndst, size, me, 82);
+  IndexList S = IndexList::from_indices(p.nsrc, sidx.data(), static_cast<int64_t>(sidx.size()));
+  IndexList D = IndexList::from_indices(p.ndst, didx.data(), static_cast<int64_t>(didx.size()));
+  Links links = share_of(p, me, size);
+  // what this rank needs, and its node (pairs of ranks) as a whole
+  const int node_ranks = 2;
+  MPI_Comm node;
+  MPI_Comm_split(MPI_COMM_WORLD, me / node_ranks, me, &node);
+  std::vector<int> mine(p.nsrc, 0), any(p.nsrc, 0);
+  std::vector<int64_t> sorted = didx;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t k = 0; k < p.nlinks; ++k)
+    if (std::binary_search(sorted.begin(), sorted.end(), p.dst[k])) mine[p.src[k]] = 1;
+  MPI_Allreduce(mine.data(), any.data(), static_cast<int>(p.nsrc), MPI_INT, MPI_MAX, node);
+  int node_rank = 0;
+  MPI_Comm_rank(node, &node_rank);
+  const int64_t needed = std::accumulate(mine.begin(), mine.end(), int64_t{0});
+  const int64_t node_needed = std::accumulate(any.begin(), any.end(), int64_t{0});
+  int64_t local[2] = {needed, node_rank == 0 ? node_needed : 0}, total[2];
+  MPI_Allreduce(local, total, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  for (NodeStage stage : {NodeStage::Auto, NodeStage::On, NodeStage::Off}) {
+    SCOPED_TRACE(node_stage_name(stage));
+    MappingOptions opt;
+    opt.node_stage = stage;
+    opt.node_ranks = node_ranks;
+    Agreement a;
+    Mapping m(MPI_COMM_WORLD, &S, &D, p.nsrc, p.ndst, links, opt, a);
+    const bool expected = stage == NodeStage::On ||
+                          (stage == NodeStage::Auto && size > node_ranks && 5 * total[1] <= 4 * total[0]);
+    EXPECT_EQ(m.info().node_stage, expected);
+    EXPECT_EQ(m.info().needed_points, needed);
+    if (!m.info().node_stage) continue;
+    int64_t first = m.info().first_points, node_first = 0;
+    MPI_Allreduce(&first, &node_first, 1, MPI_INT64_T, MPI_SUM, node);
+    EXPECT_EQ(node_first, node_needed);
+  }
+  // here the ranks need nearly the same points: with more than one node, auto takes the stage
+  if (size >= 4) {
+    EXPECT_LE(5 * total[1], 4 * total[0]);
+  }
+  MPI_Comm_free(&node);
 }
 
 // start/finish (the coupler's put and get) give the bits apply gives, on both sides and on the
@@ -432,8 +521,9 @@ TEST(Mapping, MaskedSourcesContributeNothing) {
   const int me = world_rank(), size = world_size();
   Problem p = make_problem(400, 300, 17);
   auto active = [](int64_t g) { return g % 3 != 0; };
-  for (Side side : {Side::Dst, Side::Src}) {
-    SCOPED_TRACE(side_name(side));
+  for (int variant = 0; variant < 3; ++variant) {
+    const Side side = variant == 1 ? Side::Src : Side::Dst;
+    SCOPED_TRACE(std::string(side_name(side)) + (variant == 2 ? " with the node stage" : ""));
     std::vector<int64_t> sidx = random_part(p.nsrc, size, me, 51), didx = random_part(p.ndst, size, me, 52);
     IndexList S = IndexList::from_indices(p.nsrc, sidx.data(), static_cast<int64_t>(sidx.size()));
     IndexList D = IndexList::from_indices(p.ndst, didx.data(), static_cast<int64_t>(didx.size()));
@@ -441,6 +531,10 @@ TEST(Mapping, MaskedSourcesContributeNothing) {
     MappingOptions opt;
     opt.side = side;
     opt.fill_value = -5.0;
+    if (variant == 2) {
+      opt.node_stage = NodeStage::On;
+      opt.node_ranks = 2;
+    }
     for (int64_t g : sidx) opt.src_mask.push_back(active(g) ? 1 : 0);
     Agreement a;
     Mapping m(MPI_COMM_WORLD, &S, &D, p.nsrc, p.ndst, links, opt, a);
@@ -504,11 +598,16 @@ TEST(Mapping, SecondOrderWeightsUseTheGradients) {
   for (int j = 0; j < 3; ++j)
     for (int64_t s : sidx) x[j].push_back(comp(s, j));
   const double* xp[] = {x[0].data(), x[1].data(), x[2].data()};
-  for (bool fused : {true, false}) {
-    SCOPED_TRACE(fused ? "fused" : "unfused");
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool fused = variant != 1;
+    SCOPED_TRACE(variant == 1 ? "unfused" : variant == 2 ? "fused, node stage" : "fused");
     MappingOptions opt;
     opt.fill_value = -777.0;
     opt.fused = fused;
+    if (variant == 2) {
+      opt.node_stage = NodeStage::On;
+      opt.node_ranks = 3;
+    }
     Agreement a;
     Mapping m(MPI_COMM_WORLD, &S, &D, p.nsrc, p.ndst, links, opt, a);
     std::vector<double> y(didx.size());
