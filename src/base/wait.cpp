@@ -1,51 +1,35 @@
 #include "base/wait.h"
 
 #include <sched.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <initializer_list>
 
 namespace isthmus {
 
 namespace {
 
-// A wait polls (yielding the core between polls) this long, so that the waits of an exchange
-// or a round trip (tens to hundreds of microseconds) never nap; longer ones (a collective
-// waiting for a rank the scheduler has not run) then nap between polls. Measured with the
-// OASIS toy at 4 + 4 ranks on 2 cores: 20 us of polling made a round trip slower than MPI's
-// own waits, 200 us to 1 ms did not.
+// A sleeping wait polls (yielding the core between polls) this long, so that the waits of an
+// exchange or a round trip (tens to hundreds of microseconds) rarely nap; longer ones (a
+// collective waiting for a rank the scheduler has not run) then nap between polls. With the
+// OASIS toy at 4 + 4 ranks on 2 loaded cores, 20 us of polling made round trips slower than
+// 200 us did.
 constexpr double kSpinSeconds = 200e-6;
 constexpr long kNapNanoseconds = 10'000;  // asked for; the kernel's timer slack adds ~50 us
-
-#ifndef ISTHMUS_SMPI
-// Ranks of this job on this node, as the launcher says (0: unknown).
-long local_ranks() {
-  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
-    if (const char* s = std::getenv(v)) {
-      const long n = std::atol(s);
-      if (n > 0) return n;
-    }
-  return 0;
-}
-#endif
 
 WaitPolicy decide() {
 #ifdef ISTHMUS_SMPI
   return WaitPolicy::Block;  // a polling loop would cost simulated events, and cores are virtual
 #else
   if (const char* s = std::getenv("ISTHMUS_WAIT")) {
-    if (std::strcmp(s, "block") == 0) return WaitPolicy::Block;
     if (std::strcmp(s, "sleep") == 0) return WaitPolicy::Sleep;
-    if (std::strcmp(s, "auto") != 0 && *s)
-      std::fprintf(stderr, "isthmus: warning: ISTHMUS_WAIT=%s is not block, sleep or auto; using auto\n", s);
+    if (std::strcmp(s, "block") != 0 && *s)
+      std::fprintf(stderr, "isthmus: warning: ISTHMUS_WAIT=%s is not block or sleep; using block\n", s);
   }
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  return cpus > 0 && local_ranks() > cpus ? WaitPolicy::Sleep : WaitPolicy::Block;
+  return WaitPolicy::Block;
 #endif
 }
 

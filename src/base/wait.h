@@ -1,18 +1,16 @@
 // How the library waits for MPI: every blocking call it makes goes through here.
 //
-// MPI's own blocking calls poll: a waiting rank keeps its core busy (Open MPI's
-// mpi_yield_when_idle only lets others run between polls). On a node with more ranks than
-// cores (a laptop, a CI machine, two components sharing a node's cores) the waiting ranks then
-// take CPU time from the ranks that work, and every collective and message waits for a rank
-// the scheduler has not run yet (docs/results/oasis.md, "Waiting on an oversubscribed node").
-//
-// So the policy: on an oversubscribed node (more ranks of this job on the node than online
-// cores) a wait polls for kSpinSeconds, then sleeps kNapNanoseconds between polls, and each
-// blocking collective runs as its nonblocking twin plus such a wait. Otherwise (and always
-// under SimGrid SMPI, where a polling loop costs simulated events) the plain blocking MPI call
-// runs. ISTHMUS_WAIT=block or sleep forces either policy; auto (the default) decides from the
-// launcher's count of ranks on the node (OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS) and
-// sysconf(_SC_NPROCESSORS_ONLN), read once per process.
+// MPI's own blocking calls poll: a waiting rank keeps its core (Open MPI's mpi_yield_when_idle
+// only lets others run between polls). Where the node's cores are also wanted by other work
+// (other jobs, a busy CI machine) the waiting ranks take CPU time from them and from the ranks
+// of this job that work. ISTHMUS_WAIT=sleep makes a wait poll for kSpinSeconds (yielding the
+// core between polls), then nap between polls, and runs each blocking collective as its
+// nonblocking twin with such a wait. Measured with the OASIS toy at 4 + 4 ranks on 2 cores
+// (docs/results/oasis.md, "Waiting: polling or sleeping"): with two other jobs on the cores the
+// set-up took 32 ms with sleeping waits against 45 ms with MPI's; on otherwise idle cores,
+// where only this job's ranks compete, MPI's polling is faster (16.7 against 18.2 ms, round
+// trips 0.31 against 0.40 ms), so it stays the default (ISTHMUS_WAIT=block, or unset). Under
+// SimGrid SMPI the plain call always runs (a polling loop would cost simulated events).
 //
 // The functions have the signatures and return codes of the MPI calls they stand for
 // (wmpi::Allreduce for MPI_Allreduce, ...), so a call site reads as the MPI call it is.
