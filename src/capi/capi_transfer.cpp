@@ -72,7 +72,7 @@ int isthmus_redist_get_plan(const isthmus_redist* r, int reverse, isthmus_transf
       if (const ButterflyExecutor* c = a->chosen()) {
         out->messages_sent = c->messages_sent();
         out->bytes_sent = c->bytes_sent();
-      } else if (a->decided() && out->collective != 0) {  // the schedule's messages, in one call
+      } else if (a->decided()) {  // p2p or a collective: the schedule's own messages
         out->messages_sent = static_cast<int64_t>(a->layout().send_peers.size());
         out->bytes_sent = static_cast<int64_t>(a->layout().send_total());
       }

@@ -72,8 +72,8 @@ class AdaptiveExecutor final : public Executor {
   const std::vector<PlanMeasurement>& measurements() const { return measured_; }
   // The cache key of this schedule: "<fingerprint hex> <ranks> <senders> <receivers> <stages>".
   std::string cache_key() const;
-  // The butterfly executor of the chosen plan (null until decided, or when a collective won:
-  // collective_of(plan()) says which).
+  // The butterfly executor of the chosen plan (null until decided, and when pure p2p or a
+  // collective won, which run the schedule's own messages: collective_of(plan()) says which).
   const ButterflyExecutor* chosen() const { return dynamic_cast<const ButterflyExecutor*>(chosen_.get()); }
   // Whether MPI's collective `collective` is a candidate for this schedule (alltoallv only for
   // dense ones; the same answer on every rank).
