@@ -298,6 +298,11 @@ void Coupler::exchange_declarations() {
   }
 }
 
+RankSet Coupler::pair_members(int a, int b) const {
+  return a == b ? comps_[a].coupling_ranks
+                : RankSet::merged(comps_[a].coupling_ranks, comps_[b].coupling_ranks);
+}
+
 MPI_Comm Coupler::pair_comm(int a, int b) {
   if (a > b) std::swap(a, b);
   auto it = pair_comms_.find({a, b});
@@ -308,8 +313,7 @@ MPI_Comm Coupler::pair_comm(int a, int b) {
   } else {
     // only the two components' ranks take part (every rank creates its pairs in the
     // configuration's order, so no two ranks wait for each other in opposite orders)
-    const RankSet members = RankSet::merged(comps_[a].coupling_ranks, comps_[b].coupling_ranks);
-    comm = comm_of(world_, members, kTagGroupPair + (a * static_cast<int>(comps_.size()) + b) % 30000);
+    comm = comm_of(world_, pair_members(a, b), kTagGroupPair + (a * static_cast<int>(comps_.size()) + b) % 30000);
   }
   pair_comms_[{a, b}] = comm;
   return comm;
@@ -470,10 +474,8 @@ void Coupler::enddef() {
       if (dst) vars_[local_var(e.dst_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
     }
     if (timeout_s_ > 0)
-      c->set_wait_timeout(timeout_s_, describe_ranks(p.pair && p.sc != p.dc
-                                                         ? RankSet::merged(comps_[p.sc].coupling_ranks,
-                                                                           comps_[p.dc].coupling_ranks)
-                                                         : comps_[me_].coupling_ranks));
+      c->set_wait_timeout(timeout_s_, describe_ranks(p.pair ? pair_members(p.sc, p.dc)
+                                                            : comps_[me_].coupling_ranks));
     couplings_.push_back(std::move(c));
   }
   defined_ = true;

@@ -128,6 +128,8 @@ class Coupler {
   void init(MPI_Comm world, Config config);
   void exchange_declarations();
   MPI_Comm pair_comm(int a, int b);
+  // the world ranks of pair_comm(a, b), in its order (a == b: the component's coupling ranks)
+  RankSet pair_members(int a, int b) const;
   int component_named(const std::string& name, const char* what) const;
   // "rank r of component C (world rank w)" for the ranks of a coupling's communicator, whose
   // ranks are the world ranks `members` in order
