@@ -80,9 +80,9 @@ Plan AdaptiveExecutor::plan() const {
 Executor& AdaptiveExecutor::executor_for(const Plan& plan) {
   auto it = executors_.find(plan);
   if (it == executors_.end()) {
-    // a collective runs on the messages as the schedule lays them out, over the same ranks
-    // Pure p2p, the plan [n], sends the schedule's own messages in one round: the p2p executor
-    // does that with no butterfly bookkeeping (the butterfly executor's [n] was 1-3 % slower).
+    // A collective runs on the messages as the schedule lays them out, over the same ranks; so
+    // does pure p2p, the plan [n], on the p2p executor, which sends them with no butterfly
+    // bookkeeping (the butterfly executor's [n] was 1-3 % slower).
     const Method collective = collective_of(plan);
     const Method method = collective != Method::Auto ? collective
                           : plan == p2p_plan(stages()) ? Method::P2P
@@ -125,10 +125,7 @@ void AdaptiveExecutor::lookup_cache() {
   Plan p(msg + 2, msg + 2 + msg[1]);
   const Method collective = collective_of(p);
   if (collective != Method::Auto) {
-    // a collective this build cannot run (a cache written by another MPI) is profiled again
-    if (std::find(std::begin(kCollectives), std::end(kCollectives), collective) == std::end(kCollectives) ||
-        !weighs(collective))
-      return;
+    if (!weighs(collective)) return;  // e.g. a cache written by another MPI: profiled again
   } else {
     try {
       validate_plan(p, stages());
@@ -224,10 +221,13 @@ void AdaptiveExecutor::finish_batch() {
 }
 
 bool AdaptiveExecutor::weighs(Method collective) const {
-  // MPI_Alltoallv costs every rank O(P) (its count arrays; pairwise algorithms take P - 1
-  // steps), the plans O(peers): it is timed only where the densest rank talks to a quarter of
-  // the ranks or more. Below that it cannot win, and profiling it would cost a large job P^2
-  // (zero-byte) messages. The neighbourhood collective costs O(peers) like the plans.
+  // Only the collectives this build can run. MPI_Alltoallv costs every rank O(P) (its count
+  // arrays; pairwise algorithms take P - 1 steps), the plans O(peers): it is timed only where the
+  // densest rank talks to a quarter of the ranks or more. Below that it cannot win, and
+  // profiling it would cost a large job P^2 (zero-byte) messages. The neighbourhood collective
+  // costs O(peers) like the plans.
+  if (std::find(std::begin(kCollectives), std::end(kCollectives), collective) == std::end(kCollectives))
+    return false;
   if (collective == Method::Alltoallv) return 4 * static_cast<int64_t>(topo_->max_peers) >= topo_->size - 1;
   return true;
 }

@@ -75,8 +75,8 @@ class AdaptiveExecutor final : public Executor {
   // The butterfly executor of the chosen plan (null until decided, and when pure p2p or a
   // collective won, which run the schedule's own messages: collective_of(plan()) says which).
   const ButterflyExecutor* chosen() const { return dynamic_cast<const ButterflyExecutor*>(chosen_.get()); }
-  // Whether MPI's collective `collective` is a candidate for this schedule (alltoallv only for
-  // dense ones; the same answer on every rank).
+  // Whether MPI's collective `collective` is a candidate for this schedule (only those this
+  // build can run, alltoallv only for dense schedules; the same answer on every rank).
   bool weighs(Method collective) const;
   // The messages as the schedule lays them out (what a collective sends).
   const MessageLayout& layout() const { return layout_; }
