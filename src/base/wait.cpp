@@ -59,11 +59,11 @@ int poll(Test&& test) {
 
 // A nonblocking call `start(&req)` completed by a sleeping wait.
 template <typename Start>
-int started(Start&& start) {
+int started(Start&& start, MPI_Status* status = MPI_STATUS_IGNORE) {
   MPI_Request req = MPI_REQUEST_NULL;
   const int rc = start(&req);
   if (rc != MPI_SUCCESS) return rc;
-  return poll([&](int* done) { return MPI_Test(&req, done, MPI_STATUS_IGNORE); });
+  return poll([&](int* done) { return MPI_Test(&req, done, status); });
 }
 
 }  // namespace
@@ -100,10 +100,7 @@ int Waitsome(int n, MPI_Request* reqs, int* outcount, int* indices, MPI_Status* 
 
 int Recv(void* buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm, MPI_Status* status) {
   if (!sleeping()) return MPI_Recv(buf, count, type, source, tag, comm, status);
-  MPI_Request req = MPI_REQUEST_NULL;
-  const int rc = MPI_Irecv(buf, count, type, source, tag, comm, &req);
-  if (rc != MPI_SUCCESS) return rc;
-  return poll([&](int* done) { return MPI_Test(&req, done, status); });
+  return started([&](MPI_Request* r) { return MPI_Irecv(buf, count, type, source, tag, comm, r); }, status);
 }
 
 int Send(const void* buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {

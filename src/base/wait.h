@@ -23,7 +23,7 @@ enum class WaitPolicy { Block, Sleep };
 
 // The policy of this process (decided at the first call).
 WaitPolicy wait_policy();
-// Tests only: sets the policy (std::nullopt-like reset: pass the decided one back).
+// Tests only: sets the policy (to restore, set the one wait_policy() gave before).
 void set_wait_policy_for_tests(WaitPolicy p);
 
 namespace wmpi {
