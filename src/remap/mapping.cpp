@@ -148,6 +148,12 @@ class PeerTable {
   std::vector<std::vector<int64_t>> runs_, buf_;
 };
 
+// The ranks homes.first .. homes.first + homes.count - 1 over which a directory is
+// block-distributed.
+struct Homes {
+  int first = 0, count = 1;
+};
+
 // Sends every record (width int64 values, the first a key in [0, n)) to every rank whose part
 // holds the key (with lowest_only: to the lowest of them), through the homes of a directory
 // block-distributed over the ranks homes.first .. homes.first + homes.count - 1. key(k) is the
@@ -158,10 +164,6 @@ class PeerTable {
 // m more of them; counts the records whose key no rank holds. A record whose home or holder is
 // this rank is never copied into a message (one whose home is this rank is made again where the
 // home reads it), and the messages are sized by a counting pass before they are filled.
-struct Homes {
-  int first = 0, count = 1;
-};
-
 template <typename Key, typename Make, typename Reserve, typename Consume>
 void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes homes, int width,
                       int64_t nrecords, Key&& key, Make&& make, Reserve&& reserve,
@@ -927,14 +929,10 @@ void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
   // A missing output is this rank's own business: its inputs still go to its peers.
   const std::optional<Error> missing = missing_output(dst_fields);
   if (info_.node_stage) {
-    std::optional<Error> failure;
-    try {
+    node_exchange([&] {
       redist_->exchange(reinterpret_cast<const void* const*>(src_fields),
                         reinterpret_cast<void* const*>(first_ptrs_.data()));
-    } catch (const Error& e) {
-      failure = e;
-    }
-    node_exchange(failure);
+    });
   } else {
     redist_->exchange(reinterpret_cast<const void* const*>(src_fields),
                       reinterpret_cast<void* const*>(needed_ptrs_.data()));
@@ -943,9 +941,15 @@ void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
   multiply(dst_fields);
 }
 
-void Mapping::node_exchange(std::optional<Error> failure) {
+void Mapping::node_exchange(const std::function<void()>& first) {
   // A rank whose first exchange failed still takes part in its node's exchange, its messages
   // flagged (no input), so that its node's ranks are not left waiting.
+  std::optional<Error> failure;
+  try {
+    first();
+  } catch (const Error& e) {
+    failure = e;
+  }
   if (node_redist_) {
     try {
       node_redist_->exchange(failure ? nullptr : reinterpret_cast<const void* const*>(first_ptrs_.data()),
@@ -959,7 +963,7 @@ void Mapping::node_exchange(std::optional<Error> failure) {
 
 bool Mapping::plan_node_stage(const std::vector<int64_t>& needed, int64_t src_grid_size,
                               std::vector<int64_t>& first) {
-  if (opt_.node_stage == NodeStage::Off || !opt_.fused) return false;
+  if (opt_.node_stage == NodeStage::Off) return false;
   int me = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm_, &me));
   ISTHMUS_MPI(MPI_Comm_size(comm_, &nranks));
@@ -1126,13 +1130,7 @@ void Mapping::finish(double* const* dst_fields) {
   if (!split_pending_) fail(ISTHMUS_ERR_ARG, "mapping: finish called without start");
   split_pending_ = false;
   if (info_.node_stage) {
-    std::optional<Error> failure;
-    try {
-      redist_->wait();
-    } catch (const Error& e) {
-      failure = e;
-    }
-    node_exchange(failure);
+    node_exchange([&] { redist_->wait(); });
   } else {
     (inner_ ? *out_redist_ : *redist_).wait();
   }

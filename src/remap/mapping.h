@@ -218,9 +218,10 @@ class Mapping {
   // communicator in node_comm_ and the points this rank receives for its node in `first`
   bool plan_node_stage(const std::vector<int64_t>& needed, int64_t src_grid_size,
                        std::vector<int64_t>& first);
-  // dst side: the first exchange is complete (or failed: `failure`); the node stage's one,
-  // then the needed points are in needed_. Throws the first failure.
-  void node_exchange(std::optional<Error> failure);
+  // dst side with the node stage: runs `first` (the first exchange, or its completion), then
+  // the node stage's exchange even if `first` threw, so the needed points are in needed_.
+  // Throws the first failure.
+  void node_exchange(const std::function<void()>& first);
   void conserve(const double* const* src_fields, double* const* dst_fields,
                 const std::optional<Error>& failure);
 
