@@ -90,11 +90,16 @@ class Positions {
     std::sort(runs_.begin(), runs_.end(), [](const Run& a, const Run& b) { return a.start < b.start; });
   }
   int64_t operator()(int64_t g) const {
+    // links come mostly in order of the key: the run of the previous lookup first
+    if (last_ < runs_.size() && g >= runs_[last_].start && g < runs_[last_].start + runs_[last_].length)
+      return runs_[last_].pos + (g - runs_[last_].start);
     auto it = std::upper_bound(runs_.begin(), runs_.end(), g,
                                [](int64_t x, const Run& r) { return x < r.start; });
     if (it == runs_.begin()) return -1;
     --it;
-    return g < it->start + it->length ? it->pos + (g - it->start) : -1;
+    if (g >= it->start + it->length) return -1;
+    last_ = static_cast<size_t>(it - runs_.begin());
+    return it->pos + (g - it->start);
   }
 
  private:
@@ -102,6 +107,7 @@ class Positions {
     int64_t start, length, pos;
   };
   std::vector<Run> runs_;
+  mutable size_t last_ = 0;
 };
 
 // Records routed per round: bounds the buffers of the routing, so that building a mapping keeps
@@ -114,6 +120,8 @@ constexpr int64_t kRouteChunk = int64_t{1} << 17;
 class PeerTable {
  public:
   size_t slot(int rank) {
+    // records come mostly in runs for one rank: the previous answer first
+    if (rank == last_rank_) return last_slot_;
     auto [it, fresh] = slot_of_.try_emplace(rank, rank_.size());
     if (fresh) {
       rank_.push_back(rank);
@@ -122,6 +130,8 @@ class PeerTable {
       runs_.emplace_back();
       buf_.emplace_back();
     }
+    last_rank_ = rank;
+    last_slot_ = it->second;
     return it->second;
   }
   // the slot of rank, or -1 if it has none
@@ -142,6 +152,8 @@ class PeerTable {
 
  private:
   std::unordered_map<int, size_t> slot_of_;
+  int last_rank_ = -1;
+  size_t last_slot_ = 0;
   std::vector<int> rank_;
   std::vector<int64_t> count_;
   std::vector<size_t> fill_;
@@ -184,9 +196,21 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes 
   // Calls f(rank) for every holder of key (with lowest_only: the lowest one); false if none.
   // Overlapping runs (a point held by several ranks) are rare, so walk back while some earlier
   // run may still reach the key.
+  bool disjoint = true;  // no point held twice: each key has at most one holder
+  size_t last = 0;       // the run of the previous key (keys come mostly in order)
   auto for_holders = [&](int64_t key, auto&& f) {
+    if (disjoint && last < held.size() && key >= held[last].start && key < held[last].end) {
+      f(held[last].rank);
+      return true;
+    }
     auto it = std::upper_bound(held.begin(), held.end(), key,
                                [](int64_t x, const HeldRun& r) { return x < r.start; });
+    if (disjoint) {
+      if (it == held.begin() || key >= (it - 1)->end) return false;
+      last = static_cast<size_t>(it - held.begin()) - 1;
+      f(held[last].rank);
+      return true;
+    }
     int lowest = -1;
     for (size_t i = static_cast<size_t>(it - held.begin()); i-- > 0 && reach[i] > key;) {
       if (held[i].end <= key) continue;
@@ -266,7 +290,10 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes 
         return a.start != b.start ? a.start < b.start : a.rank < b.rank;
       });
       reach.resize(held.size());
-      for (size_t i = 0; i < held.size(); ++i) reach[i] = std::max(held[i].end, i ? reach[i - 1] : INT64_MIN);
+      for (size_t i = 0; i < held.size(); ++i) {
+        if (i && held[i].start < reach[i - 1]) disjoint = false;
+        reach[i] = std::max(held[i].end, i ? reach[i - 1] : INT64_MIN);
+      }
     }
     // At the home: each record to every holder of its key (or the lowest); those this rank
     // holds are consumed here. Two passes over the records: count, then fill.

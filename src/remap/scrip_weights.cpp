@@ -15,8 +15,12 @@ namespace isthmus::remap {
 
 namespace {
 
-// Hyperslab reads of at most this many links: a bad link stops the reading within one chunk.
-constexpr int64_t kChunkLinks = int64_t{1} << 16;
+// Hyperslab reads of at most this many links: a bad link stops the reading within one chunk,
+// and the addresses pass through two buffers of 32 KB, reused chunk after chunk (they stay in
+// the cache and cost no fresh pages: a set-up's memory is mostly first touches).
+constexpr int64_t kChunkLinks = int64_t{1} << 12;
+// Hyperslab writes of at most this many links
+constexpr int64_t kWriteChunkLinks = int64_t{1} << 16;
 
 // The header as rank 0 read it, for one broadcast: [status, then the header or the error].
 // status 0: read; 1: failed (code, message); 2: not read (rank 0's own arguments failed).
@@ -710,8 +714,8 @@ void ScripWeightsWriter::append(const int64_t* src, const int64_t* dst, const do
          " links to the ", written_, " written exceeds num_links ", info_.num_links);
   const size_t nw = static_cast<size_t>(info_.num_wgts);
   std::vector<long long> one_based;
-  for (int64_t c0 = 0; c0 < n; c0 += kChunkLinks) {
-    const int64_t cn = std::min(kChunkLinks, n - c0);
+  for (int64_t c0 = 0; c0 < n; c0 += kWriteChunkLinks) {
+    const int64_t cn = std::min(kWriteChunkLinks, n - c0);
     const size_t start[2] = {static_cast<size_t>(written_), 0};
     const size_t count[2] = {static_cast<size_t>(cn), nw};
     one_based.resize(static_cast<size_t>(cn));
