@@ -88,11 +88,23 @@ std::vector<double> reference(const Problem& p, int f, int l, double fill, bool&
 // Runs the mapping with the source on [s0, s1) and the destination on [d0, d1) of the world.
 void check(const Problem& p, int s0, int s1, int d0, int d1, unsigned seed, Method method,
            const std::vector<int>& levels, bool fused = true, Side side = Side::Dst,
-           bool split = false, NodeStage node_stage = NodeStage::Auto, int node_ranks = 0) {
+           bool split = false, NodeStage node_stage = NodeStage::Auto, int node_ranks = 0,
+           bool shared_sources = false) {
   const int me = world_rank(), size = world_size();
   std::vector<int64_t> sidx, didx;
   const bool has_src = me >= s0 && me < s1, has_dst = me >= d0 && me < d1;
   if (has_src) sidx = random_part(p.nsrc, s1 - s0, me - s0, seed);
+  if (has_src && shared_sources && s1 - s0 > 1) {
+    // also every third point of the next source rank's part (as a halo would be), and on the
+    // first source rank the block [0, 50) whole (a run that contains other ranks' runs): those
+    // points are held twice, and the routing must give their links to one holder only
+    for (int64_t g : random_part(p.nsrc, s1 - s0, (me - s0 + 1) % (s1 - s0), seed))
+      if (g % 3 == 0 && g >= 50) sidx.push_back(g);
+    if (me == s0) {
+      sidx.erase(std::remove_if(sidx.begin(), sidx.end(), [](int64_t g) { return g < 50; }), sidx.end());
+      for (int64_t g = 0; g < 50; ++g) sidx.push_back(g);
+    }
+  }
   if (has_dst) didx = random_part(p.ndst, d1 - d0, me - d0, seed + 1);
   IndexList S = IndexList::from_indices(p.nsrc, sidx.data(), static_cast<int64_t>(sidx.size()));
   IndexList D = IndexList::from_indices(p.ndst, didx.data(), static_cast<int64_t>(didx.size()));
@@ -197,6 +209,21 @@ TEST(Mapping, SourceSideAndAutoAgreeWithTheDestinationSide) {
   EXPECT_GT(m.info().dst_side_values, 0);
   EXPECT_GT(m.info().src_side_values, 0);
   EXPECT_EQ(m.info().side, m.info().src_side_values < m.info().dst_side_values ? Side::Src : Side::Dst);
+}
+
+// Source points held by two ranks (a halo): each link is used once, on either side, so the
+// results are the serial reference's (the routing's lookups take another path when the parts
+// overlap).
+TEST(Mapping, SourcePointsHeldTwiceAreUsedOnce) {
+  Watchdog w("mapping shared sources");
+  const int size = world_size();
+  Problem p = make_problem(977, 613, 9);
+  check(p, 0, size, 0, size, 51, Method::P2P, {1, 2}, true, Side::Dst, false, NodeStage::Auto, 0, true);
+  check(p, 0, size, 0, size, 52, Method::P2P, {1}, true, Side::Src, false, NodeStage::Auto, 0, true);
+  if (size > 2) {
+    check(p, 0, size - 1, 1, size, 53, Method::P2P, {1}, true, Side::Dst, false, NodeStage::Auto, 0, true);
+    check(p, 0, size - 1, 1, size, 54, Method::P2P, {2}, true, Side::Src, false, NodeStage::Auto, 0, true);
+  }
 }
 
 // The unfused reference path (rearrange on the source ranks, multiply, transfer) gives the
