@@ -1057,17 +1057,14 @@ std::optional<Error> Mapping::partial_sums(const double* const* src_fields) {
                                         " points");
   // per destination point in link-number order, from the first product
   const int64_t np = info_.partial_points;
-  for (int f = 0; f < nfields && np > 0; ++f)
+  xs_.clear();
+  ys_.clear();
+  for (int f = 0; f < nfields; ++f)
     for (int l = 0; l < opt_.nlevels[f]; ++l) {
-      const double* x = src_fields[f] + l * src_size_;
-      double* y = needed_[f].data() + l * np;
-      for (int64_t q = 0; q < np; ++q) {
-        const int64_t b = row_start_[q], e = row_start_[q + 1];
-        double sum = w_[b] * x[col_[b]];
-        for (int64_t k = b + 1; k < e; ++k) sum += w_[k] * x[col_[k]];
-        y[q] = sum;
-      }
+      xs_.push_back(src_size_ > 0 ? src_fields[f] + l * src_size_ : nullptr);
+      ys_.push_back(needed_[f].data() + l * np);
     }
+  row_products(np, 1, true, 0.0);  // every partial sum has a link
   return std::nullopt;
 }
 
@@ -1082,31 +1079,98 @@ std::optional<Error> Mapping::missing_output(double* const* dst_fields) const {
 }
 
 void Mapping::multiply(double* const* dst_fields) {
-  const int nfields = static_cast<int>(opt_.nlevels.size());
   const int64_t nneed = info_.needed_points;
-  const double* x[8];
-  for (int f = 0; f < nfields; ++f)
+  xs_.clear();
+  ys_.clear();
+  for (size_t f = 0; f < opt_.nlevels.size(); ++f)
     for (int l = 0; l < opt_.nlevels[f]; ++l) {
-      for (int j = 0; j < nw_; ++j) x[j] = needed_[f * nw_ + j].data() + l * nneed;
-      double* y = dst_size_ > 0 ? dst_fields[f] + l * dst_size_ : nullptr;
-      // a link's term: w1 x1 + w2 x2 + ... in that order (one weight: w1 x1)
-      auto term = [&](int64_t k) {
-        double t = w_[k * nw_] * x[0][col_[k]];
-        for (int j = 1; j < nw_; ++j) t += w_[k * nw_ + j] * x[j][col_[k]];
-        return t;
-      };
-      for (int64_t p = 0; p < dst_size_; ++p) {
-        const int64_t b = row_start_[p], e = row_start_[p + 1];
-        if (b == e) {
-          if (!opt_.keep_unmapped) y[p] = opt_.fill_value;
-          continue;
-        }
-        // in link-number order, from the first term: the same bits for any decomposition
-        double s = term(b);
-        for (int64_t k = b + 1; k < e; ++k) s += term(k);
-        y[p] = s;
+      for (int j = 0; j < nw_; ++j) xs_.push_back(needed_[f * nw_ + j].data() + l * nneed);
+      ys_.push_back(dst_size_ > 0 ? dst_fields[f] + l * dst_size_ : nullptr);
+    }
+  row_products(dst_size_, nw_, opt_.keep_unmapped, opt_.fill_value);
+}
+
+namespace {
+
+// Rows p of a CSR matrix (one weight per link) applied to NB vectors at once: y[v][p] is the sum
+// over the row's links, in their order from the first term, of w[k] * x[v][col[k]].
+template <int NB>
+void rows_times(int64_t nrows, const int64_t* rs, const int64_t* col, const double* w,
+                const double* const* x, double* const* y, bool keep_empty, double fill) {
+  const double* xv[NB];
+  double* yv[NB];
+  for (int v = 0; v < NB; ++v) {
+    xv[v] = x[v];
+    yv[v] = y[v];
+  }
+  for (int64_t p = 0; p < nrows; ++p) {
+    const int64_t b = rs[p], e = rs[p + 1];
+    if (b == e) {
+      if (!keep_empty)
+        for (int v = 0; v < NB; ++v) yv[v][p] = fill;
+      continue;
+    }
+    double sum[NB];
+    for (int v = 0; v < NB; ++v) sum[v] = w[b] * xv[v][col[b]];
+    for (int64_t k = b + 1; k < e; ++k)
+      for (int v = 0; v < NB; ++v) sum[v] += w[k] * xv[v][col[k]];
+    for (int v = 0; v < NB; ++v) yv[v][p] = sum[v];
+  }
+}
+
+}  // namespace
+
+void Mapping::row_products(int64_t nrows, int nw, bool keep_empty, double fill) {
+  // Every field and level in one pass over the links: a row's links are read once for a block
+  // of vectors (a bundle of 10 fields read the weights and columns 10 times before), each
+  // vector's sum taken in link-number order from the first term, so the bits are those of one
+  // vector at a time.
+  const int nvec = static_cast<int>(ys_.size());
+  const int64_t* rs = row_start_.data();
+  const int64_t* col = col_.data();
+  const double* w = w_.data();
+  if (nw == 1) {
+    for (int v0 = 0; v0 < nvec;) {
+      const double* const* x = xs_.data() + v0;
+      double* const* y = ys_.data() + v0;
+      const int left = nvec - v0;
+      if (left >= 8) {
+        rows_times<8>(nrows, rs, col, w, x, y, keep_empty, fill);
+        v0 += 8;
+      } else if (left >= 4) {
+        rows_times<4>(nrows, rs, col, w, x, y, keep_empty, fill);
+        v0 += 4;
+      } else if (left >= 2) {
+        rows_times<2>(nrows, rs, col, w, x, y, keep_empty, fill);
+        v0 += 2;
+      } else {
+        rows_times<1>(nrows, rs, col, w, x, y, keep_empty, fill);
+        v0 += 1;
       }
     }
+    return;
+  }
+  // several weights per link (second order: the field and its gradients): a link's term is
+  // w1 x1 + w2 x2 + ... in that order
+  for (int v = 0; v < nvec; ++v) {
+    const double* const* x = xs_.data() + static_cast<size_t>(v) * nw;
+    double* y = ys_[v];
+    auto term = [&](int64_t k) {
+      double t = w[k * nw] * x[0][col[k]];
+      for (int j = 1; j < nw; ++j) t += w[k * nw + j] * x[j][col[k]];
+      return t;
+    };
+    for (int64_t p = 0; p < nrows; ++p) {
+      const int64_t b = rs[p], e = rs[p + 1];
+      if (b == e) {
+        if (!keep_empty) y[p] = fill;
+        continue;
+      }
+      double sum = term(b);
+      for (int64_t k = b + 1; k < e; ++k) sum += term(k);
+      y[p] = sum;
+    }
+  }
 }
 
 void Mapping::check_split() const {

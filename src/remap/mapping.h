@@ -204,6 +204,9 @@ class Mapping {
   std::optional<Error> partial_sums(const double* const* src_fields);
   // dst side: the destination values from the received source values in needed_
   void multiply(double* const* dst_fields);
+  // ys_[v][p] = row p's links applied to the vectors xs_[v * nw ..] (one pass for all v); an
+  // empty row gets `fill` unless keep_empty
+  void row_products(int64_t nrows, int nw, bool keep_empty, double fill);
   std::optional<Error> missing_output(double* const* dst_fields) const;
   void check_split() const;
   // CONSERV's terms (value * area on active points, 0 elsewhere) of one side: out[k] receives
@@ -245,6 +248,8 @@ class Mapping {
   std::shared_ptr<Xmap> xmap_;
   std::unique_ptr<Redist> redist_;
   std::vector<std::vector<double>> needed_;  // per field, level-major: received source values
+  std::vector<const double*> xs_;  // row_products' vectors (kept: no allocation per apply)
+  std::vector<double*> ys_;
                                              // (dst side) or partial sums (src side)
   std::vector<double*> needed_ptrs_;
   // the node stage (dst side): what the first exchange brings to this rank for its node, and
