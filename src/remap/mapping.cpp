@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <unordered_map>
 
@@ -884,6 +885,14 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     needed_ptrs_.push_back(needed_[a].data());
   }
   if (masked && !src_side_) drop_masked_sources(comm);
+  // The apply streams the matrix once per block of fields: its columns in 32 bits where they
+  // fit (positions among this rank's needed points or its source part) cost a quarter less
+  // memory traffic than in 64.
+  const int64_t ncols = src_side_ ? src_size_ : info_.needed_points;
+  if (ncols <= std::numeric_limits<int32_t>::max()) {
+    col32_.assign(col_.begin(), col_.end());
+    std::vector<int64_t>().swap(col_);
+  }
 }
 
 void Mapping::drop_masked_sources(MPI_Comm comm) {
@@ -1094,8 +1103,8 @@ namespace {
 
 // Rows p of a CSR matrix (one weight per link) applied to NB vectors at once: y[v][p] is the sum
 // over the row's links, in their order from the first term, of w[k] * x[v][col[k]].
-template <int NB>
-void rows_times(int64_t nrows, const int64_t* rs, const int64_t* col, const double* w,
+template <int NB, typename Col>
+void rows_times(int64_t nrows, const int64_t* rs, const Col* col, const double* w,
                 const double* const* x, double* const* y, bool keep_empty, double fill) {
   const double* xv[NB];
   double* yv[NB];
@@ -1125,9 +1134,17 @@ void Mapping::row_products(int64_t nrows, int nw, bool keep_empty, double fill) 
   // of vectors (a bundle of 10 fields read the weights and columns 10 times before), each
   // vector's sum taken in link-number order from the first term, so the bits are those of one
   // vector at a time.
+  if (col32_.empty() && !col_.empty()) {
+    row_products(nrows, nw, keep_empty, fill, col_.data());
+  } else {
+    row_products(nrows, nw, keep_empty, fill, col32_.data());
+  }
+}
+
+template <typename Col>
+void Mapping::row_products(int64_t nrows, int nw, bool keep_empty, double fill, const Col* col) {
   const int nvec = static_cast<int>(ys_.size());
   const int64_t* rs = row_start_.data();
-  const int64_t* col = col_.data();
   const double* w = w_.data();
   if (nw == 1) {
     for (int v0 = 0; v0 < nvec;) {

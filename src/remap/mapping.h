@@ -207,6 +207,8 @@ class Mapping {
   // ys_[v][p] = row p's links applied to the vectors xs_[v * nw ..] (one pass for all v); an
   // empty row gets `fill` unless keep_empty
   void row_products(int64_t nrows, int nw, bool keep_empty, double fill);
+  template <typename Col>
+  void row_products(int64_t nrows, int nw, bool keep_empty, double fill, const Col* col);
   std::optional<Error> missing_output(double* const* dst_fields) const;
   void check_split() const;
   // CONSERV's terms (value * area on active points, 0 elsewhere) of one side: out[k] receives
@@ -244,6 +246,7 @@ class Mapping {
   std::vector<int64_t> row_start_;       // CSR: dst side over local destination points, src
   std::vector<int64_t> col_;             // side over partial sums; columns: position in the
                                          // needed list (dst) or local source position (src)
+  std::vector<int32_t> col32_;           // the columns once built, where they fit (col_ freed)
   std::vector<double> w_;
   std::shared_ptr<Xmap> xmap_;
   std::unique_ptr<Redist> redist_;
