@@ -371,13 +371,14 @@ struct LinkRows {
   }
 };
 
-// The distinct values of a list of non-negative keys, sorted, and the position of each key among
-// them. A hash table numbers the values as they first appear, so only the distinct values are
-// sorted (a mapping's links name each point a few times), and its size follows their number.
+// The distinct values of a list of non-negative keys, sorted; each key is replaced, in place, by
+// its position among them. A hash table numbers the values as they first appear, so only the
+// distinct values are sorted (a mapping's links name each point a few times), and its size
+// follows their number.
 class DistinctValues {
  public:
   DistinctValues() = default;
-  explicit DistinctValues(const std::vector<int64_t>& keys) {
+  explicit DistinctValues(std::vector<int64_t>& keys) {
     const size_t n = keys.size();
     std::vector<int64_t> slot_key(64, -1), slot_id(64);
     size_t mask = 63;
@@ -386,7 +387,7 @@ class DistinctValues {
       while (slot_key[h] != key && slot_key[h] >= 0) h = (h + 1) & mask;
       return h;
     };
-    std::vector<int64_t> id(n);
+    std::vector<int64_t>& id = keys;  // each key's first-appearance number, in its place
     for (size_t k = 0; k < n; ++k) {
       size_t h = slot_of(keys[k]);
       if (slot_key[h] < 0) {
@@ -417,14 +418,12 @@ class DistinctValues {
     for (size_t i = 0; i < by_value.size(); ++i) rank[by_value[i]] = static_cast<int64_t>(i);
     std::sort(values_.begin(), values_.end());
     for (size_t k = 0; k < n; ++k) id[k] = rank[id[k]];
-    position_ = std::move(id);
   }
   const std::vector<int64_t>& values() const { return values_; }
   int64_t size() const { return static_cast<int64_t>(values_.size()); }
-  int64_t position(int64_t k) const { return position_[k]; }  // of keys[k] in values()
 
  private:
-  std::vector<int64_t> values_, position_;
+  std::vector<int64_t> values_;
 };
 
 // The checks of the grids that both ways of building a mapping make: sizes not negative, and
@@ -513,22 +512,23 @@ int64_t route_rows(MPI_Comm comm, bool by_dst, const IndexList* part, int64_t sr
 
 // The rows in compressed form (PreparedLinks' layout), each row's entries in link order: a
 // counting sort by row, then each (short) row sorted by link number. staged: the distinct
-// columns (destination side) or rows (source side); nrows: the local destination points
-// (destination side).
+// columns (destination side) or rows (source side), whose keys in rows are positions among them
+// by now (DistinctValues); nrows: the local destination points (destination side).
 void compress(const LinkRows& rows, bool src_side, const DistinctValues& staged, int64_t nrows,
               std::vector<int64_t>& row_start, std::vector<int64_t>& col, std::vector<double>& w) {
   if (src_side) nrows = staged.size();
   const int nw = rows.nw;
   const int64_t nent = rows.size();
-  auto row_of = [&](int64_t k) { return src_side ? staged.position(k) : rows.row[k]; };
+  // rows.row (source side) or rows.col (destination side) hold positions among staged by now
+  const std::vector<int64_t>& row_of = rows.row;
   row_start.assign(nrows + 1, 0);
-  for (int64_t k = 0; k < nent; ++k) ++row_start[row_of(k) + 1];
+  for (int64_t k = 0; k < nent; ++k) ++row_start[row_of[k] + 1];
   std::partial_sum(row_start.begin(), row_start.end(), row_start.begin());
   std::vector<int64_t> order(static_cast<size_t>(nent));
-  {
-    std::vector<int64_t> next(row_start.begin(), row_start.end() - 1);
-    for (int64_t k = 0; k < nent; ++k) order[next[row_of(k)]++] = k;
-  }
+  // row_start[r] serves as row r's next free place, then is shifted back
+  for (int64_t k = 0; k < nent; ++k) order[row_start[row_of[k]]++] = k;
+  for (int64_t r = nrows; r > 0; --r) row_start[r] = row_start[r - 1];
+  row_start[0] = 0;
   auto by_number = [&](int64_t a, int64_t b) { return rows.number[a] < rows.number[b]; };
   for (int64_t r = 0; r < nrows; ++r) {
     int64_t* b = order.data() + row_start[r];
@@ -544,7 +544,7 @@ void compress(const LinkRows& rows, bool src_side, const DistinctValues& staged,
   w.resize(static_cast<size_t>(nent) * nw);
   for (int64_t i = 0; i < nent; ++i) {
     const int64_t k = order[i];
-    col[i] = src_side ? rows.col[k] : staged.position(k);
+    col[i] = rows.col[k];
     for (int j = 0; j < nw; ++j) w[i * nw + j] = rows.w[k * nw + j];
   }
 }
@@ -628,7 +628,7 @@ PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part
   p.nw = links.num_wgts;
   p.unused_links = route_rows(side_comm, !src_side, part, src_grid_size, dst_grid_size,
                               Homes{0, nranks}, links, rows, [](int64_t) { return true; });
-  DistinctValues staged(src_side ? rows.row : rows.col);
+  DistinctValues staged(src_side ? rows.row : rows.col);  // those become positions
   compress(rows, src_side, staged, part ? part->size() : 0, p.row_start, p.col, p.w);
   p.staged = staged.values();
   return p;
@@ -806,7 +806,7 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
       unused_src = route_rows(comm, false, src, src_grid_size, dst_grid_size, homes_of(false),
                               *links, src_rows, keep);
     DistinctValues needed, partial;
-    if (opt_.side != Side::Src) needed = DistinctValues(dst_rows.col);
+    if (opt_.side != Side::Src) needed = DistinctValues(dst_rows.col);  // positions from here on
     if (opt_.side != Side::Dst) partial = DistinctValues(src_rows.row);
     // auto (OASIS opt): the side that moves fewer values per level, over all ranks; a tie keeps
     // the bit-for-bit destination side.
