@@ -45,8 +45,7 @@ const char* conserv_name(Conserv c) {
 Links links_of(const LinkSlab& slab, int num_wgts) {
   Links l;
   l.num_wgts = num_wgts;
-  l.number.resize(slab.src.size());
-  std::iota(l.number.begin(), l.number.end(), slab.first_link);
+  l.first_number = slab.first_link;
   l.src = slab.src;
   l.dst = slab.dst;
   l.weights = slab.weights;
@@ -56,8 +55,7 @@ Links links_of(const LinkSlab& slab, int num_wgts) {
 Links links_of(LinkSlab&& slab, int num_wgts) {
   Links l;
   l.num_wgts = num_wgts;
-  l.number.resize(slab.src.size());
-  std::iota(l.number.begin(), l.number.end(), slab.first_link);
+  l.first_number = slab.first_link;
   l.src = std::move(slab.src);
   l.dst = std::move(slab.dst);
   l.weights = std::move(slab.weights);
@@ -450,21 +448,21 @@ void check_links(const Links& links, Side side, int64_t src_grid_size, int64_t d
   if (links.num_wgts > 1 && side != Side::Dst)
     fail(ISTHMUS_ERR_ARG, "links with ", links.num_wgts, " weights (second-order conservative) "
          "are applied on the destination side only so far; side '", side_name(side), "'");
-  if (links.src.size() != links.size() || links.dst.size() != links.size() ||
+  if ((!links.number.empty() && links.number.size() != links.size()) || links.dst.size() != links.size() ||
       links.weights.size() != links.size() * static_cast<size_t>(links.num_wgts))
-    fail(ISTHMUS_ERR_ARG, "the link arrays differ in length (", links.size(), " numbers, ",
+    fail(ISTHMUS_ERR_ARG, "the link arrays differ in length (", links.number.size(), " numbers, ",
          links.src.size(), " sources, ", links.dst.size(), " destinations, ",
          links.weights.size(), " weights of ", links.num_wgts, " per link)");
   for (size_t k = 0; k < links.size(); ++k) {
     if (links.src[k] < 0 || links.src[k] >= src_grid_size)
-      fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has source index ", links.src[k],
+      fail(ISTHMUS_ERR_ARG, "link ", links.number_of(k), " has source index ", links.src[k],
            ", outside [0, ", src_grid_size, ")");
     if (links.dst[k] < 0 || links.dst[k] >= dst_grid_size)
-      fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has destination index ", links.dst[k],
+      fail(ISTHMUS_ERR_ARG, "link ", links.number_of(k), " has destination index ", links.dst[k],
            ", outside [0, ", dst_grid_size, ")");
     for (int j = 0; j < links.num_wgts; ++j)
       if (!std::isfinite(links.weights[k * links.num_wgts + j]))
-        fail(ISTHMUS_ERR_ARG, "link ", links.number[k], " has weight ", j + 1, " = ",
+        fail(ISTHMUS_ERR_ARG, "link ", links.number_of(k), " has weight ", j + 1, " = ",
              links.weights[k * links.num_wgts + j]);
   }
 }
@@ -488,7 +486,7 @@ int64_t route_rows(MPI_Comm comm, bool by_dst, const IndexList* part, int64_t sr
   auto key = [&](int64_t k) { return keys[k]; };
   auto make = [&](int64_t k, int64_t* out) {
     out[0] = keys[k];
-    out[1] = links.number[k];
+    out[1] = links.number_of(static_cast<size_t>(k));
     out[2] = others[k];
     for (int j = 0; j < nw; ++j) out[3 + j] = bits_of(links.weights[k * nw + j]);
   };

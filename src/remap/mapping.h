@@ -29,11 +29,15 @@ namespace isthmus::remap {
 // caller has): the mapping routes each link to the ranks that need it.
 struct Links {
   int num_wgts = 1;
-  std::vector<int64_t> number;   // global link number (the summation order), distinct over ranks
+  // global link number (the summation order), distinct over ranks; empty: link k's number is
+  // first_number + k (a file's slab, numbered in file order, needs no array for it)
+  std::vector<int64_t> number;
+  int64_t first_number = 0;
   std::vector<int64_t> src;      // 0-based source index
   std::vector<int64_t> dst;      // 0-based destination index
   std::vector<double> weights;   // num_wgts per link, link-major
-  size_t size() const { return number.size(); }
+  size_t size() const { return src.size(); }
+  int64_t number_of(size_t k) const { return number.empty() ? first_number + static_cast<int64_t>(k) : number[k]; }
 };
 
 // The links of a weights file's slab, numbered in file order (first_link + position: distinct
