@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/clock.h"
+
 #ifdef ISTHMUS_SMPI
 #include <smpi/smpi.h>
 #endif
@@ -99,16 +101,17 @@ struct Timing {
 // Times fn() reps times, each after barrier(). A sample runs from the moment the LAST rank
 // starts to the moment the last rank finishes: a barrier releases ranks at different times
 // (SMPI's linear barrier skews them by O(P) message overheads), and a rank's own clock would count
-// its wait for later starters as cost. MPI_Wtime is one clock under SMPI and on one node; across
-// the nodes of a real machine this assumes synchronised clocks (MPI_WTIME_IS_GLOBAL).
+// its wait for later starters as cost. The ranks' times are read on one clock (GlobalClock:
+// MPI_Wtime counts from each process's own start under Open MPI, even on one node).
 template <typename Fn, typename Barrier>
 Timing time_collective_with(MPI_Comm comm, int reps, Fn&& fn, Barrier&& barrier) {
   std::vector<double> wall, cpu;
+  const isthmus::GlobalClock& clock = isthmus::GlobalClock::of(comm);
   for (int r = 0; r < reps; ++r) {
     barrier();
-    double t0 = MPI_Wtime(), c0 = thread_cpu_seconds();
+    double t0 = clock.now(), c0 = thread_cpu_seconds();
     fn();
-    double local[3] = {t0, MPI_Wtime(), thread_cpu_seconds() - c0}, last[3];
+    double local[3] = {t0, clock.now(), thread_cpu_seconds() - c0}, last[3];
     MPI_Allreduce(local, last, 3, MPI_DOUBLE, MPI_MAX, comm);
     wall.push_back(last[1] - last[0]);
     cpu.push_back(last[2]);

@@ -346,10 +346,11 @@ double timed(MPI_Comm comm, Fn&& fn) {
 // fused one at 512 + 512 and 1024 + 1024 ranks (docs/results/mapping.md).
 template <typename Fn>
 double timed(MPI_Comm comm, Fn&& fn, double& skew) {
+  const isthmus::GlobalClock& clock = isthmus::GlobalClock::of(comm);
   MPI_Barrier(comm);
-  const double t0 = MPI_Wtime();
+  const double t0 = clock.now();
   fn();
-  double local[3] = {t0, MPI_Wtime(), -t0}, last[3];
+  double local[3] = {t0, clock.now(), -t0}, last[3];
   MPI_Allreduce(local, last, 3, MPI_DOUBLE, MPI_MAX, comm);
   skew = last[0] + last[2];
   return last[1] - last[0];

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "base/clock.h"
 #include "base/wait.h"
 
 namespace isthmus {
@@ -268,12 +269,14 @@ void AdaptiveExecutor::run(Packer& packer, trace::Trace& trace) {
   const Plan plan = batch_[batch_pos_];
   Executor& ex = executor_for(plan);
   // The benchmarks' rule: from the last rank's start to the last rank's end. A rank's own
-  // duration would also count how long it waited for ranks that left the barrier later.
+  // duration would also count how long it waited for ranks that left the barrier later. The
+  // ranks' times are compared on one clock (MPI_Wtime's origin is each process's own).
+  const GlobalClock& clock = GlobalClock::of(topo_->comm);
   ISTHMUS_MPI(wmpi::Barrier(topo_->comm));
   double t[2];
-  t[0] = MPI_Wtime();
+  t[0] = clock.now();
   ex.run(packer, trace);
-  t[1] = MPI_Wtime();
+  t[1] = clock.now();
   double last[2];
   ISTHMUS_MPI(wmpi::Allreduce(t, last, 2, MPI_DOUBLE, MPI_MAX, topo_->comm));
   ++profiling_exchanges_;
