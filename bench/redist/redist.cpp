@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <numeric>
 #include <cinttypes>
 #include <cstring>
 #include <random>
@@ -241,15 +242,23 @@ int main(int argc, char** argv) {
       if (plan.decided) break;
     }
     for (isthmus_redist* r : rs) CHECK(ctx, isthmus_redist_exchange(r, src.data(), dst.data()));
+    // The order is a fresh permutation each round, the same on every rank (a seeded generator):
+    // a rotation made each method always follow the same one, and the one after a collective
+    // (the ranks leave it together) ran up to 24 % faster than the same method elsewhere.
     std::vector<std::vector<double>> samples(ms.size());
-    for (int round = 0; round < reps; ++round)
+    std::vector<size_t> order(ms.size());
+    std::mt19937 shuffle_rng(12345);
+    for (int round = 0; round < reps; ++round) {
+      std::iota(order.begin(), order.end(), size_t{0});
+      std::shuffle(order.begin(), order.end(), shuffle_rng);
       for (size_t i = 0; i < ms.size(); ++i) {
-        const size_t k = (i + static_cast<size_t>(round)) % ms.size();
+        const size_t k = order[i];
         bench::Stats one = bench::time_collective(MPI_COMM_WORLD, 1, [&] {
           CHECK(ctx, isthmus_redist_exchange(rs[k], src.data(), dst.data()));
         });
         samples[k].push_back(one.median);
       }
+    }
     int64_t errors = 0;
     std::string checksum;
     verify(errors, checksum);  // the last exchange's values (a fixed method's or auto's)

@@ -1,6 +1,7 @@
 #include "transfer/adaptive.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -173,6 +174,20 @@ void AdaptiveExecutor::start_batch(std::vector<Plan> plans) {
   batch_pos_ = 0;
 }
 
+bool AdaptiveExecutor::undecided() const {
+  // The medians closer than the noise: twice the larger median absolute deviation. Every rank
+  // holds the same samples (each is an allreduce's result), so all decide alike. Under SMPI a
+  // plan's samples agree to the nanosecond: three decide.
+  double med[2], mad[2];
+  for (int i = 0; i < 2; ++i) {
+    med[i] = median(batch_samples_[i]);
+    std::vector<double> dev;
+    for (double x : batch_samples_[i]) dev.push_back(std::fabs(x - med[i]));
+    mad[i] = median(dev);
+  }
+  return std::fabs(med[0] - med[1]) < 2 * std::max(mad[0], mad[1]);
+}
+
 void AdaptiveExecutor::finish_batch() {
   std::vector<double> med(batch_.size());
   for (size_t i = 0; i < batch_.size(); ++i) {
@@ -285,7 +300,8 @@ void AdaptiveExecutor::run(Packer& packer, trace::Trace& trace) {
   if (batch_round_ >= options_.warmup) batch_samples_[batch_pos_].push_back(figure);
   if (++batch_pos_ == batch_.size()) {
     batch_pos_ = 0;
-    if (++batch_round_ == options_.warmup + options_.samples) finish_batch();
+    const int taken = ++batch_round_ - options_.warmup;
+    if (taken >= options_.samples && (taken >= options_.max_samples || !undecided())) finish_batch();
   }
 }
 

@@ -256,6 +256,7 @@ TEST(Adaptive, ProfilesDeliversAgreesAndCaches) {
   AdaptiveOptions opt;
   opt.cache_path = cache;
   opt.samples = 2;
+  opt.max_samples = 2;  // the counts below are exact (more samples only while within the noise)
   opt.warmup = 1;
   AdaptiveExecutor first(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), opt);
   run_until_decided(first, L, 1);
@@ -421,6 +422,26 @@ TEST(Adaptive, PureP2pWinsWhenNothingBeatsIt) {
   if (n >= 2) {
     for (const auto& m : ex.measurements()) EXPECT_EQ(m.samples.size(), 3u);
   }
+}
+
+// Two candidates whose medians differ by less than twice their median absolute deviation are
+// timed again, up to max_samples each: here both candidates of every pair cost 1, 1.5, 2, 1, ...
+// round by round (a noisy tie), so every pair takes max_samples, and the tie keeps p2p.
+TEST(Adaptive, SamplesMoreWhileTheCandidatesAreWithinTheirNoise) {
+  const int me = world_rank();
+  MessageLayout L = make_layout(me, range(0, world_size()), range(0, world_size()), 35);
+  Buffers buf(L);
+  int calls = 0;  // a pair's two candidates alternate: calls / 2 counts its rounds
+  AdaptiveOptions opt = scripted([](const Plan&) { return 1.0; }, 3);
+  opt.max_samples = 7;
+  opt.synthetic_time = [&calls](const Plan&, double) { return 1.0 + 0.5 * ((calls++ / 2) % 3); };
+  AdaptiveExecutor ex(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), opt);
+  run_until_decided(ex, L, 9);
+  ASSERT_TRUE(ex.decided());
+  if (ex.stages() == 0) return;
+  EXPECT_EQ(ex.plan(), p2p_plan(ex.stages())) << plan_string(ex.plan());
+  for (const auto& m : ex.measurements()) EXPECT_EQ(m.samples.size(), 7u) << plan_string(m.plan);
+  EXPECT_EQ(ex.profiling_exchanges(), 7 * static_cast<int>(ex.measurements().size()));
 }
 
 // MPI's collectives are candidates too: one measured faster than every plan is kept (the

@@ -53,7 +53,8 @@ Parts rr_to_blocks(int64_t n, int s0, int s1, int d0, int d1) {
 }
 
 // Forward exchanges an adaptive redistribution of n stages profiles at most.
-int kProfiling(int stages) { return 8 * (stages + 3) + 2; }
+// at most stages + 3 pairs, each of two plans timed 1 + up to 15 times (AdaptiveOptions)
+int kProfiling(int stages) { return 32 * (stages + 3) + 2; }
 
 // Runs `rounds` forward exchanges and one reverse exchange, every value checked; returns the
 // forward plan after the last forward exchange.
@@ -107,7 +108,7 @@ void check_layout(int64_t n, const Parts& p) {
   EXPECT_EQ(b.nruns, b.stages);  // [1,...,1]
   for (int i = 0; i < b.nruns; ++i) EXPECT_EQ(b.runs[i], 1);
   // Enough forward exchanges to finish profiling (at most n + 3 pairs: p2p and the butterfly,
-  // the walk, the final pair and two collectives; 8 exchanges each).
+  // the walk, the final pair and two collectives; up to 32 exchanges each).
   isthmus_transfer_plan a = exchange_and_check(w, x, p, ISTHMUS_METHOD_ADAPTIVE, kProfiling(b.stages));
   EXPECT_EQ(a.decided, 1);
   EXPECT_EQ(a.stages, b.stages);
