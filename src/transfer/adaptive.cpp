@@ -200,8 +200,11 @@ void AdaptiveExecutor::finish_batch() {
   // A collective must beat the plan by kCollectiveMargin: where they are within the noise of a
   // few samples (bench/redist at 8 ranks: p2p, alltoallv and neighbor within 3 %), a coin flip
   // towards a collective lost up to 4.6 % against p2p.
+  // Two candidates still within their noise after max_samples are a tie as well: the first
+  // is kept (with 8 ranks on 2 cores two instances of one method differ by up to 6 %, and the
+  // collectives kept on such margins ran 2-4 % slower than p2p).
   const double margin = phase_ == Phase::Collectives ? kCollectiveMargin : 1.0;
-  const Plan winner = med[1] < margin * med[0] ? batch_[1] : batch_[0];
+  const Plan winner = !undecided() && med[1] < margin * med[0] ? batch_[1] : batch_[0];
   switch (phase_) {
     case Phase::Fixed:
       fixed_winner_ = winner;

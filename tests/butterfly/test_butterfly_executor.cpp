@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -246,6 +247,25 @@ bool same_on_all_ranks(const std::string& s) {
   return lo == hi;
 }
 
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The adaptive executor's rule: two medians are told apart when they differ by at least twice
+// the larger median absolute deviation.
+bool apart(const PlanMeasurement& a, const PlanMeasurement& b) {
+  double mad[2];
+  const PlanMeasurement* m[2] = {&a, &b};
+  for (int i = 0; i < 2; ++i) {
+    std::vector<double> dev;
+    for (double x : m[i]->samples) dev.push_back(std::fabs(x - m[i]->median_seconds));
+    mad[i] = median_of(dev);
+  }
+  return std::fabs(a.median_seconds - b.median_seconds) >= 2 * std::max(mad[0], mad[1]);
+}
+
 }  // namespace
 
 TEST(Adaptive, ProfilesDeliversAgreesAndCaches) {
@@ -286,8 +306,10 @@ TEST(Adaptive, ProfilesDeliversAgreesAndCaches) {
       EXPECT_EQ(ms[0].plan, p2p_plan(n));
       EXPECT_EQ(ms[1].plan, full_butterfly_plan(n));
       // The plan taken into the collectives' pairs is the better of p2p and the butterfly, or a
-      // plan measured faster than that one side by side in the last pair (ties: the pure form).
-      const Plan first_winner = ms[1].median_seconds < ms[0].median_seconds ? ms[1].plan : ms[0].plan;
+      // plan measured faster than that one side by side in the last pair (ties, and medians
+      // within the noise: the first, pure form).
+      const Plan first_winner =
+          apart(ms[0], ms[1]) && ms[1].median_seconds < ms[0].median_seconds ? ms[1].plan : ms[0].plan;
       const Plan best = ms[plans_end].plan;
       if (best != first_winner) {
         const auto& a = ms[plans_end - 2];
