@@ -55,8 +55,10 @@ int64_t slab_begin(int64_t num_links, int rank, int nranks);
 // by min(P, ceil(L / min_slab_links)) ranks, the first ones of comm, each its slab
 // (slab_begin over the readers); the other ranks hold no link. A small file so costs one or a
 // few netCDF opens (about a millisecond of CPU each the first time in a process), not one per
-// rank, and no rank holds more than max(L / P, min_slab_links) + 1 links.
-constexpr int64_t kMinSlabLinks = int64_t{1} << 14;
+// rank, and no rank holds more than max(L / P, min_slab_links) + 1 links. 2^15 links take a
+// reader about as long to read as its first open (OASIS toy at 2+2 and 4+4 on 2 cores, 2 x 16
+// interleaved runs: set-up 1.5-9 % below 2^14's medians; 2^16 and 2^17 slower at 4+4).
+constexpr int64_t kMinSlabLinks = int64_t{1} << 15;
 
 // The number of ranks that read a file of num_links links.
 int readers_of(int64_t num_links, int nranks, int64_t min_slab_links = kMinSlabLinks);

@@ -428,7 +428,7 @@ TEST(ScripWeights, RealBilinearFile) {
   EXPECT_EQ(info.map_method, "Bilinear remapping");
   EXPECT_EQ(info.normalization, "no norm");
   EXPECT_EQ(info.conventions, "SCRIP");
-  // the first ranks read, at least kMinSlabLinks links each (19,860 links: two readers at most)
+  // the first ranks read, at least kMinSlabLinks links each (19,860 links: one reader)
   const int readers = isthmus::remap::readers_of(19860, world_size());
   EXPECT_EQ(readers, std::min<int64_t>(world_size(), (19860 + isthmus::remap::kMinSlabLinks - 1) /
                                                          isthmus::remap::kMinSlabLinks));
