@@ -280,7 +280,14 @@ void Coupler::exchange_declarations() {
     ISTHMUS_MPI(wmpi::Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
     MPI_Comm_free(&firsts);
   }
-  for (auto& t : texts) broadcast(full_, t);
+  // every component's text in one broadcast (two collectives, not two per component: on shared
+  // cores each collective round waits for its ranks to be given a core)
+  std::string all;
+  if (rank == 0)
+    for (const std::string& t : texts) put_text(all, t);
+  broadcast(full_, all);
+  Unpacker u{all};
+  for (std::string& t : texts) t = u.text();
   // from now on a component is its coupling ranks (pair communicators, messages)
   for (size_t c = 0; c < comps_.size(); ++c) {
     std::istringstream in(texts[c]);

@@ -24,37 +24,6 @@ constexpr int64_t kWriteChunkLinks = int64_t{1} << 16;
 
 // The header as rank 0 read it, for one broadcast: [status, then the header or the error].
 // status 0: read; 1: failed (code, message); 2: not read (rank 0's own arguments failed).
-void put_word(std::string& b, int64_t v) { b.append(reinterpret_cast<const char*>(&v), sizeof v); }
-void put_text(std::string& b, const std::string& t) {
-  put_word(b, static_cast<int64_t>(t.size()));
-  b += t;
-}
-void put_words(std::string& b, const std::vector<int64_t>& v) {
-  put_word(b, static_cast<int64_t>(v.size()));
-  for (int64_t x : v) put_word(b, x);
-}
-struct Unpacker {
-  const std::string& b;
-  size_t at = 0;
-  int64_t word() {
-    int64_t v;
-    std::memcpy(&v, b.data() + at, sizeof v);
-    at += sizeof v;
-    return v;
-  }
-  std::string text() {
-    const size_t n = static_cast<size_t>(word());
-    std::string t = b.substr(at, n);
-    at += n;
-    return t;
-  }
-  std::vector<int64_t> words() {
-    std::vector<int64_t> v(static_cast<size_t>(word()));
-    for (int64_t& x : v) x = word();
-    return v;
-  }
-};
-
 std::string pack_header(const WeightsInfo& h) {
   std::string b;
   put_word(b, 0);
