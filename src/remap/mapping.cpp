@@ -175,16 +175,20 @@ struct Homes {
 // m more of them; counts the records whose key no rank holds. A record whose home or holder is
 // this rank is never copied into a message (one whose home is this rank is made again where the
 // home reads it), and the messages are sized by a counting pass before they are filled.
+// The rounds a rank with nrecords records needs; route_to_holders takes their maximum over the
+// ranks, which its callers agree on in the agreement they conclude anyway (no collective more).
+int64_t routing_rounds(size_t nrecords) {
+  return std::max<int64_t>(1, (static_cast<int64_t>(nrecords) + kRouteChunk - 1) / kRouteChunk);
+}
+
 template <typename Key, typename Make, typename Reserve, typename Consume>
 void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes homes, int width,
-                      int64_t nrecords, Key&& key, Make&& make, Reserve&& reserve,
+                      int64_t nrecords, int64_t rounds, Key&& key, Make&& make, Reserve&& reserve,
                       Consume&& consume, bool lowest_only, int64_t& unheld) {
   int me = 0;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
   const int64_t block = std::max<int64_t>(1, (n + homes.count - 1) / homes.count);
   auto home = [block, homes](int64_t g) { return homes.first + static_cast<int>(g / block); };
-  int64_t rounds = std::max<int64_t>(1, (nrecords + kRouteChunk - 1) / kRouteChunk);
-  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, &rounds, 1, MPI_INT64_T, MPI_MAX, comm));
 
   struct HeldRun {
     int64_t start, end;
@@ -226,7 +230,9 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes 
   std::vector<uint32_t> slot_k;  // the slot of each record of a round
   for (int64_t round = 0; round < rounds; ++round) {
     // To the homes: [nruns, (start, len)..., records]; the holders' runs in the first round only.
-    const int64_t first = round * kRouteChunk, last = std::min(nrecords, first + kRouteChunk);
+    // a rank whose records ran out before the busiest rank's takes part with none
+    const int64_t first = std::min(nrecords, round * kRouteChunk);
+    const int64_t last = std::min(nrecords, first + kRouteChunk);
     PeerTable to;
     if (round == 0 && holders)
       for (const Segment& sg : holders->segments()) {
@@ -474,8 +480,8 @@ void check_links(const Links& links, Side side, int64_t src_grid_size, int64_t d
 // true: masked sources contribute nothing). Returns the links no rank took, summed over comm.
 template <typename Keep>
 int64_t route_rows(MPI_Comm comm, bool by_dst, const IndexList* part, int64_t src_grid_size,
-                   int64_t dst_grid_size, Homes homes, const Links& links, LinkRows& into,
-                   Keep&& keep) {
+                   int64_t dst_grid_size, Homes homes, const Links& links, int64_t rounds,
+                   LinkRows& into, Keep&& keep) {
   const int nw = links.num_wgts;
   into.nw = nw;
   // each link as a record [key, number, other index, weight bits...], keyed by the side it goes
@@ -503,7 +509,8 @@ int64_t route_rows(MPI_Comm comm, bool by_dst, const IndexList* part, int64_t sr
   };
   int64_t unheld = 0, unused = 0;
   route_to_holders(comm, by_dst ? dst_grid_size : src_grid_size, part, homes, width,
-                   static_cast<int64_t>(links.size()), key, make, reserve, consume, !by_dst, unheld);
+                   static_cast<int64_t>(links.size()), rounds, key, make, reserve, consume, !by_dst,
+                   unheld);
   ISTHMUS_MPI(wmpi::Allreduce(&unheld, &unused, 1, MPI_INT64_T, MPI_SUM, comm));
   return unused;
 }
@@ -612,6 +619,7 @@ PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part
   a.match("the source grid size", src_grid_size);
   a.match("the destination grid size", dst_grid_size);
   a.match("the number of weights per link", links.num_wgts);
+  const int rounds_slot = a.maximum("the routing's rounds", routing_rounds(links.size()));
   try {
     a.conclude(side_comm);
   } catch (const Error& e) {
@@ -624,8 +632,8 @@ PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part
   LinkRows rows;
   const bool src_side = side == Side::Src;
   p.nw = links.num_wgts;
-  p.unused_links = route_rows(side_comm, !src_side, part, src_grid_size, dst_grid_size,
-                              Homes{0, nranks}, links, rows, [](int64_t) { return true; });
+  p.unused_links = route_rows(side_comm, !src_side, part, src_grid_size, dst_grid_size, Homes{0, nranks},
+                              links, a.agreed(rounds_slot).value_or(1), rows, [](int64_t) { return true; });
   DistinctValues staged(src_side ? rows.row : rows.col);  // those become positions
   compress(rows, src_side, staged, part ? part->size() : 0, p.row_start, p.col, p.w);
   p.staged = staged.values();
@@ -717,6 +725,8 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
       "the links no rank holds (on the ranks that prepared them)",
       prepared && prepared->prepared && !prepared->failure ? std::optional<int64_t>(prepared->unused_links)
                                                            : std::nullopt);
+  const int rounds_slot = agreement.maximum(
+      "the routing's rounds", links ? std::optional<int64_t>(routing_rounds(links->size())) : std::nullopt);
   const int mask_slot = agreement.value(
       "whether a source mask is given (on ranks with source points)",
       src ? std::optional<int64_t>(opt_.src_mask.empty() ? 0 : 1) : std::nullopt);
@@ -799,10 +809,10 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     dst_rows.nw = src_rows.nw = nw_;
     if (opt_.side != Side::Src)
       unused_dst = route_rows(comm, true, dst, src_grid_size, dst_grid_size, homes_of(true), *links,
-                              dst_rows, keep);
+                              agreement.agreed(rounds_slot).value_or(1), dst_rows, keep);
     if (opt_.side != Side::Dst)
       unused_src = route_rows(comm, false, src, src_grid_size, dst_grid_size, homes_of(false),
-                              *links, src_rows, keep);
+                              *links, agreement.agreed(rounds_slot).value_or(1), src_rows, keep);
     DistinctValues needed, partial;
     if (opt_.side != Side::Src) needed = DistinctValues(dst_rows.col);  // positions from here on
     if (opt_.side != Side::Dst) partial = DistinctValues(src_rows.row);

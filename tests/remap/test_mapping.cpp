@@ -89,7 +89,7 @@ std::vector<double> reference(const Problem& p, int f, int l, double fill, bool&
 void check(const Problem& p, int s0, int s1, int d0, int d1, unsigned seed, Method method,
            const std::vector<int>& levels, bool fused = true, Side side = Side::Dst,
            bool split = false, NodeStage node_stage = NodeStage::Auto, int node_ranks = 0,
-           bool shared_sources = false) {
+           bool shared_sources = false, bool links_on_first = false) {
   const int me = world_rank(), size = world_size();
   std::vector<int64_t> sidx, didx;
   const bool has_src = me >= s0 && me < s1, has_dst = me >= d0 && me < d1;
@@ -108,8 +108,8 @@ void check(const Problem& p, int s0, int s1, int d0, int d1, unsigned seed, Meth
   if (has_dst) didx = random_part(p.ndst, d1 - d0, me - d0, seed + 1);
   IndexList S = IndexList::from_indices(p.nsrc, sidx.data(), static_cast<int64_t>(sidx.size()));
   IndexList D = IndexList::from_indices(p.ndst, didx.data(), static_cast<int64_t>(didx.size()));
-  // every rank holds a round-robin share of the links, as a file slab would be
-  Links links = share_of(p, me, size);
+  // every rank holds a round-robin share of the links, as a file slab would be (or rank 0 all)
+  Links links = links_on_first ? (me == 0 ? share_of(p, 0, 1) : Links{}) : share_of(p, me, size);
   MappingOptions opt;
   opt.method = method;
   opt.nlevels = levels;
@@ -224,6 +224,17 @@ TEST(Mapping, SourcePointsHeldTwiceAreUsedOnce) {
     check(p, 0, size - 1, 1, size, 53, Method::P2P, {1}, true, Side::Dst, false, NodeStage::Auto, 0, true);
     check(p, 0, size - 1, 1, size, 54, Method::P2P, {2}, true, Side::Src, false, NodeStage::Auto, 0, true);
   }
+}
+
+// Links routed in several rounds (2^17 records per rank and round): rank 0 holds all of some
+// 300,000 links and needs three rounds, the others none; every rank must run rank 0's count.
+TEST(Mapping, RoutesInAsManyRoundsAsTheBusiestRankNeeds) {
+  Watchdog w("mapping routing rounds");
+  const int size = world_size();
+  Problem p = make_problem(5000, 120000, 10);
+  ASSERT_GT(p.nlinks, 2 * (int64_t{1} << 17));
+  check(p, 0, size, 0, size, 61, Method::P2P, {1}, true, Side::Dst, false, NodeStage::Auto, 0, false, true);
+  check(p, 0, size, 0, size, 62, Method::P2P, {1}, true, Side::Src, false, NodeStage::Auto, 0, false, true);
 }
 
 // The unfused reference path (rearrange on the source ranks, multiply, transfer) gives the
