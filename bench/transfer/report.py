@@ -6,16 +6,23 @@
 Prints Markdown to stdout: per experiment, one row per x value with the median time of p2p,
 butterfly and adaptive, the plan adaptive chose, adaptive's speed-up over p2p and its ratio to
 the better of p2p and butterfly (the issue asks for <= 1.05), and the message counts and sizes
-that explain the figures.
+that explain the figures. Records simulated under a calibration (`isthmus simulate
+--calibration`, field sim.calibration) take the place of the preset's 0.5 us overheads; give one
+calibration's file at a time (plots are then named transfer-<calibration>-<experiment>.png).
 """
 import argparse
 import json
 import sys
 from collections import defaultdict
 
+def nominal(r):
+    """Simulated with the preset's 0.5 us overheads or under a calibration (not a sensitivity run)."""
+    return r["os_us"] == 0.5 or r["calibration"] != "none"
+
+
 def toy(r, M=None, msgs=None, fields=None):
-    """Records of the toy case (192x480, Algorithm 1 balanced) on the preset's overheads."""
-    return (r["case"] == "toy" and r["grid_points"] == 92160 and r["os_us"] == 0.5 and
+    """Records of the toy case (192x480, Algorithm 1 balanced) on the nominal overheads."""
+    return (r["case"] == "toy" and r["grid_points"] == 92160 and nominal(r) and
             (M is None or r["ranks_per_model"] == M) and (msgs is None or r["msgs_target"] == msgs) and
             (fields is None or r["fields"] == fields))
 
@@ -37,17 +44,17 @@ GROUPS = [
     ("fig17", "Fig. 17: 24 messages per sender (all receivers below 24 ranks), 10 fields, ranks varied",
      lambda r: toy(r, fields=10) and r["msgs_target"] == min(24, r["ranks_per_model"]), "ranks_per_model"),
     ("fig18", "Fig. 18: 96 points per rank, random messages (34 per sender on average), 20 fields",
-     lambda r: r["case"] == "random" and r["os_us"] == 0.5, "ranks_per_model"),
+     lambda r: r["case"] == "random" and nominal(r), "ranks_per_model"),
     ("gamil", "Fig. 20: GAMIL2-CLM3, 128x60, 14 fields, round-robin -> 2-D blocks",
-     lambda r: r["case"] == "gamil" and r["os_us"] == 0.5, "ranks_per_model"),
+     lambda r: r["case"] == "gamil" and nominal(r), "ranks_per_model"),
     ("cesm", "Fig. 19: CLM4 -> CPL7, 144x96, 32 fields, clumps dealt round-robin -> 1-D blocks",
-     lambda r: r["case"] == "cesm" and r["os_us"] == 0.5, "ranks_per_model"),
+     lambda r: r["case"] == "cesm" and nominal(r), "ranks_per_model"),
     ("interp", "Fig. 21: rearrangement for interpolation, 144x96, 2-D blocks -> transposed 2-D blocks "
-     "on the same ranks", lambda r: r["case"] == "interp" and r["os_us"] == 0.5, "ranks_per_model"),
+     "on the same ranks", lambda r: r["case"] == "interp" and nominal(r), "ranks_per_model"),
     ("overhead", "Fig. 15's right end (1024 ranks per model, 90 messages, 10 fields) with larger "
      "per-message overheads (os = ois = or, microseconds)",
      lambda r: r["case"] == "toy" and r["grid_points"] == 92160 and r["ranks_per_model"] == 1024 and
-     r["msgs_target"] == 90 and r["fields"] == 10, "os_us"),
+     r["msgs_target"] == 90 and r["fields"] == 10 and r["calibration"] == "none", "os_us"),
 ]
 
 
@@ -69,6 +76,7 @@ def load(paths):
                     r = json.loads(line)
                     if r.get("bench") == "transfer":
                         r["os_us"] = os_microseconds(r)
+                        r["calibration"] = r.get("sim", {}).get("calibration", "none")
                         rows.append(r)
     return rows
 
@@ -111,6 +119,8 @@ def main():
     ap.add_argument("--flat", action="store_true", help="one row per record (real-MPI runs)")
     a = ap.parse_args()
     rows = load(a.results)
+    cals = {r["calibration"] for r in rows}
+    prefix = "%s-" % cals.pop().replace("+", "-") if len(cals) == 1 and "none" not in cals else ""
     if a.flat:
         print("| case | ranks/model | msgs | method | plan | median (s) | min (s) | max (s) | profiling exchanges | from cache |")
         print("|---|---|---|---|---|---|---|---|---|---|")
@@ -141,10 +151,10 @@ def main():
             ax.set_title(title.split(":")[0], fontsize=9)
             ax.legend(fontsize=8)
             fig.tight_layout()
-            path = "%s/transfer-%s.png" % (a.plots, name)
+            path = "%s/transfer-%s%s.png" % (a.plots, prefix, name)
             fig.savefig(path, dpi=110)
             plt.close(fig)
-            print("![%s](transfer-%s.png)\n" % (name, name))
+            print("![%s](transfer-%s%s.png)\n" % (name, prefix, name))
         print(text + "\n")
     # The plan cache: each cached run follows the first run of the same configuration.
     for i, r in enumerate(rows):

@@ -8,10 +8,21 @@
 # per model, 2048 simulated ranks) takes 5-15 minutes per point on a 2-core machine, so runs
 # above 256 ranks per model time one exchange per method (simulated times are deterministic);
 # the others take 5. Fig. 16's 10-field points are Fig. 15's and Fig. 17's.
+# CALIBRATION=NAME runs under a per-message cost calibration (`isthmus simulate --calibration`,
+# docs/simulation.md "Calibration"; e.g. dahu) and writes by default to
+# docs/results/transfer-sim-NAME.jsonl; RANKS_PER_MODEL_MAX=256 skips the points above 256 ranks
+# per model (Fig. 15 is then group fig15-256).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-results=${RESULTS:-$root/docs/results/transfer-sim.jsonl}
+calibration=${CALIBRATION:-}
+if [ -n "$calibration" ]; then
+  results=${RESULTS:-$root/docs/results/transfer-sim-${calibration//+/-}.jsonl}
+else
+  results=${RESULTS:-$root/docs/results/transfer-sim.jsonl}
+fi
+cal=()
+[ -n "$calibration" ] && cal=(--calibration "$calibration")
 # Simulated times are deterministic: one timed exchange per plan and pair, without warm-up, is
 # as good as several (and 2048-rank runs are slow enough).
 export ISTHMUS_ADAPTIVE_SAMPLES=${ISTHMUS_ADAPTIVE_SAMPLES:-1} ISTHMUS_ADAPTIVE_WARMUP=${ISTHMUS_ADAPTIVE_WARMUP:-0}
@@ -19,8 +30,11 @@ groups=${*:-"fig15 fig15-256 fig16 fig17 fig18 gamil cesm interp cache"}
 sim() {  # sim RANKS bench-args...   (SIM_CFG: extra SimGrid options; SIM_RESULTS: other file)
   local ranks=$1; shift
   local cfg=() o
+  if [ -n "${RANKS_PER_MODEL_MAX:-}" ] && [ $((ranks / 2)) -gt "$RANKS_PER_MODEL_MAX" ]; then
+    echo "skipped (RANKS_PER_MODEL_MAX=$RANKS_PER_MODEL_MAX): $ranks ranks $*" >&2; return 0
+  fi
   for o in ${SIM_CFG:-}; do cfg+=(--cfg "$o"); done
-  "$root/bin/isthmus" simulate transfer --platform tansuo --ranks "$ranks" --no-progress \
+  "$root/bin/isthmus" simulate transfer --platform tansuo --ranks "$ranks" --no-progress "${cal[@]}" \
     --results "${SIM_RESULTS:-$results}" "${cfg[@]}" -- --reps "${REPS:-5}" "$@" >/dev/null
   echo "done: $ranks ranks $*" >&2
 }

@@ -71,6 +71,29 @@ def test_ping_model_isend_overhead():
     assert 0.5e-6 <= with_o - without <= 2.0e-6 + 1e-12
 
 
+def test_calibration_charged():
+    """A calibration charges every small message where a real MPI pays: bench_msgcost simulated
+    under `dahu` measures the calibration's own figures back (posting an MPI_Isend: smpi/ois;
+    receiving a message already arrived: smpi/or, which SMPI charges only to eager messages, so
+    without the calibration's detached threshold it would be 0), from 1 and from 8 peers."""
+    from isthmus.sim.calibration import calibration_cfg
+    cfg = calibration_cfg("dahu")
+    ois = float(cfg["smpi/ois"].split(";")[0].split(":")[1]) + 80 * 4.99e-11
+    orecv = float(cfg["smpi/or"].split(";")[0].split(":")[1]) + 80 * 5.17e-11
+    got = {}
+    for ranks in (2, 9):
+        res = simulate(str(SMPI_BUILD / "bench" / "ping" / "bench_msgcost"), "crossbar:nodes=9",
+                       ranks, ["--bytes", "80", "--n", "90", "--reps", "3"], ranks_per_node=1,
+                       calibration="dahu")
+        for r in res.records:
+            got[(r["measure"], r["per"], r["peers"])] = r["median_s"]
+            assert r["sim"]["calibration"] == "dahu"
+    assert got[("isend_post", "post", 1)] == pytest.approx(ois, rel=1e-3)
+    for peers in (1, 8):
+        # the receive also waits for the last message's latency, spread over 90 messages
+        assert orecv <= got[("recv_pending", "recv", peers)] <= orecv * 1.05
+
+
 # ---- determinism ----------------------------------------------------------------------------
 def test_determinism():
     args = ["--bytes", "65536", "--reps", "3"]

@@ -28,6 +28,11 @@ def _add_options(p, suppress=False):
                    help="JSON-lines file the records are appended to (default %(default)s)")
     p.add_argument("--cfg", action="append", default=d([]), metavar="KEY:VALUE",
                    help="extra SimGrid option (repeatable), e.g. --cfg smpi/or:0:1e-6:0")
+    p.add_argument("--calibration", default=d(None), metavar="NAME",
+                   help="per-message cost calibration (docs/simulation.md, 'Calibration'): "
+                        "dahu (published SMPI calibration of an HPC cluster), local-shm (this "
+                        "machine's Open MPI), each with '+ib' for SimGrid's InfiniBand "
+                        "contention model; default: the platform's placeholder overheads")
     p.add_argument("--build-dir", default=d(None),
                    help="SMPI build directory (default build-smpi/ of the source tree, "
                         "build-smpi-simgrid<version>/ with --simgrid)")
@@ -90,7 +95,7 @@ def main(args) -> int:
                          results=Path(args.results) if args.results else None,
                          workdir=Path(args.workdir) if args.workdir else None,
                          progress=False if args.no_progress else None, timeout=args.timeout,
-                         simgrid=args.simgrid)
+                         simgrid=args.simgrid, calibration=args.calibration)
     except (ValueError, FileNotFoundError, RuntimeError, TimeoutError) as e:
         print(f"isthmus simulate: {e}", file=sys.stderr)
         return 1

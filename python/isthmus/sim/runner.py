@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from isthmus.sim.calibration import calibration_cfg
 from isthmus.sim.platform import Platform, platform_from_spec
 
 RUN_CFG: Dict[str, str] = {
@@ -257,17 +258,41 @@ class RunResult:
     meta: Dict[str, object] = field(default_factory=dict)
 
 
+def simgrid_options(platform_cfg: Dict[str, str], calibration: Optional[str] = None,
+                    cfg: Sequence[str] = (), simulate_computation: bool = False) -> Dict[str, str]:
+    """The SimGrid options of a run, later ones overriding earlier ones: the platform's model
+    settings, the runner's (RUN_CFG), the calibration's (sim/calibration.py), then `cfg`
+    ("key:value" items, --cfg on the command line)."""
+    options = dict(platform_cfg)
+    options.update(RUN_CFG)
+    if calibration:
+        options.update(calibration_cfg(calibration))
+    if simulate_computation:
+        options["smpi/simulate-computation"] = "yes"
+    for item in cfg:
+        key, sep, value = item.partition(":")
+        if not sep:
+            raise ValueError(f"--cfg '{item}': expected key:value (a SimGrid option)")
+        options[key] = value
+    return options
+
+
 def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
         ranks_per_node: Optional[int] = None, build_dir: Optional[Path] = None,
         build: bool = True, cfg: Sequence[str] = (), privatize: bool = False,
         simulate_computation: bool = False, full_platform: bool = False,
         results: Optional[Path] = None, workdir: Optional[Path] = None,
         env: Optional[Dict[str, str]] = None, progress: Optional[bool] = None,
-        timeout: Optional[float] = None, simgrid=None) -> RunResult:
+        timeout: Optional[float] = None, simgrid=None,
+        calibration: Optional[str] = None) -> RunResult:
     """Runs bench on `ranks` simulated ranks of `platform` (a Platform or a spec string), returns
     its JSON records and appends them, with the platform and options, to `results` if given.
-    `simgrid` (or $ISTHMUS_SIMGRID) is the prefix of another SimGrid than the one in PATH."""
+    `simgrid` (or $ISTHMUS_SIMGRID) is the prefix of another SimGrid than the one in PATH.
+    `calibration` names a per-message cost calibration (sim/calibration.py): its options replace
+    the platform's and the runner's, and `cfg` still overrides them."""
     plat: Platform = platform if isinstance(platform, Platform) else platform_from_spec(platform)
+    if calibration:
+        calibration_cfg(calibration)  # an unknown name fails before anything is built
     per = ranks_per_node or plat.cores
     used = plat if full_platform else plat.trimmed(-(-ranks // per))
     hosts = used.hostfile(ranks, per)  # validates ranks against the platform size
@@ -281,15 +306,7 @@ def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
     (wd / "platform.xml").write_text(used.xml())
     (wd / "hostfile").write_text(hosts)
 
-    options = dict(used.cfg)
-    options.update(RUN_CFG)
-    if simulate_computation:
-        options["smpi/simulate-computation"] = "yes"
-    for item in cfg:
-        key, sep, value = item.partition(":")
-        if not sep:
-            raise ValueError(f"--cfg '{item}': expected key:value (a SimGrid option)")
-        options[key] = value
+    options = simgrid_options(used.cfg, calibration, cfg, simulate_computation)
     cfg_args = [f"--cfg={k}:{v}" for k, v in _cfg_for(release, options).items()]
     cmd = [_smpirun(prefix), "-np", str(ranks), "-platform", str(wd / "platform.xml"),
            "-hostfile", str(wd / "hostfile")]
@@ -367,6 +384,7 @@ def run(bench: str, platform, ranks: int, bench_args: Sequence[str] = (), *,
         "ranks_per_node": per,
         "bench_args": list(bench_args),
         "cfg": cfg_args,
+        "calibration": calibration or "none",
         "privatize": privatize,
         "wall_s": round(wall, 3),
         "cpu_s": round(cpu, 3),
