@@ -17,7 +17,6 @@
 //                a 0-byte ping-pong round) / n is the gap between consecutive messages.
 #include <mpi.h>
 
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -36,6 +35,15 @@ int main(int argc, char** argv) {
   }
   std::vector<char> buf(static_cast<size_t>(bytes) * n + 1, 1);
   std::vector<MPI_Request> req(n);
+  // message i of the n between ranks 0 and 1: its slot of buf, tag i
+  auto post_recvs_from_0 = [&] {
+    for (int i = 0; i < n; ++i)
+      MPI_Irecv(&buf[static_cast<size_t>(i) * bytes], bytes, MPI_BYTE, 0, i, comm, &req[i]);
+  };
+  auto post_sends_to_1 = [&] {
+    for (int i = 0; i < n; ++i)
+      MPI_Isend(&buf[static_cast<size_t>(i) * bytes], bytes, MPI_BYTE, 1, i, comm, &req[i]);
+  };
   auto report = [&](const char* what, int peers, std::vector<double> v, const char* key) {
     if (rank != 0) return;
     bench::Stats s = bench::stats(std::move(v));
@@ -55,14 +63,11 @@ int main(int argc, char** argv) {
   {
     std::vector<double> post, post_wait;
     for (int r = 0; r <= reps; ++r) {
-      if (rank == 1)
-        for (int i = 0; i < n; ++i)
-          MPI_Irecv(&buf[static_cast<size_t>(i) * bytes], bytes, MPI_BYTE, 0, i, comm, &req[i]);
+      if (rank == 1) post_recvs_from_0();
       MPI_Barrier(comm);
       if (rank == 0) {
         double t0 = MPI_Wtime();
-        for (int i = 0; i < n; ++i)
-          MPI_Isend(&buf[static_cast<size_t>(i) * bytes], bytes, MPI_BYTE, 1, i, comm, &req[i]);
+        post_sends_to_1();
         double t1 = MPI_Wtime();
         MPI_Waitall(n, req.data(), MPI_STATUSES_IGNORE);
         double t2 = MPI_Wtime();
@@ -126,17 +131,13 @@ int main(int argc, char** argv) {
       for (int k = 0; k < 10; ++k) pingpong0();
       if (r > 0) base.push_back((MPI_Wtime() - t0) / 10);
     }
-    std::sort(base.begin(), base.end());
-    const double round0 = base.empty() ? 0.0 : base[base.size() / 2];
+    const double round0 = bench::stats(base).median;  // 0 without samples
     for (int r = 0; r <= reps; ++r) {
-      if (rank == 1)
-        for (int i = 0; i < n; ++i)
-          MPI_Irecv(&buf[static_cast<size_t>(i) * bytes], bytes, MPI_BYTE, 0, i, comm, &req[i]);
+      if (rank == 1) post_recvs_from_0();
       MPI_Barrier(comm);
       if (rank == 0) {
         double t0 = MPI_Wtime();
-        for (int i = 0; i < n; ++i)
-          MPI_Isend(&buf[static_cast<size_t>(i) * bytes], bytes, MPI_BYTE, 1, i, comm, &req[i]);
+        post_sends_to_1();
         MPI_Waitall(n, req.data(), MPI_STATUSES_IGNORE);
         MPI_Recv(&ack, 0, MPI_BYTE, 1, n, comm, MPI_STATUS_IGNORE);
         double t1 = MPI_Wtime();
