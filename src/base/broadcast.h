@@ -1,8 +1,9 @@
-// A string (any bytes) broadcast from one rank: its length, then its bytes; and the packing of
-// words and texts into such a string, so that several values travel in one broadcast.
+// A string (any bytes) broadcast from one rank, in one broadcast when it is short; and the
+// packing of words and texts into such a string, so that several values travel in one broadcast.
 #pragma once
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -45,12 +46,35 @@ struct Unpacker {
   }
 };
 
-// Collective over comm: every rank ends with root's s.
+// Bytes of a broadcast's first message: the length and, when they fit, all the bytes, so that a
+// small string (a header, declarations, a configuration file) costs one broadcast, not two.
+// Every broadcast is a round of latency (log P steps), and on shared cores a round in which
+// each rank must be given a core. 2 KiB stay under the eager limits of shared memory and
+// networks (Open MPI's shared memory: 4 KiB), so they cost about what 8 bytes cost.
+constexpr int kBroadcastInline = 2048;
+
+// Collective over comm: every rank ends with root's s. One broadcast of kBroadcastInline bytes
+// (the length, then as many bytes as fit), a second one for the rest of a longer string.
 inline void broadcast(MPI_Comm comm, std::string& s, int root = 0) {
-  int64_t n = static_cast<int64_t>(s.size());
-  ISTHMUS_MPI(wmpi::Bcast(&n, 1, MPI_INT64_T, root, comm));
-  s.resize(static_cast<size_t>(n));
-  if (n > 0) ISTHMUS_MPI(wmpi::Bcast(s.data(), static_cast<int>(n), MPI_CHAR, root, comm));
+  constexpr size_t head = sizeof(int64_t);
+  std::vector<char> first(kBroadcastInline);
+  int me = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
+  if (me == root) {
+    const int64_t n = static_cast<int64_t>(s.size());
+    std::memcpy(first.data(), &n, head);
+    std::memcpy(first.data() + head, s.data(), std::min(s.size(), first.size() - head));
+  }
+  ISTHMUS_MPI(wmpi::Bcast(first.data(), kBroadcastInline, MPI_CHAR, root, comm));
+  int64_t n = 0;
+  std::memcpy(&n, first.data(), head);
+  const size_t inline_bytes = std::min(static_cast<size_t>(n), first.size() - head);
+  if (me != root) s.assign(first.data() + head, inline_bytes);
+  if (static_cast<size_t>(n) > inline_bytes) {
+    s.resize(static_cast<size_t>(n));
+    ISTHMUS_MPI(wmpi::Bcast(s.data() + inline_bytes, static_cast<int>(n - static_cast<int64_t>(inline_bytes)),
+                            MPI_CHAR, root, comm));
+  }
 }
 
 }  // namespace isthmus

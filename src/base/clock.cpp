@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "base/comm.h"
 #include "base/error.h"
 #include "base/wait.h"
 
@@ -20,19 +21,6 @@ bool wtime_is_global() {
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &flag, &found);
   return found && flag && *flag;
 #endif
-}
-
-int keyval() {
-  static int key = [] {
-    int k = MPI_KEYVAL_INVALID;
-    auto del = [](MPI_Comm, int, void* value, void*) -> int {
-      delete static_cast<GlobalClock*>(value);
-      return MPI_SUCCESS;
-    };
-    ISTHMUS_MPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, del, &k, nullptr));
-    return k;
-  }();
-  return key;
 }
 
 }  // namespace
@@ -69,13 +57,7 @@ GlobalClock::GlobalClock(MPI_Comm comm, int rounds) {
 }
 
 const GlobalClock& GlobalClock::of(MPI_Comm comm) {
-  void* value = nullptr;
-  int found = 0;
-  ISTHMUS_MPI(MPI_Comm_get_attr(comm, keyval(), &value, &found));
-  if (found) return *static_cast<GlobalClock*>(value);
-  auto* clock = new GlobalClock(comm);
-  ISTHMUS_MPI(MPI_Comm_set_attr(comm, keyval(), clock));
-  return *clock;
+  return attached<GlobalClock>(comm, [&] { return GlobalClock(comm); });
 }
 
 }  // namespace isthmus

@@ -4,6 +4,7 @@
 // result checksums.
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace isthmus {
 
@@ -12,6 +13,13 @@ inline uint64_t mix64(uint64_t x) {
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
+}
+
+// A text's hash, for one seed (different seeds: independent hashes of one text); never 0.
+inline uint64_t hash_text(const std::string& s, uint64_t seed) {
+  uint64_t h = mix64(seed);
+  for (unsigned char c : s) h = mix64(h ^ c);
+  return h ? h : 1;
 }
 
 }  // namespace isthmus

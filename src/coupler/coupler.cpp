@@ -12,6 +12,7 @@
 #include "base/broadcast.h"
 #include "base/error.h"
 #include "base/hash.h"
+#include "base/nodes.h"
 #include "base/wait.h"
 
 namespace isthmus::coupler {
@@ -22,19 +23,18 @@ constexpr int kTagDeclarations = 17;
 constexpr int kTagGroupLocal = 18;
 constexpr int kTagGroupPair = 100;  // + the pair's number
 
-uint64_t hash_of(const std::string& s, uint64_t seed) {
-  uint64_t h = mix64(seed);
-  for (unsigned char c : s) h = mix64(h ^ c);
-  return h ? h : 1;  // 0 means "no component"
-}
+// (never 0: 0 means "no component")
+uint64_t hash_of(const std::string& s, uint64_t seed) { return hash_text(s, seed); }
 
 const char* direction_name(VarDirection d) { return d == VarDirection::In ? "in" : "out"; }
 
 
 // The communicator of some ranks of `world` (in the order given), made by them alone — never a
-// collective over the world — with MPI errors returned. When they are the whole world in order
-// (two components on all ranks), world's own group serves: no O(P) group is built per rank.
-MPI_Comm comm_of(MPI_Comm world, const RankSet& ranks, int tag) {
+// collective over the world — with MPI errors returned, and the nodes of its ranks attached
+// (node_of_world: each world rank's node), so that no mapping built over it asks MPI again.
+// When they are the whole world in order (two components on all ranks), world's own group
+// serves: no O(P) group is built per rank.
+MPI_Comm comm_of(MPI_Comm world, const RankSet& ranks, int tag, const std::vector<uint64_t>& node_of_world) {
   MPI_Group world_group, group;
   ISTHMUS_MPI(MPI_Comm_group(world, &world_group));
   int size = 0;
@@ -53,6 +53,11 @@ MPI_Comm comm_of(MPI_Comm world, const RankSet& ranks, int tag) {
   MPI_Group_free(&world_group);
   ISTHMUS_MPI(rc);
   ISTHMUS_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+  std::vector<uint64_t> nodes;
+  nodes.reserve(static_cast<size_t>(ranks.size()));
+  for (const RankSet::Run& r : ranks.runs())
+    for (int w = r.first; w <= r.last; ++w) nodes.push_back(node_of_world[static_cast<size_t>(w)]);
+  Nodes::attach_named(comm, nodes);
   return comm;
 }
 
@@ -70,25 +75,22 @@ Coupler::Coupler(MPI_Comm world, const std::string& component, const std::string
   if (me_ < 0) return;
   // the component's first rank reads the file; every rank parses the same text, so every
   // rank fails alike on a bad configuration
+  // (one broadcast: whether it could be read, then the text)
   std::string text;
-  int readable = 1;
   int rank = 0;
   ISTHMUS_MPI(MPI_Comm_rank(local_, &rank));
   if (rank == 0) {
     std::ifstream in(config_path, std::ios::binary);
-    if (in) {
-      std::ostringstream os;
-      os << in.rdbuf();
-      text = os.str();
-    } else {
-      readable = 0;
-    }
+    const bool readable = static_cast<bool>(in);
+    std::ostringstream os;
+    if (readable && in.peek() != std::ifstream::traits_type::eof()) os << in.rdbuf();
+    text = (readable ? "1" : "0") + os.str();
   }
-  ISTHMUS_MPI(wmpi::Bcast(&readable, 1, MPI_INT, 0, local_));
-  if (!readable)
+  broadcast(local_, text);
+  if (text.empty() || text[0] != '1')
     fail(ISTHMUS_ERR_CONFIG, "the configuration file ", config_path, " cannot be read (component ",
          name_, ")");
-  broadcast(local_, text);
+  text.erase(0, 1);
   config_ = parse_config(text, config_path);
 }
 
@@ -104,15 +106,21 @@ void Coupler::init(MPI_Comm world, Config config) {
   int size = 0, rank = 0;
   ISTHMUS_MPI(MPI_Comm_size(world_, &size));
   ISTHMUS_MPI(MPI_Comm_rank(world_, &rank));
-  // The one collective over the whole world: who runs which component (8 bytes per rank).
-  const uint64_t mine = name_.empty() ? 0 : hash_of(name_, 1);
-  std::vector<uint64_t> all(size);
-  ISTHMUS_MPI(wmpi::Allgather(&mine, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, world_));
+  // The one collective over the whole world: who runs which component and on which node (24
+  // bytes per rank: the name's hash, a second hash that tells two names of one first hash apart,
+  // and the node's name's hash).
+  const uint64_t mine[3] = {name_.empty() ? 0 : hash_of(name_, 1), name_.empty() ? 0 : hash_of(name_, 2),
+                            node_name_hash()};
+  std::vector<uint64_t> all(3 * static_cast<size_t>(size));
+  ISTHMUS_MPI(wmpi::Allgather(mine, 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, world_));
+  node_of_world_.resize(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r) node_of_world_[static_cast<size_t>(r)] = all[3 * static_cast<size_t>(r) + 2];
   for (int r = 0; r < size; ++r) {
-    if (all[r] == 0) continue;
-    auto it = std::find_if(comps_.begin(), comps_.end(), [&](const Component& c) { return c.hash == all[r]; });
+    const uint64_t h = all[3 * r];
+    if (h == 0) continue;
+    auto it = std::find_if(comps_.begin(), comps_.end(), [&](const Component& c) { return c.hash == h; });
     if (it == comps_.end()) {
-      comps_.push_back({all[r], "", {}, {}, {}});
+      comps_.push_back({h, "", {}, {}, {}});
       it = comps_.end() - 1;
     }
     it->world_ranks.push_back(r);
@@ -120,13 +128,15 @@ void Coupler::init(MPI_Comm world, Config config) {
   }
   if (me_ < 0) return;
   comps_[me_].name = name_;
-  full_ = comm_of(world_, comps_[me_].world_ranks, kTagGroupLocal);
+  // two names with one hash would make one component of two (every rank of it sees the same
+  // hashes, so every one fails alike)
+  for (const RankSet::Run& run : comps_[me_].world_ranks.runs())
+    for (int r = run.first; r <= run.last; ++r)
+      if (all[3 * r + 1] != mine[1])
+        fail(ISTHMUS_ERR_ARG, "the component names of world ranks ", comps_[me_].world_ranks.front(),
+             " and ", r, " differ but have the same hash; rename one of them (component ", name_, ")");
+  full_ = comm_of(world_, comps_[me_].world_ranks, kTagGroupLocal, node_of_world_);
   local_ = full_;
-  // two names with one hash would make one component of two: a second hash tells them apart
-  Agreement a;
-  a.match("the component name's hash (two component names collide)",
-          static_cast<int64_t>(hash_of(name_, 2) >> 1));
-  a.conclude(local_);
 }
 
 Coupler::~Coupler() {
@@ -259,7 +269,7 @@ void Coupler::exchange_declarations() {
     // alone: never a collective over the world); component c's first rank is its rank c
     RankSet leaders;
     for (const Component& c : comps_) leaders.push_back(c.world_ranks.front());
-    MPI_Comm firsts = comm_of(world_, leaders, kTagDeclarations);
+    MPI_Comm firsts = comm_of(world_, leaders, kTagDeclarations, node_of_world_);
     std::vector<MPI_Request> reqs;
     for (size_t c = 0; c < comps_.size(); ++c) {
       if (static_cast<int>(c) == me_) continue;
@@ -317,10 +327,12 @@ MPI_Comm Coupler::pair_comm(int a, int b) {
   MPI_Comm comm = MPI_COMM_NULL;
   if (a == b) {
     comm = duplicate(local_);
+    attach<Nodes>(comm, Nodes::of(local_));  // the same ranks' nodes (attached to full_ at its making)
   } else {
     // only the two components' ranks take part (every rank creates its pairs in the
     // configuration's order, so no two ranks wait for each other in opposite orders)
-    comm = comm_of(world_, pair_members(a, b), kTagGroupPair + (a * static_cast<int>(comps_.size()) + b) % 30000);
+    comm = comm_of(world_, pair_members(a, b),
+                   kTagGroupPair + (a * static_cast<int>(comps_.size()) + b) % 30000, node_of_world_);
   }
   pair_comms_[{a, b}] = comm;
   return comm;

@@ -9,6 +9,7 @@
 
 #include "xmap/sparse_exchange.h"
 #include "base/comm.h"
+#include "base/nodes.h"
 #include "base/wait.h"
 
 namespace isthmus::remap {
@@ -1011,23 +1012,11 @@ bool Mapping::plan_node_stage(const std::vector<int64_t>& needed, int64_t src_gr
   int me = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm_, &me));
   ISTHMUS_MPI(MPI_Comm_size(comm_, &nranks));
-  // the nodes, and the destination ranks of each
-  MPI_Comm shared = MPI_COMM_NULL;
-  if (opt_.node_ranks > 0)
-    ISTHMUS_MPI(MPI_Comm_split(comm_, me / opt_.node_ranks, me, &shared));
-  else
-    ISTHMUS_MPI(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &shared));
-  int node_rank = 0;
-  ISTHMUS_MPI(MPI_Comm_rank(shared, &node_rank));
-  int64_t leaders = node_rank == 0 ? 1 : 0, nodes = 0;
-  ISTHMUS_MPI(wmpi::Allreduce(&leaders, &nodes, 1, MPI_INT64_T, MPI_SUM, comm_));
-  if (opt_.node_stage == NodeStage::Auto && nodes < 2) {
-    ISTHMUS_MPI(MPI_Comm_free(&shared));
-    return false;
-  }
+  // the nodes (learnt once per communicator), and the destination ranks of each
+  const Nodes nodes = opt_.node_ranks > 0 ? Nodes::blocks(comm_, opt_.node_ranks) : Nodes::of(comm_);
+  if (opt_.node_stage == NodeStage::Auto && nodes.count < 2) return false;
   MPI_Comm node = MPI_COMM_NULL;
-  ISTHMUS_MPI(MPI_Comm_split(shared, has_dst_ ? 0 : MPI_UNDEFINED, me, &node));
-  ISTHMUS_MPI(MPI_Comm_free(&shared));
+  ISTHMUS_MPI(MPI_Comm_split(comm_, has_dst_ ? nodes.leader : MPI_UNDEFINED, me, &node));
   if (node != MPI_COMM_NULL) first = designate(node, src_grid_size, needed);
   // auto: on when the values sent to the destination ranks fall by at least a fifth
   int64_t local[2] = {static_cast<int64_t>(needed.size()), static_cast<int64_t>(first.size())}, global[2];

@@ -373,8 +373,11 @@ Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, 
   });
   agreement.conclude(agreement_comm);
 
-  // Each redistribution has its own communicator, so its messages cannot meet another's.
-  comm_ = duplicate(xmap_->comm());
+  // Each redistribution has its own communicator, so its messages cannot meet another's: the
+  // map's own for its first one (one communicator fewer to agree on), a duplicate after.
+  comm_ = xmap_->lend_comm();
+  borrowed_ = comm_ != MPI_COMM_NULL;
+  if (!borrowed_) comm_ = duplicate(xmap_->comm());
   try {
     // Buffer A: forward send / reverse receive; buffer B: forward receive / reverse send.
     buf_a_.resize(std::max(forward_.layout.send_total(), reverse_.layout.recv_total()));
@@ -405,7 +408,9 @@ void Redist::release() {
   // After a timed-out wait, the late messages may still arrive, and are never taken. Freeing
   // the communicator would let MPI give its context id to the next one (MPICH does so at once)
   // and those stale messages would match that communicator's receives: it is kept instead.
-  if (comm_ != MPI_COMM_NULL && timed_out_.empty()) MPI_Comm_free(&comm_);
+  if (comm_ != MPI_COMM_NULL && !timed_out_.empty() && borrowed_) xmap_->keep_lent_comm();
+  if (comm_ != MPI_COMM_NULL && timed_out_.empty() && !borrowed_) MPI_Comm_free(&comm_);
+  comm_ = MPI_COMM_NULL;
   if (abandoned) {
     // A timed-out wait left sends to MPI, which reads their buffer whenever the receiver posts
     // (perhaps never): the buffers are leaked rather than freed under it. It happens once, on a

@@ -115,6 +115,7 @@ class Redist {
   Method method_;
   size_t point_bytes_ = 0;
   MPI_Comm comm_ = MPI_COMM_NULL;
+  bool borrowed_ = false;  // comm_ is the map's (Xmap::lend_comm), not this one's to free
   std::vector<char> buf_a_, buf_b_;
   Direction forward_, reverse_;
   trace::Trace trace_;

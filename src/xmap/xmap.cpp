@@ -480,7 +480,13 @@ std::shared_ptr<Xmap> Xmap::across(MPI_Comm intercomm, const IndexList* src,
 }
 
 Xmap::~Xmap() {
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  if (comm_ != MPI_COMM_NULL && !keep_comm_) MPI_Comm_free(&comm_);
+}
+
+MPI_Comm Xmap::lend_comm() const {
+  if (lent_) return MPI_COMM_NULL;
+  lent_ = true;
+  return comm_;
 }
 
 void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size) {

@@ -78,6 +78,15 @@ class Xmap {
   Xmap& operator=(const Xmap&) = delete;
 
   MPI_Comm comm() const { return comm_; }
+  // The map's communicator for its first redistribution's messages (the map itself sends none
+  // after it is built), so that a map and its one redistribution cost one communicator, not
+  // two: the first call returns comm(), later ones MPI_COMM_NULL (the caller then duplicates
+  // comm(): each further redistribution needs its own). Every rank calls it at the same point
+  // (redistributions are built collectively), so all make the same choice. keep_lent_comm():
+  // the borrower timed out with messages in flight, and the map must not free the
+  // communicator (see Redist::release).
+  MPI_Comm lend_comm() const;
+  void keep_lent_comm() const { keep_comm_ = true; }
   // With Combine::Sum a destination position may appear in the receive runs of several peers
   // (and in the local copies): one contribution each. The reverse schedule is then the
   // transpose, which sends each destination value back to every contributor.
@@ -97,6 +106,7 @@ class Xmap {
   void build(const IndexList* src, const IndexList* dst, int64_t global_size);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  mutable bool lent_ = false, keep_comm_ = false;
   XmapOptions opt_;
   Schedule forward_;
   Schedule reverse_;
