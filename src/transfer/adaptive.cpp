@@ -29,6 +29,9 @@ constexpr Method kCollectives[] = {Method::Alltoallv, Method::Neighbor};
 #endif
 
 constexpr double kCollectiveMargin = 0.98;
+// A pair is decided when one candidate wins so many of the rounds that a fair coin would do as
+// well with at most this probability (one-sided sign test): with noise, 5 rounds of 5 at least.
+constexpr double kSignificance = 0.05;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -174,18 +177,41 @@ void AdaptiveExecutor::start_batch(std::vector<Plan> plans) {
   batch_pos_ = 0;
 }
 
-bool AdaptiveExecutor::undecided() const {
-  // The medians closer than the noise: twice the larger median absolute deviation. Every rank
-  // holds the same samples (each is an allreduce's result), so all decide alike. Under SMPI a
-  // plan's samples agree to the nanosecond: three decide.
-  double med[2], mad[2];
-  for (int i = 0; i < 2; ++i) {
-    med[i] = median(batch_samples_[i]);
-    std::vector<double> dev;
-    for (double x : batch_samples_[i]) dev.push_back(std::fabs(x - med[i]));
-    mad[i] = median(dev);
+// The pair's rounds: how many the second candidate won (its time below the first's in the same
+// round) and how many the first won; equal times win for neither.
+std::pair<int, int> AdaptiveExecutor::round_wins() const {
+  int second = 0, first = 0;
+  const std::vector<double>& a = batch_samples_[0];
+  const std::vector<double>& b = batch_samples_[1];
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    second += b[i] < a[i];
+    first += a[i] < b[i];
   }
-  return std::fabs(med[0] - med[1]) < 2 * std::max(mad[0], mad[1]);
+  return {second, first};
+}
+
+bool AdaptiveExecutor::undecided() const {
+  // Every rank holds the same samples (each is an allreduce's result), so all decide alike.
+  // Deterministic samples (SMPI, scripted times: each candidate's the same every round) decide
+  // at once, by their medians.
+  auto spread = [](const std::vector<double>& v) {
+    return !v.empty() && *std::max_element(v.begin(), v.end()) != *std::min_element(v.begin(), v.end());
+  };
+  if (!spread(batch_samples_[0]) && !spread(batch_samples_[1])) return false;
+  // Otherwise a pair is decided when one candidate wins significantly more rounds than a fair
+  // coin would (a sign test over the rounds, one-sided, at kSignificance). The rounds are
+  // paired: a slow spell (the cores given to another process) hits both exchanges of a round,
+  // and compares nothing; medians of each candidate's own samples let such spells decide.
+  const auto [second, first] = round_wins();
+  const int n = second + first;
+  const int k = std::max(second, first);
+  // P(X >= k) for X ~ Binomial(n, 1/2)
+  double tail = 0, term = std::pow(0.5, n);  // C(n, 0) / 2^n
+  for (int j = 0; j <= n; ++j) {
+    if (j >= k) tail += term;
+    term = term * (n - j) / (j + 1);
+  }
+  return n == 0 || tail > kSignificance;
 }
 
 void AdaptiveExecutor::finish_batch() {
@@ -204,7 +230,9 @@ void AdaptiveExecutor::finish_batch() {
   // is kept (with 8 ranks on 2 cores two instances of one method differ by up to 6 %, and the
   // collectives kept on such margins ran 2-4 % slower than p2p).
   const double margin = phase_ == Phase::Collectives ? kCollectiveMargin : 1.0;
-  const Plan winner = !undecided() && med[1] < margin * med[0] ? batch_[1] : batch_[0];
+  const auto [second_wins, first_wins] = round_wins();
+  const Plan winner =
+      !undecided() && second_wins >= first_wins && med[1] < margin * med[0] ? batch_[1] : batch_[0];
   switch (phase_) {
     case Phase::Fixed:
       fixed_winner_ = winner;

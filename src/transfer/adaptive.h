@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "transfer/butterfly.h"
@@ -33,9 +34,10 @@ namespace isthmus {
 struct AdaptiveOptions {
   int warmup = 1;          // untimed exchanges per candidate
   int samples = 3;         // timed exchanges per candidate
-  // up to this many while the two candidates' medians differ by less than twice the larger of
-  // their median absolute deviations (noise, as on shared cores: with 8 ranks on 2 cores three
-  // samples ranked the neighbourhood collective 2 % ahead of p2p, which was 36 % faster)
+  // up to this many while neither candidate has won significantly more of the pair's rounds
+  // (a sign test; noise, as on shared cores: with 8 ranks on 2 cores three samples ranked the
+  // neighbourhood collective 2 % ahead of p2p, which was 36 % faster, and medians 2 median
+  // absolute deviations apart still kept collectives that ran 5 % slower than p2p)
   int max_samples = 15;
   std::string cache_path;  // plan cache file ("" = none)
   // Tests only: replaces the figure of each timed exchange (which still runs and delivers) by
@@ -95,6 +97,7 @@ class AdaptiveExecutor final : public Executor {
   void start_batch(std::vector<Plan> plans);
   void finish_batch();
   bool undecided() const;  // the batch's two candidates still within their noise
+  std::pair<int, int> round_wins() const;  // rounds the (second, first) candidate was faster in
   void decide(const Plan& plan);
 
   std::shared_ptr<const ButterflyTopology> topo_;

@@ -247,23 +247,27 @@ bool same_on_all_ranks(const std::string& s) {
   return lo == hi;
 }
 
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// The adaptive executor's rule: two medians are told apart when they differ by at least twice
-// the larger median absolute deviation.
-bool apart(const PlanMeasurement& a, const PlanMeasurement& b) {
-  double mad[2];
-  const PlanMeasurement* m[2] = {&a, &b};
-  for (int i = 0; i < 2; ++i) {
-    std::vector<double> dev;
-    for (double x : m[i]->samples) dev.push_back(std::fabs(x - m[i]->median_seconds));
-    mad[i] = median_of(dev);
+// The adaptive executor's rule, reconstructed: the second candidate of a pair wins when it was
+// faster in significantly more of the pair's rounds than the first (one-sided sign test at 5 %),
+// or, where each candidate's samples are all equal (deterministic), when its median is lower.
+bool second_wins(const PlanMeasurement& a, const PlanMeasurement& b) {
+  auto spread = [](const std::vector<double>& v) {
+    return *std::max_element(v.begin(), v.end()) != *std::min_element(v.begin(), v.end());
+  };
+  if (!spread(a.samples) && !spread(b.samples)) return b.median_seconds < a.median_seconds;
+  int second = 0, first = 0;
+  for (size_t i = 0; i < a.samples.size(); ++i) {
+    second += b.samples[i] < a.samples[i];
+    first += a.samples[i] < b.samples[i];
   }
-  return std::fabs(a.median_seconds - b.median_seconds) >= 2 * std::max(mad[0], mad[1]);
+  const int n = second + first;
+  double tail = 0;  // P(X >= second), X ~ Binomial(n, 1/2)
+  for (int j = second; j <= n; ++j) {
+    double c = 1;
+    for (int i = 0; i < j; ++i) c = c * (n - i) / (i + 1);
+    tail += c * std::pow(0.5, n);
+  }
+  return n > 0 && second > first && tail <= 0.05 && b.median_seconds < a.median_seconds;
 }
 
 }  // namespace
@@ -306,10 +310,9 @@ TEST(Adaptive, ProfilesDeliversAgreesAndCaches) {
       EXPECT_EQ(ms[0].plan, p2p_plan(n));
       EXPECT_EQ(ms[1].plan, full_butterfly_plan(n));
       // The plan taken into the collectives' pairs is the better of p2p and the butterfly, or a
-      // plan measured faster than that one side by side in the last pair (ties, and medians
-      // within the noise: the first, pure form).
-      const Plan first_winner =
-          apart(ms[0], ms[1]) && ms[1].median_seconds < ms[0].median_seconds ? ms[1].plan : ms[0].plan;
+      // plan measured faster than that one side by side in the last pair (ties, and pairs
+      // whose rounds do not tell them apart: the first, pure form).
+      const Plan first_winner = second_wins(ms[0], ms[1]) ? ms[1].plan : ms[0].plan;
       const Plan best = ms[plans_end].plan;
       if (best != first_winner) {
         const auto& a = ms[plans_end - 2];
@@ -446,9 +449,9 @@ TEST(Adaptive, PureP2pWinsWhenNothingBeatsIt) {
   }
 }
 
-// Two candidates whose medians differ by less than twice their median absolute deviation are
-// timed again, up to max_samples each: here both candidates of every pair cost 1, 1.5, 2, 1, ...
-// round by round (a noisy tie), so every pair takes max_samples, and the tie keeps p2p.
+// A pair whose rounds do not tell its candidates apart is timed again, up to max_samples each:
+// here both candidates of every pair cost 1, 1.5, 2, 1, ... round by round (a noisy tie: no
+// round won), so every pair takes max_samples, and the tie keeps p2p.
 TEST(Adaptive, SamplesMoreWhileTheCandidatesAreWithinTheirNoise) {
   const int me = world_rank();
   MessageLayout L = make_layout(me, range(0, world_size()), range(0, world_size()), 35);
@@ -464,6 +467,63 @@ TEST(Adaptive, SamplesMoreWhileTheCandidatesAreWithinTheirNoise) {
   EXPECT_EQ(ex.plan(), p2p_plan(ex.stages())) << plan_string(ex.plan());
   for (const auto& m : ex.measurements()) EXPECT_EQ(m.samples.size(), 7u) << plan_string(m.plan);
   EXPECT_EQ(ex.profiling_exchanges(), 7 * static_cast<int>(ex.measurements().size()));
+}
+
+// Noisy rounds (a round's cost 1, 1.5, 2, 1, ... for both candidates) with the butterfly at half
+// p2p's cost in every round: it wins every round, which is significant after 5 (a fair coin
+// wins 5 of 5 with probability 1/32), so the first pair takes 5 samples, not 3 and not 15, and
+// the butterfly is taken; the walk's pairs cost the same (ties: the butterfly is kept).
+TEST(Adaptive, TakesACandidateThatWinsEnoughRounds) {
+  const int me = world_rank();
+  MessageLayout L = make_layout(me, range(0, world_size()), range(0, world_size()), 36);
+  Buffers buf(L);
+  int calls = 0;
+  AdaptiveOptions opt = scripted([](const Plan&) { return 1.0; }, 3);
+  const int n = AdaptiveExecutor(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), opt).stages();
+  opt.synthetic_time = [&calls, n](const Plan& p, double) {
+    const double noise = 1.0 + 0.5 * ((calls++ / 2) % 3);
+    if (collective_of(p) != Method::Auto) return 1e9;
+    return (p == p2p_plan(n) ? 1.0 : 0.5) * noise;
+  };
+  AdaptiveExecutor ex(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), opt);
+  run_until_decided(ex, L, 10);
+  ASSERT_TRUE(ex.decided());
+  if (n < 2) return;  // one stage: p2p is the butterfly
+  const auto& ms = ex.measurements();
+  ASSERT_GE(ms.size(), 2u);
+  EXPECT_EQ(ms[0].plan, p2p_plan(n));
+  EXPECT_EQ(ms[0].samples.size(), 5u);
+  EXPECT_EQ(ms[1].samples.size(), 5u);
+  EXPECT_EQ(ex.plan(), full_butterfly_plan(n)) << plan_string(ex.plan());
+}
+
+// A candidate with the lower median that wins only 6 of 10 rounds (twice as fast in those,
+// twice as slow in the others) is not told apart from the first: a tie, which keeps p2p. (Its
+// median alone would have taken it.)
+TEST(Adaptive, AMedianWithoutEnoughRoundsWonIsATie) {
+  const int me = world_rank();
+  MessageLayout L = make_layout(me, range(0, world_size()), range(0, world_size()), 37);
+  Buffers buf(L);
+  int calls = 0;
+  AdaptiveOptions opt = scripted([](const Plan&) { return 1.0; }, 3);
+  opt.max_samples = 10;
+  const int n = AdaptiveExecutor(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), opt).stages();
+  const bool wins[10] = {true, true, false, true, false, true, false, true, false, true};
+  opt.synthetic_time = [&calls, &wins, n](const Plan& p, double) {
+    const int round = (calls++ / 2) % 10;
+    if (collective_of(p) != Method::Auto) return 1e9;
+    if (p == p2p_plan(n)) return 1.0;
+    return wins[round] ? 0.5 : 2.0;
+  };
+  AdaptiveExecutor ex(MPI_COMM_WORLD, 4, L, buf.s.data(), buf.r.data(), opt);
+  run_until_decided(ex, L, 11);
+  ASSERT_TRUE(ex.decided());
+  if (n < 2) return;
+  const auto& ms = ex.measurements();
+  ASSERT_GE(ms.size(), 2u);
+  EXPECT_LT(ms[1].median_seconds, ms[0].median_seconds);
+  EXPECT_EQ(ms[0].samples.size(), 10u);
+  EXPECT_EQ(ex.plan(), p2p_plan(n)) << plan_string(ex.plan());
 }
 
 // MPI's collectives are candidates too: one measured faster than every plan is kept (the
