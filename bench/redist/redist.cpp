@@ -11,7 +11,8 @@
 // Prints one JSON object per case: setup (the map), redist_setup (creating the redistribution)
 // and exchange for each method, and with --separate the same fields sent as one redistribution
 // per field (what aggregation saves). --method compare: auto against p2p, alltoallv and
-// neighbor, their exchanges interleaved round by round (case "compare": ratio_to_best_fixed of the medians, and paired_ratio_to_best_fixed, the median of per-round ratios).
+// neighbor, their exchanges interleaved round by round (case "compare": ratio_to_best_fixed of
+// the medians, and paired_ratio_to_best_fixed, the median of the per-round ratios).
 #include <mpi.h>
 
 #include <algorithm>
