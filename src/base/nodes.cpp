@@ -1,6 +1,7 @@
 #include "base/nodes.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <unordered_set>
 
@@ -45,14 +46,20 @@ Nodes Nodes::blocks(MPI_Comm comm, int ranks_per_node) {
   return n;
 }
 
-const Nodes& Nodes::attach_named(MPI_Comm comm, const std::vector<uint64_t>& name_of_rank) {
+const Nodes& Nodes::attach_runs(MPI_Comm comm, const std::vector<std::pair<int, uint64_t>>& runs) {
   int me = 0;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
+  auto mine = std::upper_bound(runs.begin(), runs.end(), me,
+                               [](int r, const std::pair<int, uint64_t>& run) { return r < run.first; });
+  const uint64_t my_name = std::prev(mine)->second;
+  std::unordered_set<uint64_t> names;
   Nodes n;
-  const uint64_t my_name = name_of_rank[static_cast<size_t>(me)];
-  std::unordered_set<uint64_t> names(name_of_rank.begin(), name_of_rank.end());
+  n.leader = -1;
+  for (const auto& [first, name] : runs) {
+    names.insert(name);
+    if (n.leader < 0 && name == my_name) n.leader = first;
+  }
   n.count = static_cast<int>(names.size());
-  n.leader = static_cast<int>(std::find(name_of_rank.begin(), name_of_rank.end(), my_name) - name_of_rank.begin());
   return attach<Nodes>(comm, n);
 }
 

@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace isthmus {
@@ -24,9 +25,10 @@ struct Nodes {
   // Nodes of consecutive groups of ranks_per_node ranks (a simulated platform's, tests on one
   // host): local.
   static Nodes blocks(MPI_Comm comm, int ranks_per_node);
-  // From a name per rank of comm (equal names: one node; e.g. hashes of MPI_Get_processor_name
-  // gathered by the caller): local. Attaches the result to comm and returns it.
-  static const Nodes& attach_named(MPI_Comm comm, const std::vector<uint64_t>& name_of_rank);
+  // From the ranks' node names (equal names: one node; e.g. hashes of MPI_Get_processor_name
+  // gathered by the caller) as runs of consecutive ranks of comm: (first rank, name), sorted by
+  // rank, the first at rank 0: local, O(runs). Attaches the result to comm and returns it.
+  static const Nodes& attach_runs(MPI_Comm comm, const std::vector<std::pair<int, uint64_t>>& runs);
 };
 
 // A name of this process's node for Nodes::attach_named: a hash of MPI_Get_processor_name.

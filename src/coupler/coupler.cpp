@@ -31,10 +31,12 @@ const char* direction_name(VarDirection d) { return d == VarDirection::In ? "in"
 
 // The communicator of some ranks of `world` (in the order given), made by them alone — never a
 // collective over the world — with MPI errors returned, and the nodes of its ranks attached
-// (node_of_world: each world rank's node), so that no mapping built over it asks MPI again.
+// (node_runs: the world's ranks' nodes, as runs of consecutive ranks (first rank, node)), so that
+// no mapping built over it asks MPI again.
 // When they are the whole world in order (two components on all ranks), world's own group
 // serves: no O(P) group is built per rank.
-MPI_Comm comm_of(MPI_Comm world, const RankSet& ranks, int tag, const std::vector<uint64_t>& node_of_world) {
+MPI_Comm comm_of(MPI_Comm world, const RankSet& ranks, int tag,
+                 const std::vector<std::pair<int, uint64_t>>& node_runs) {
   MPI_Group world_group, group;
   ISTHMUS_MPI(MPI_Comm_group(world, &world_group));
   int size = 0;
@@ -53,11 +55,21 @@ MPI_Comm comm_of(MPI_Comm world, const RankSet& ranks, int tag, const std::vecto
   MPI_Group_free(&world_group);
   ISTHMUS_MPI(rc);
   ISTHMUS_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
-  std::vector<uint64_t> nodes;
-  nodes.reserve(static_cast<size_t>(ranks.size()));
-  for (const RankSet::Run& r : ranks.runs())
-    for (int w = r.first; w <= r.last; ++w) nodes.push_back(node_of_world[static_cast<size_t>(w)]);
-  Nodes::attach_named(comm, nodes);
+  // the members' nodes as runs of the new communicator's ranks: O(rank runs + node runs)
+  std::vector<std::pair<int, uint64_t>> runs;
+  int at = 0;  // the new communicator's rank of r.first
+  for (const RankSet::Run& r : ranks.runs()) {
+    auto n = std::prev(std::upper_bound(node_runs.begin(), node_runs.end(), r.first,
+                                        [](int x, const std::pair<int, uint64_t>& v) { return x < v.first; }));
+    for (int w = r.first; w <= r.last;) {
+      if (runs.empty() || runs.back().second != n->second) runs.push_back({at + (w - r.first), n->second});
+      const int end = std::next(n) == node_runs.end() ? r.last + 1 : std::min(r.last + 1, std::next(n)->first);
+      w = end;
+      ++n;
+    }
+    at += r.last - r.first + 1;
+  }
+  Nodes::attach_runs(comm, runs);
   return comm;
 }
 
@@ -106,17 +118,19 @@ void Coupler::init(MPI_Comm world, Config config) {
   int size = 0, rank = 0;
   ISTHMUS_MPI(MPI_Comm_size(world_, &size));
   ISTHMUS_MPI(MPI_Comm_rank(world_, &rank));
-  // The one collective over the whole world: who runs which component and on which node (24
-  // bytes per rank: the name's hash, a second hash that tells two names of one first hash apart,
-  // and the node's name's hash).
-  const uint64_t mine[3] = {name_.empty() ? 0 : hash_of(name_, 1), name_.empty() ? 0 : hash_of(name_, 2),
-                            node_name_hash()};
-  std::vector<uint64_t> all(3 * static_cast<size_t>(size));
-  ISTHMUS_MPI(wmpi::Allgather(mine, 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, world_));
-  node_of_world_.resize(static_cast<size_t>(size));
-  for (int r = 0; r < size; ++r) node_of_world_[static_cast<size_t>(r)] = all[3 * static_cast<size_t>(r) + 2];
+  // The one collective over the whole world: who runs which component and on which node (16
+  // bytes per rank: the name's hash and the node's name's hash).
+  const uint64_t mine[2] = {name_.empty() ? 0 : hash_of(name_, 1), node_name_hash()};
+  std::vector<uint64_t> all(2 * static_cast<size_t>(size));
+  ISTHMUS_MPI(wmpi::Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, world_));
+  // the nodes as runs of consecutive ranks (O(nodes), not O(P), kept: a simulation holds every
+  // rank's copy in one process)
   for (int r = 0; r < size; ++r) {
-    const uint64_t h = all[3 * r];
+    const uint64_t node = all[2 * static_cast<size_t>(r) + 1];
+    if (node_runs_.empty() || node_runs_.back().second != node) node_runs_.push_back({r, node});
+  }
+  for (int r = 0; r < size; ++r) {
+    const uint64_t h = all[2 * static_cast<size_t>(r)];
     if (h == 0) continue;
     auto it = std::find_if(comps_.begin(), comps_.end(), [&](const Component& c) { return c.hash == h; });
     if (it == comps_.end()) {
@@ -128,15 +142,13 @@ void Coupler::init(MPI_Comm world, Config config) {
   }
   if (me_ < 0) return;
   comps_[me_].name = name_;
-  // two names with one hash would make one component of two (every rank of it sees the same
-  // hashes, so every one fails alike)
-  for (const RankSet::Run& run : comps_[me_].world_ranks.runs())
-    for (int r = run.first; r <= run.last; ++r)
-      if (all[3 * r + 1] != mine[1])
-        fail(ISTHMUS_ERR_ARG, "the component names of world ranks ", comps_[me_].world_ranks.front(),
-             " and ", r, " differ but have the same hash; rename one of them (component ", name_, ")");
-  full_ = comm_of(world_, comps_[me_].world_ranks, kTagGroupLocal, node_of_world_);
+  full_ = comm_of(world_, comps_[me_].world_ranks, kTagGroupLocal, node_runs_);
   local_ = full_;
+  // two names with one hash would make one component of two: a second hash tells them apart
+  Agreement a;
+  a.match("the component name's hash (two component names collide)",
+          static_cast<int64_t>(hash_of(name_, 2) >> 1));
+  a.conclude(local_);
 }
 
 Coupler::~Coupler() {
@@ -269,7 +281,7 @@ void Coupler::exchange_declarations() {
     // alone: never a collective over the world); component c's first rank is its rank c
     RankSet leaders;
     for (const Component& c : comps_) leaders.push_back(c.world_ranks.front());
-    MPI_Comm firsts = comm_of(world_, leaders, kTagDeclarations, node_of_world_);
+    MPI_Comm firsts = comm_of(world_, leaders, kTagDeclarations, node_runs_);
     std::vector<MPI_Request> reqs;
     for (size_t c = 0; c < comps_.size(); ++c) {
       if (static_cast<int>(c) == me_) continue;
@@ -332,7 +344,7 @@ MPI_Comm Coupler::pair_comm(int a, int b) {
     // only the two components' ranks take part (every rank creates its pairs in the
     // configuration's order, so no two ranks wait for each other in opposite orders)
     comm = comm_of(world_, pair_members(a, b),
-                   kTagGroupPair + (a * static_cast<int>(comps_.size()) + b) % 30000, node_of_world_);
+                   kTagGroupPair + (a * static_cast<int>(comps_.size()) + b) % 30000, node_runs_);
   }
   pair_comms_[{a, b}] = comm;
   return comm;

@@ -142,7 +142,7 @@ class Coupler {
   double timeout_s_ = 0;           // the option, or the environment's
   Config config_;
   MPI_Comm world_ = MPI_COMM_NULL;  // the caller's: one collective, and the groups' parent
-  std::vector<uint64_t> node_of_world_;  // each world rank's node (a hash of its name)
+  std::vector<std::pair<int, uint64_t>> node_runs_;  // the world's nodes: (first rank, name hash)
   MPI_Comm full_ = MPI_COMM_NULL;   // every rank of the component
   MPI_Comm local_ = MPI_COMM_NULL;  // its coupling ranks: full_ itself, or set_coupling_comm's
   bool active() const { return local_ != MPI_COMM_NULL; }

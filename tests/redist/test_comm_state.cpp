@@ -75,17 +75,19 @@ TEST(Nodes, OneHostIsOneNodeLearntOnce) {
   MPI_Comm_free(&comm);
 }
 
-TEST(Nodes, BlocksAndNamesGiveTheSameNodes) {
+TEST(Nodes, BlocksAndNamedRunsGiveTheSameNodes) {
   MPI_Comm comm;
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);
   const int size = world_size(), me = world_rank();
   const Nodes b = Nodes::blocks(comm, 2);
   EXPECT_EQ(b.count, (size + 1) / 2);
   EXPECT_EQ(b.leader, me / 2 * 2);
-  // names in an order that is not the ranks': rank r on node (r / 2), named from the end
-  std::vector<uint64_t> names(static_cast<size_t>(size));
-  for (int r = 0; r < size; ++r) names[static_cast<size_t>(r)] = 1000 - static_cast<uint64_t>(r / 2);
-  const Nodes& a = Nodes::attach_named(comm, names);
+  // names in an order that is not the ranks': rank r on node (r / 2), named from the end, and
+  // the last node's name given twice (a node's ranks need not be one run)
+  std::vector<std::pair<int, uint64_t>> runs;
+  for (int r = 0; r < size; r += 2) runs.push_back({r, 1000 - static_cast<uint64_t>(r / 2)});
+  if (size % 2 == 0 && size >= 4) runs.push_back({size - 1, runs.back().second});
+  const Nodes& a = Nodes::attach_runs(comm, runs);
   EXPECT_EQ(a.count, b.count);
   EXPECT_EQ(a.leader, b.leader);
   EXPECT_EQ(&Nodes::of(comm), &a);  // attached: of() learns nothing (and makes no collective)
