@@ -556,9 +556,10 @@ void compress(const LinkRows& rows, bool src_side, const DistinctValues& staged,
 }
 
 // The node stage's share-out: of the sorted, distinct points `needed` of this rank, those it
-// receives for its node (the ranks of `node`): each point that several of them need goes to the
-// lowest. Through homes over the node's ranks (blocks of the grid), two all-to-alls within the
-// node: O(needed) per rank, nothing of O(P). Returns the points sorted.
+// receives for its node (the ranks of `node`): each point that several of them need goes to one
+// of them, spread over the node's ranks by stripes of the grid (below). Through homes over the
+// node's ranks (blocks of the grid), two all-to-alls within the node: O(needed) per rank,
+// nothing of O(P). Returns the points sorted.
 std::vector<int64_t> designate(MPI_Comm node, int64_t grid_size, const std::vector<int64_t>& needed) {
   int m = 1;
   ISTHMUS_MPI(MPI_Comm_size(node, &m));
@@ -575,19 +576,30 @@ std::vector<int64_t> designate(MPI_Comm node, int64_t grid_size, const std::vect
   std::vector<int64_t> at_home(static_cast<size_t>(counts_displs(rcount, rdispl)));
   ISTHMUS_MPI(wmpi::Alltoallv(needed.data(), scount.data(), sdispl.data(), MPI_INT64_T, at_home.data(),
                             rcount.data(), rdispl.data(), MPI_INT64_T, node));
-  // the lowest rank that needs each point: rank q's points come before rank q + 1's
-  std::unordered_map<int64_t, int> lowest;
-  lowest.reserve(at_home.size());
-  std::vector<int> back(m, 0), bdispl;
+  // Each point to one of the ranks that need it: the grid is cut into m stripes, and a point of
+  // stripe k goes to the first rank at or after rank k (cyclically) that needs it. A stripe's
+  // points mostly come from the same few source ranks, so each source rank still sends few
+  // messages to the node; and the shared points, which the lowest needing rank took before,
+  // are spread over the node's ranks, so no one rank receives and passes on most of them.
+  const int64_t stripe = std::max<int64_t>(1, (grid_size + m - 1) / m);
+  std::unordered_map<int64_t, int> chosen;  // point -> the chosen rank (m + distance, improved)
+  chosen.reserve(at_home.size());
   for (int q = 0; q < m; ++q)
-    for (int i = rdispl[q]; i < rdispl[q] + rcount[q]; ++i)
-      if (lowest.try_emplace(at_home[i], q).second) ++back[q];
+    for (int i = rdispl[q]; i < rdispl[q] + rcount[q]; ++i) {
+      const int64_t g = at_home[i];
+      const int prefer = static_cast<int>(g / stripe) % m;
+      const int distance = (q - prefer + m) % m;
+      auto [it, fresh] = chosen.try_emplace(g, q);
+      if (!fresh && distance < (it->second - prefer + m) % m) it->second = q;
+    }
+  std::vector<int> back(m, 0), bdispl;
+  for (const auto& [g, q] : chosen) ++back[q];
   counts_displs(back, bdispl);
-  std::vector<int64_t> reply(lowest.size());
+  std::vector<int64_t> reply(chosen.size());
   std::vector<int> fill = bdispl;
   for (int q = 0; q < m; ++q)  // in the order received, hence sorted per rank
     for (int i = rdispl[q]; i < rdispl[q] + rcount[q]; ++i)
-      if (lowest.at(at_home[i]) == q) reply[fill[q]++] = at_home[i];
+      if (chosen.at(at_home[i]) == q) reply[fill[q]++] = at_home[i];
   std::vector<int> mcount(m), mdispl;
   ISTHMUS_MPI(wmpi::Alltoall(back.data(), 1, MPI_INT, mcount.data(), 1, MPI_INT, node));
   std::vector<int64_t> mine(static_cast<size_t>(counts_displs(mcount, mdispl)));

@@ -93,7 +93,7 @@ struct MappingOptions {
   // destination decomposition. Not with keep_unmapped.
   bool fused = true;
   // Destination side (fused): a source value that several destination ranks of one node need
-  // crosses the network once, to the lowest of them, which passes it on to the others in a
+  // crosses the network once, to one of them, which passes it on to the others in a
   // second exchange within the node (node-aware communication: Bienz, Gropp and Olson, "Node
   // aware sparse matrix-vector multiplication", JPDC 2019). Without it each of those ranks
   // receives its own copy, and the source nodes' links carry every copy: the bottleneck when
