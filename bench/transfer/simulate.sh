@@ -23,8 +23,12 @@ else
 fi
 cal=()
 [ -n "$calibration" ] && cal=(--calibration "$calibration")
-# Simulated times are deterministic: one timed exchange per plan and pair, without warm-up, is
-# as good as several (and 2048-rank runs are slow enough).
+# Simulated times are deterministic per run, so one timed exchange per plan and pair, without
+# warm-up, keeps 2048-rank runs affordable; but with all ranks starting together (the runner's
+# recursive-doubling barrier) successive exchanges of one plan differ by up to 3 % at 100 us and
+# by up to 20-30 % at a few us, where one sample can rank close candidates wrongly
+# (docs/results/transfer.md, Fig. 16b). Under that barrier a 2048-rank point took 1.2-4.6 x the
+# CPU it took under SMPI's linear one (87-541 s here).
 export ISTHMUS_ADAPTIVE_SAMPLES=${ISTHMUS_ADAPTIVE_SAMPLES:-1} ISTHMUS_ADAPTIVE_WARMUP=${ISTHMUS_ADAPTIVE_WARMUP:-0}
 groups=${*:-"fig15 fig15-256 fig16 fig17 fig18 gamil cesm interp cache"}
 sim() {  # sim RANKS bench-args...   (SIM_CFG: extra SimGrid options; SIM_RESULTS: other file)
