@@ -378,6 +378,13 @@ int64_t slab_begin(int64_t num_links, int rank, int nranks) {
   return rank * q + (rank * r) / nranks;
 }
 
+int reader_index(int rank, int nranks, int readers) {
+  if (readers <= 0 || nranks <= 0) return -1;
+  // the smallest j with j * nranks / readers >= rank
+  const int64_t j = (static_cast<int64_t>(rank) * readers + nranks - 1) / nranks;
+  return j < readers && j * nranks / readers == rank ? static_cast<int>(j) : -1;
+}
+
 int readers_of(int64_t num_links, int nranks, int64_t min_slab_links) {
   const int64_t wanted = std::max<int64_t>(1, (num_links + min_slab_links - 1) / min_slab_links);
   return static_cast<int>(std::min<int64_t>(wanted, nranks));
@@ -415,7 +422,7 @@ LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
   // open, not one per rank.
   WeightsInfo header;
   LinkSlab slab;
-  std::optional<HeaderReader> reader;
+  std::optional<HeaderReader> file;
   bool header_ok = false;
   if (comm != MPI_COMM_NULL) {
     std::string blob;
@@ -423,9 +430,9 @@ LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
       if (agreement.failed()) {
         put_word(blob, 2);
       } else {
-        reader.emplace(path, header);
+        file.emplace(path, header);
         try {
-          reader->read(expect);
+          file->read(expect);
           blob = pack_header(header);
         } catch (const Error& e) {
           put_word(blob, 1);
@@ -446,24 +453,25 @@ LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
     header_ok = status == 0 && !agreement.failed();
   }
   const int readers = readers_of(header.num_links, nranks, min_slab_links);
+  const int reader = reader_index(rank, nranks, readers);  // -1: not a reader
   const std::vector<int> path_chars(path.begin(), path.end());
   agreement.match_hash("the path of the weights file",
                        hash_values(path_chars.data(), static_cast<int64_t>(path_chars.size())));
   // the other readers open the file for their slabs and read its header too: it must be rank 0's
   std::optional<uint64_t> own_hash;
   if (header_ok) own_hash = header_hash(header);
-  if (header_ok && rank != 0 && rank < readers) {
+  if (header_ok && rank != 0 && reader >= 0) {
     WeightsInfo own;
-    reader.emplace(path, own);
-    agreement.check([&] { reader->read(expect); });
+    file.emplace(path, own);
+    agreement.check([&] { file->read(expect); });
     own_hash = agreement.failed() ? std::nullopt : std::optional<uint64_t>(header_hash(own));
   }
   agreement.match_hash("the header of the weights file (num_links, num_wgts, grid sizes)", own_hash);
   const bool same_header = own_hash && *own_hash == header_hash(header);
   agreement.check([&] {
-    if (header_ok && same_header && rank < readers)
-      read_links(*reader, path, header, slab_begin(header.num_links, rank, readers),
-                 slab_begin(header.num_links, rank + 1, readers), chunk_links, slab);
+    if (header_ok && same_header && reader >= 0)
+      read_links(*file, path, header, slab_begin(header.num_links, reader, readers),
+                 slab_begin(header.num_links, reader + 1, readers), chunk_links, slab);
   });
   const bool slab_failed_here = header_ok && agreement.failed();
   try {

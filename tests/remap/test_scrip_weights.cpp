@@ -87,8 +87,8 @@ SerialLinks without_null_links(const SerialLinks& all, int nw, int64_t* null_lin
 }
 
 // Every rank's slab gathered on every rank, after checking that the slabs' ranges are
-// contiguous, in rank order, and each within 1 of L/R on the first R = `readers` ranks (0: as
-// many as read with min_slab_links 1, min(P, L)), the others empty. Returns the links of all slabs in rank order; *null_links: the links left
+// contiguous, in rank order, and each within 1 of L/R on the R = `readers` ranks reader_index
+// names (0: as many as read with min_slab_links 1, min(P, L)), the others empty. Returns the links of all slabs in rank order; *null_links: the links left
 // out, over all slabs.
 SerialLinks gather_slabs(const LinkSlab& slab, const WeightsInfo& info,
                          int64_t* null_links = nullptr, int readers = 0) {
@@ -102,7 +102,7 @@ SerialLinks gather_slabs(const LinkSlab& slab, const WeightsInfo& info,
   for (int k = 0; k < ranks; ++k) {
     const int64_t first = all[4 * size_t(k)], end = all[4 * size_t(k) + 1];
     const int64_t n = all[4 * size_t(k) + 2], nn = all[4 * size_t(k) + 3];
-    if (k >= p) {  // not a reader
+    if (isthmus::remap::reader_index(k, ranks, p) < 0) {  // not a reader
       EXPECT_EQ(n + nn, 0) << "rank " << k << " reads no link";
       displs[size_t(k)] = static_cast<int>(kept);
       continue;
@@ -110,7 +110,7 @@ SerialLinks gather_slabs(const LinkSlab& slab, const WeightsInfo& info,
     EXPECT_EQ(first, next) << "slab of rank " << k;
     EXPECT_LE(std::llabs((end - first) * p - info.num_links), p - 1)
         << "slab of rank " << k << ": " << end - first << " links";
-    EXPECT_EQ(first, slab_begin(info.num_links, k, p));
+    EXPECT_EQ(first, slab_begin(info.num_links, isthmus::remap::reader_index(k, ranks, p), p));
     EXPECT_EQ(n + nn, end - first) << "slab of rank " << k;
     next = end;
     counts[size_t(k)] = static_cast<int>(n);
@@ -428,11 +428,12 @@ TEST(ScripWeights, RealBilinearFile) {
   EXPECT_EQ(info.map_method, "Bilinear remapping");
   EXPECT_EQ(info.normalization, "no norm");
   EXPECT_EQ(info.conventions, "SCRIP");
-  // the first ranks read, at least kMinSlabLinks links each (19,860 links: one reader)
+  // ranks spread over comm read, at least kMinSlabLinks links each (19,860 links: one reader)
   const int readers = isthmus::remap::readers_of(19860, world_size());
   EXPECT_EQ(readers, std::min<int64_t>(world_size(), (19860 + isthmus::remap::kMinSlabLinks - 1) /
                                                          isthmus::remap::kMinSlabLinks));
-  EXPECT_EQ(slab.first_link, world_rank() < readers ? slab_begin(19860, world_rank(), readers) : 0);
+  const int reader = isthmus::remap::reader_index(world_rank(), world_size(), readers);
+  EXPECT_EQ(slab.first_link, reader >= 0 ? slab_begin(19860, reader, readers) : 0);
   // 639 links of the file are OASIS's null links (src_address 0, weight 0): left out.
   int64_t null_read = 0, null_serial = 0;
   const SerialLinks want = without_null_links(serial_read(path), 1, &null_serial);
@@ -454,6 +455,27 @@ TEST(ScripWeights, RealBilinearFile) {
   EXPECT_EQ(four, std::min(4, world_size()));
   expect_same_links(gather_slabs(slab4, info4, nullptr, four), want);
   EXPECT_TRUE(all_ranks(!HasFailure()));
+}
+
+// The readers are spread over the ranks: reader j is rank floor(j * P / R), rank 0 first, each
+// rank at most one reader, and every reader found.
+TEST(ScripWeights, ReadersAreSpreadOverTheRanks) {
+  using isthmus::remap::reader_index;
+  for (int p : {1, 2, 3, 5, 7, 8, 16, 100, 2048})
+    for (int r = 1; r <= std::min(p, 40); ++r) {
+      std::vector<int> seen;
+      for (int k = 0; k < p; ++k) {
+        const int j = reader_index(k, p, r);
+        if (j < 0) continue;
+        EXPECT_EQ(k, static_cast<int>(int64_t{j} * p / r)) << p << " ranks, " << r << " readers";
+        seen.push_back(j);
+      }
+      ASSERT_EQ(static_cast<int>(seen.size()), r) << p << " ranks, " << r << " readers";
+      for (int j = 0; j < r; ++j) EXPECT_EQ(seen[static_cast<size_t>(j)], j);
+    }
+  // 4 readers of 16 ranks: 0, 4, 8, 12 (not 0-3: one node of four)
+  EXPECT_EQ(reader_index(4, 16, 4), 1);
+  EXPECT_EQ(reader_index(1, 16, 4), -1);
 }
 
 TEST(ScripWeights, RealConservativeFileInSmallChunks) {
