@@ -31,7 +31,7 @@ struct Nodes {
   static const Nodes& attach_runs(MPI_Comm comm, const std::vector<std::pair<int, uint64_t>>& runs);
 };
 
-// A name of this process's node for Nodes::attach_named: a hash of MPI_Get_processor_name.
+// A name of this process's node for Nodes::attach_runs: a hash of MPI_Get_processor_name.
 uint64_t node_name_hash();
 
 }  // namespace isthmus

@@ -557,9 +557,9 @@ void compress(const LinkRows& rows, bool src_side, const DistinctValues& staged,
 
 // The node stage's share-out: of the sorted, distinct points `needed` of this rank, those it
 // receives for its node (the ranks of `node`): each point that several of them need goes to one
-// of them, spread over the node's ranks by stripes of the grid (below). Through homes over the
-// node's ranks (blocks of the grid), two all-to-alls within the node: O(needed) per rank,
-// nothing of O(P). Returns the points sorted.
+// of them, spread over the node's ranks by the homes' blocks of the grid (below). Through homes
+// over the node's ranks (blocks of the grid), two all-to-alls within the node: O(needed) per
+// rank, nothing of O(P). Returns the points sorted.
 std::vector<int64_t> designate(MPI_Comm node, int64_t grid_size, const std::vector<int64_t>& needed) {
   int m = 1;
   ISTHMUS_MPI(MPI_Comm_size(node, &m));
@@ -576,21 +576,20 @@ std::vector<int64_t> designate(MPI_Comm node, int64_t grid_size, const std::vect
   std::vector<int64_t> at_home(static_cast<size_t>(counts_displs(rcount, rdispl)));
   ISTHMUS_MPI(wmpi::Alltoallv(needed.data(), scount.data(), sdispl.data(), MPI_INT64_T, at_home.data(),
                             rcount.data(), rdispl.data(), MPI_INT64_T, node));
-  // Each point to one of the ranks that need it: the grid is cut into m stripes, and a point of
-  // stripe k goes to the first rank at or after rank k (cyclically) that needs it. A stripe's
-  // points mostly come from the same few source ranks, so each source rank still sends few
-  // messages to the node; and the shared points, which the lowest needing rank took before,
-  // are spread over the node's ranks, so no one rank receives and passes on most of them.
-  const int64_t stripe = std::max<int64_t>(1, (grid_size + m - 1) / m);
-  std::unordered_map<int64_t, int> chosen;  // point -> the chosen rank (m + distance, improved)
+  // Each point to one of the ranks that need it: the first at or after this home (cyclically;
+  // this home's points are the grid's block `home` of m). A block's points mostly come from the
+  // same few source ranks, so each source rank still sends few messages to the node; and the
+  // shared points, which the lowest needing rank took before, are spread over the node's ranks,
+  // so no one rank receives and passes on most of them.
+  int home = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(node, &home));
+  auto after_home = [home, m](int q) { return (q - home + m) % m; };
+  std::unordered_map<int64_t, int> chosen;  // point -> the needing rank chosen so far
   chosen.reserve(at_home.size());
   for (int q = 0; q < m; ++q)
     for (int i = rdispl[q]; i < rdispl[q] + rcount[q]; ++i) {
-      const int64_t g = at_home[i];
-      const int prefer = static_cast<int>(g / stripe) % m;
-      const int distance = (q - prefer + m) % m;
-      auto [it, fresh] = chosen.try_emplace(g, q);
-      if (!fresh && distance < (it->second - prefer + m) % m) it->second = q;
+      auto [it, fresh] = chosen.try_emplace(at_home[i], q);
+      if (!fresh && after_home(q) < after_home(it->second)) it->second = q;
     }
   std::vector<int> back(m, 0), bdispl;
   for (const auto& [g, q] : chosen) ++back[q];
@@ -1021,9 +1020,8 @@ void Mapping::node_exchange(const std::function<void()>& first) {
 bool Mapping::plan_node_stage(const std::vector<int64_t>& needed, int64_t src_grid_size,
                               std::vector<int64_t>& first) {
   if (opt_.node_stage == NodeStage::Off) return false;
-  int me = 0, nranks = 1;
+  int me = 0;
   ISTHMUS_MPI(MPI_Comm_rank(comm_, &me));
-  ISTHMUS_MPI(MPI_Comm_size(comm_, &nranks));
   // the nodes (learnt once per communicator), and the destination ranks of each
   const Nodes nodes = opt_.node_ranks > 0 ? Nodes::blocks(comm_, opt_.node_ranks) : Nodes::of(comm_);
   if (opt_.node_stage == NodeStage::Auto && nodes.count < 2) return false;
