@@ -189,7 +189,19 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes 
   int me = 0;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
   const int64_t block = std::max<int64_t>(1, (n + homes.count - 1) / homes.count);
-  auto home = [block, homes](int64_t g) { return homes.first + static_cast<int>(g / block); };
+  // the home of a key; keys come mostly in runs within one home's block, so the block of the
+  // previous key is tried before dividing
+  int64_t block_lo = 0, block_hi = 0;
+  int block_home = homes.first;
+  auto home = [&](int64_t g) {
+    if (g < block_lo || g >= block_hi) {
+      const int64_t b = g / block;
+      block_lo = b * block;
+      block_hi = block_lo + block;
+      block_home = homes.first + static_cast<int>(b);
+    }
+    return block_home;
+  };
 
   struct HeldRun {
     int64_t start, end;
@@ -307,7 +319,7 @@ void route_to_holders(MPI_Comm comm, int64_t n, const IndexList* holders, Homes 
     auto records = [&](const Message& m, auto&& f) {
       if (m.rank == me) {
         for (int64_t k = first; k < last; ++k)
-          if (home(key(k)) == me) {
+          if (static_cast<int64_t>(slot_k[static_cast<size_t>(k - first)]) == mine) {
             make(k, one.data());
             f(one.data());
           }
@@ -377,13 +389,22 @@ struct LinkRows {
 };
 
 // The distinct values of a list of non-negative keys, sorted; each key is replaced, in place, by
-// its position among them. A hash table numbers the values as they first appear, so only the
-// distinct values are sorted (a mapping's links name each point a few times), and its size
-// follows their number.
+// its position among them. Over a range not much larger than the keys' number, a table over the
+// range (a mark per value, then a count); otherwise a hash table numbers the values as they
+// first appear, so only the distinct values are sorted (a mapping's links name each point a few
+// times), and its size follows their number.
 class DistinctValues {
  public:
   DistinctValues() = default;
-  explicit DistinctValues(std::vector<int64_t>& keys) {
+  // range: every key is below it (the grid's size), or 0 if unknown. When the range is not much
+  // larger than the number of keys, a table over the whole range numbers them in two linear
+  // passes (no hashing, no sort); otherwise a hash table and a sort of the distinct values.
+  explicit DistinctValues(std::vector<int64_t>& keys, int64_t range = 0) {
+    if (range > 0 && range < std::numeric_limits<int32_t>::max() &&
+        range <= kDenseFactor * static_cast<int64_t>(keys.size()) + kDenseSlack) {
+      dense(keys, range);
+      return;
+    }
     const size_t n = keys.size();
     std::vector<int64_t> slot_key(64, -1), slot_id(64);
     size_t mask = 63;
@@ -428,6 +449,22 @@ class DistinctValues {
   int64_t size() const { return static_cast<int64_t>(values_.size()); }
 
  private:
+  // the dense table: at most this many slots per key (plus the slack), 4 bytes each
+  static constexpr int64_t kDenseFactor = 8;
+  static constexpr int64_t kDenseSlack = int64_t{1} << 16;
+
+  void dense(std::vector<int64_t>& keys, int64_t range) {
+    std::vector<int32_t> pos(static_cast<size_t>(range), -1);
+    for (int64_t g : keys) pos[static_cast<size_t>(g)] = 0;  // present
+    int32_t next = 0;
+    for (int32_t& p : pos)
+      if (p == 0) p = next++;
+    values_.resize(static_cast<size_t>(next));
+    for (int64_t g = 0; g < range; ++g)
+      if (pos[static_cast<size_t>(g)] >= 0) values_[static_cast<size_t>(pos[static_cast<size_t>(g)])] = g;
+    for (int64_t& g : keys) g = pos[static_cast<size_t>(g)];
+  }
+
   std::vector<int64_t> values_;
 };
 
@@ -646,7 +683,8 @@ PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part
   p.nw = links.num_wgts;
   p.unused_links = route_rows(side_comm, !src_side, part, src_grid_size, dst_grid_size, Homes{0, nranks},
                               links, a.agreed(rounds_slot).value_or(1), rows, [](int64_t) { return true; });
-  DistinctValues staged(src_side ? rows.row : rows.col);  // those become positions
+  DistinctValues staged(src_side ? rows.row : rows.col,  // those become positions
+                        src_side ? dst_grid_size : src_grid_size);
   compress(rows, src_side, staged, part ? part->size() : 0, p.row_start, p.col, p.w);
   p.staged = staged.values();
   return p;
@@ -826,8 +864,8 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
       unused_src = route_rows(comm, false, src, src_grid_size, dst_grid_size, homes_of(false),
                               *links, agreement.agreed(rounds_slot).value_or(1), src_rows, keep);
     DistinctValues needed, partial;
-    if (opt_.side != Side::Src) needed = DistinctValues(dst_rows.col);  // positions from here on
-    if (opt_.side != Side::Dst) partial = DistinctValues(src_rows.row);
+    if (opt_.side != Side::Src) needed = DistinctValues(dst_rows.col, src_grid_size);  // positions from here on
+    if (opt_.side != Side::Dst) partial = DistinctValues(src_rows.row, dst_grid_size);
     // auto (OASIS opt): the side that moves fewer values per level, over all ranks; a tie keeps
     // the bit-for-bit destination side.
     Side side = opt_.side;

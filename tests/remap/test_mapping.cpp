@@ -56,6 +56,26 @@ Problem make_problem(int64_t nsrc, int64_t ndst, unsigned seed) {
   return q;
 }
 
+// Links that reach few points of large grids: `linked` destination points spread over the
+// destination grid, each with 1..4 links to source points spread over the source grid. The
+// distinct points a rank's links name are then far fewer than the grid's points (the case where
+// they are numbered with a hash table instead of a table over the grid).
+Problem make_sparse_problem(int64_t nsrc, int64_t ndst, int64_t linked, unsigned seed) {
+  Problem p{nsrc, ndst, 0, {}, {}, {}};
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> wd(-0.5, 1.5);
+  for (int64_t i = 0; i < linked; ++i) {
+    const int64_t d = i * (ndst / linked) + static_cast<int64_t>(rng() % (ndst / linked));
+    const int n = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < n; ++k) {
+      p.src.push_back(static_cast<int64_t>(rng() % nsrc));
+      p.dst.push_back(d);
+      p.w.push_back(wd(rng));
+    }
+  }
+  p.nlinks = static_cast<int64_t>(p.src.size());
+  return p;
+}
 
 // The links of a problem dealt round-robin over the ranks, as file slabs would be.
 Links share_of(const Problem& p, int me, int size) {
@@ -209,6 +229,18 @@ TEST(Mapping, SourceSideAndAutoAgreeWithTheDestinationSide) {
   EXPECT_GT(m.info().dst_side_values, 0);
   EXPECT_GT(m.info().src_side_values, 0);
   EXPECT_EQ(m.info().side, m.info().src_side_values < m.info().dst_side_values ? Side::Src : Side::Dst);
+}
+
+// Links that name few of a large grid's points: the points are numbered another way (hashing
+// instead of a table over the grid) with the same result, on both sides.
+TEST(Mapping, FewPointsOfALargeGridGiveTheSameBits) {
+  Watchdog w("mapping sparse links");
+  const int size = world_size();
+  Problem wide_src = make_sparse_problem(600000, 4000, 300, 17);
+  check(wide_src, 0, size, 0, size, 71, Method::P2P, {1, 2});
+  Problem wide_dst = make_sparse_problem(900, 600000, 300, 18);
+  check(wide_dst, 0, size, 0, size, 72, Method::P2P, {1}, true, Side::Src);
+  if (size > 1) check(wide_src, 0, size / 2, size / 2, size, 73, Method::P2P, {1});
 }
 
 // Source points held by two ranks (a halo): each link is used once, on either side, so the
