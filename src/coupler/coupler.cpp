@@ -482,7 +482,7 @@ void Coupler::enddef() {
   auto same_weights = [](const Pending& a, const Pending& b) {
     const Entry& x = *a.ends.entry;
     const Entry& y = *b.ends.entry;
-    return Coupling::prepared_weights(x) && Coupling::prepared_weights(y) &&
+    return Coupling::prepared_weights(a.ends) && Coupling::prepared_weights(b.ends) &&
            x.mapping->file == y.mapping->file && x.mapping->side == y.mapping->side &&
            a.sc == b.sc && a.dc == b.dc && a.src_partition == b.src_partition &&
            a.dst_partition == b.dst_partition && a.ends.src_grid_size == b.ends.src_grid_size &&

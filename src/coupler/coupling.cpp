@@ -185,15 +185,21 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
     read_partial_restart();
 }
 
-bool Coupling::prepared_weights(const Entry& e) {
-  return (e.status == FieldStatus::Exported || e.status == FieldStatus::Expout) && e.mapping &&
-         e.mapping->side != MapSide::Auto;
+bool Coupling::prepared_weights(const CouplingEnds& ends) {
+  const Entry& e = *ends.entry;
+  if (!(e.status == FieldStatus::Exported || e.status == FieldStatus::Expout) || !e.mapping) return false;
+  // opt within one component would need both sides' links on the same ranks: built over the
+  // pair in one phase instead
+  return e.mapping->side != MapSide::Auto || ends.src_component != ends.dst_component;
 }
 
 void Coupling::prepare_weights(CouplingEnds& ends, const std::string& run_dir) {
   const Entry& e = *ends.entry;
-  if (!prepared_weights(e)) return;
-  const bool dst_side = e.mapping->side == MapSide::Dst;
+  if (!prepared_weights(ends)) return;
+  // the side this component multiplies on (opt: the one it would, if chosen)
+  remap::Side side = side_of(e.mapping->side);
+  if (side == remap::Side::Auto) side = ends.dst ? remap::Side::Dst : remap::Side::Src;
+  const bool dst_side = side == remap::Side::Dst;
   if (!(dst_side ? ends.dst : ends.src)) return;  // the other component
   const std::string path = path_in(run_dir, e.mapping->file);
   const remap::WeightsExpect expect{ends.src_grid_size, ends.dst_grid_size};
@@ -201,13 +207,13 @@ void Coupling::prepare_weights(CouplingEnds& ends, const std::string& run_dir) {
     remap::WeightsInfo info;
     remap::LinkSlab slab = remap::read_scrip_weights(ends.local, path, expect, &info);
     ends.weights = remap::prepare_links(
-        ends.local, side_of(e.mapping->side), dst_side ? &ends.dst_points : &ends.src_points,
+        ends.local, side, dst_side ? &ends.dst_points : &ends.src_points,
         info.src_grid_size, info.dst_grid_size, remap::links_of(std::move(slab), info.num_wgts));
   } catch (const Error& err) {
     if (err.code() == ISTHMUS_ERR_MPI) throw;
     ends.weights = remap::PreparedLinks{};
     ends.weights.prepared = true;
-    ends.weights.side = side_of(e.mapping->side);
+    ends.weights.side = side;
     ends.weights.failure = err;
   }
 }
@@ -224,7 +230,7 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
     mo.side = e.mapping ? side_of(e.mapping->side) : remap::Side::Auto;
     mo.method = method;
     mo.nlevels = ends_.levels;
-    if (prepared_weights(e)) {
+    if (prepared_weights(ends_)) {
       mapping_ = std::make_unique<remap::Mapping>(comm, src, dst, ends_.src_grid_size,
                                                   ends_.dst_grid_size, std::move(ends_.weights),
                                                   mo, agreement);

@@ -47,8 +47,8 @@ struct CouplingEnds {
   MPI_Comm local = MPI_COMM_NULL;               // this rank's component (files are written and
                                                 // read collectively over it)
   bool allow_no_restart = false;                // $NNOREST: a missing lagged field is zeros
-  // The weights of a MAPPING entry with side dst (bfb) or src (sum), read and routed by the
-  // component that multiplies (Coupling::prepare_weights); empty on the other component.
+  // The weights of a MAPPING entry, read and routed by the component that multiplies, or by
+  // each for opt (Coupling::prepare_weights); empty on a component that prepares nothing.
   remap::PreparedLinks weights;
   std::string src_component, dst_component;
   bool src = false, dst = false;
@@ -78,15 +78,17 @@ class Coupling {
   // of both components (ISTHMUS_ERR_FILE, naming the file and the variable).
   Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std::string& run_dir,
            Method method);
-  // The first half of the set-up of an exported MAPPING entry whose side is dst or src, before
-  // any constructor: the component that multiplies reads the weights file and routes its links
-  // among its own ranks (remap::prepare_links), collective over ends.local; the other
-  // component's ranks return at once. So both components prepare their entries at the same
-  // time, and the constructors then build only the exchanges. A failure is kept in
-  // ends.weights and raised by the constructor on both components. Whether an entry is
-  // prepared: prepared_weights(entry).
+  // The first half of the set-up of an exported MAPPING entry, before any constructor: the
+  // component that multiplies (dst: the destination; src: the source; opt: each component, for
+  // the side it would multiply on) reads the weights file and routes its links among its own
+  // ranks (remap::prepare_links), collective over ends.local; a component with nothing to
+  // prepare returns at once. So both components prepare their entries at the same time, and
+  // the constructors then build only the exchanges (opt: choosing the side from what each
+  // component prepared). A failure is kept in ends.weights and raised by the constructor on
+  // both components. Whether an entry is prepared: prepared_weights(ends) (every MAPPING entry
+  // between two components, and dst or src within one).
   static void prepare_weights(CouplingEnds& ends, const std::string& run_dir);
-  static bool prepared_weights(const Entry& e);
+  static bool prepared_weights(const CouplingEnds& ends);
   Coupling(const Coupling&) = delete;
   Coupling& operator=(const Coupling&) = delete;
 
@@ -110,6 +112,7 @@ class Coupling {
   bool exchanges() const { return mapping_ || redist_; }  // false for INPUT and OUTPUT entries
   bool mapped() const { return mapping_ != nullptr; }
   remap::Side side() const;
+  const remap::MappingInfo* mapping_info() const { return mapping_ ? &mapping_->info() : nullptr; }
   const Redist& redist() const { return mapping_ ? mapping_->redist() : *redist_; }  // exchanges()
 
  private:

@@ -733,25 +733,29 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     if (links) {
       check_links(*links, opt_.side, src_grid_size, dst_grid_size);
     } else {
-      if (opt_.side == Side::Auto)
-        fail(ISTHMUS_ERR_ARG, "a mapping from prepared links needs the side that multiplies "
-             "(dst or src), not 'auto'");
       if (!opt_.fused)
         fail(ISTHMUS_ERR_ARG, "a mapping from prepared links is fused (the unfused path routes "
              "its own links)");
-      if (prepared->prepared && prepared->side != opt_.side)
+      // auto: each rank prepared the side it holds points of (the destination ranks dst, the
+      // source ranks src), and the side is chosen from what both prepared
+      if (opt_.side == Side::Auto && src && dst)
+        fail(ISTHMUS_ERR_ARG, "a mapping from prepared links with side 'auto' needs the source "
+             "and destination points on different ranks (this rank holds both)");
+      const Side own = opt_.side != Side::Auto ? opt_.side : dst ? Side::Dst : Side::Src;
+      if (prepared->prepared && prepared->side != own)
         fail(ISTHMUS_ERR_ARG, "the links were prepared for side '", side_name(prepared->side),
-             "' but the mapping's side is '", side_name(opt_.side), "'");
-      const bool holds = opt_.side == Side::Dst ? dst != nullptr : src != nullptr;
+             "' but the mapping's side is '", side_name(opt_.side), "'",
+             opt_.side == Side::Auto ? (dst ? " (this rank holds destination points)" : " (this rank holds source points)") : "");
+      const bool holds = own == Side::Dst ? dst != nullptr : src != nullptr;
       if (holds && !prepared->prepared)
-        fail(ISTHMUS_ERR_ARG, "this rank holds ", opt_.side == Side::Dst ? "destination" : "source",
+        fail(ISTHMUS_ERR_ARG, "this rank holds ", own == Side::Dst ? "destination" : "source",
              " points but its links were not prepared (prepare_links)");
-      if (opt_.side == Side::Dst && dst && prepared->prepared && !prepared->failure &&
+      if (own == Side::Dst && dst && prepared->prepared && !prepared->failure &&
           static_cast<int64_t>(prepared->row_start.size()) != dst->size() + 1)
         fail(ISTHMUS_ERR_ARG, "the links were prepared for a destination part of ",
              static_cast<int64_t>(prepared->row_start.size()) - 1, " points, the mapping's has ",
              dst->size());
-      if (opt_.side == Side::Src && !opt_.src_mask.empty())
+      if (opt_.side != Side::Dst && !opt_.src_mask.empty())
         fail(ISTHMUS_ERR_ARG, "prepared links on the source side take no source mask (leave the "
              "masked sources' links out before preparing them)");
     }
@@ -771,10 +775,16 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
       links ? std::optional<int64_t>(links->num_wgts)
             : prepared->prepared ? std::optional<int64_t>(prepared->nw) : std::nullopt;
   const int nw_slot = agreement.value("the number of weights per link", nw_known);
-  const int unused_slot = agreement.value(
-      "the links no rank holds (on the ranks that prepared them)",
-      prepared && prepared->prepared && !prepared->failure ? std::optional<int64_t>(prepared->unused_links)
-                                                           : std::nullopt);
+  // per side: with auto each component prepared its own side
+  auto unused_of = [&](Side side) {
+    return prepared && prepared->prepared && !prepared->failure && prepared->side == side
+               ? std::optional<int64_t>(prepared->unused_links)
+               : std::nullopt;
+  };
+  const int unused_slots[2] = {
+      agreement.value("the links no source rank holds (on the ranks that prepared them)", unused_of(Side::Src)),
+      agreement.value("the links no destination rank holds (on the ranks that prepared them)",
+                      unused_of(Side::Dst))};
   const int rounds_slot = agreement.maximum(
       "the routing's rounds", links ? std::optional<int64_t>(routing_rounds(links->size())) : std::nullopt);
   const int mask_slot = agreement.value(
@@ -844,14 +854,30 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   // columns its local source points. Links routed and compressed here, or prepared by their side.
   std::vector<int64_t> staged;  // the needed source points or the partial sums' destinations
   if (prepared) {
-    src_side_ = opt_.side == Side::Src;
-    info_.side = opt_.side;
-    info_.global_unused_links = agreement.agreed(unused_slot).value_or(0);
-    row_start_ = std::move(prepared->row_start);
+    Side side = opt_.side;
+    if (side == Side::Auto) {
+      // OASIS opt from what each side prepared: the values each would move per level (the
+      // destination ranks' needed source points, the source ranks' partial sums), as below
+      const bool held = prepared->prepared && !prepared->failure;
+      int64_t local[2] = {held && prepared->side == Side::Dst ? static_cast<int64_t>(prepared->staged.size()) : 0,
+                          held && prepared->side == Side::Src ? static_cast<int64_t>(prepared->staged.size()) : 0};
+      int64_t global[2];
+      ISTHMUS_MPI(wmpi::Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, comm));
+      info_.dst_side_values = global[0];
+      info_.src_side_values = global[1];
+      side = global[1] < global[0] ? Side::Src : Side::Dst;
+    }
+    src_side_ = side == Side::Src;
+    info_.side = side;
+    info_.global_unused_links = agreement.agreed(unused_slots[side == Side::Dst]).value_or(0);
+    if (prepared->prepared && prepared->side == side) {
+      row_start_ = std::move(prepared->row_start);
+      col_ = std::move(prepared->col);
+      w_ = std::move(prepared->w);
+      staged = std::move(prepared->staged);
+    }
     if (row_start_.empty()) row_start_.assign(1, 0);  // a rank of the other side
-    col_ = std::move(prepared->col);
-    w_ = std::move(prepared->w);
-    staged = std::move(prepared->staged);
+    *prepared = PreparedLinks{};  // the side not chosen (auto) frees its links here
   } else {
     auto keep = [&](int64_t pos) { return !masked || opt_.src_mask[pos]; };
     int64_t unused_dst = 0, unused_src = 0;

@@ -323,6 +323,28 @@ TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
         }
       }
     }
+    if (side == MapSide::Auto && L.two()) {
+      // each component prepared its own side's links; the choice and its counts are those of
+      // a mapping that routes the file's links to both sides itself
+      remap::MappingOptions mo;
+      mo.side = remap::Side::Auto;
+      remap::Links share;
+      for (int64_t k = world_rank(); k < slab.size(); k += world_size()) {
+        share.number.push_back(k);
+        share.src.push_back(slab.src[k]);
+        share.dst.push_back(slab.dst[k]);
+        share.weights.push_back(slab.weights[k]);
+      }
+      IndexList S = list_of(ns, sidx), D = list_of(nd, didx);
+      Agreement a;
+      remap::Mapping m(MPI_COMM_WORLD, src ? &S : nullptr, dst ? &D : nullptr, ns, nd, share, mo, a);
+      const remap::MappingInfo* got = c.couplings()[0]->mapping_info();
+      ASSERT_NE(got, nullptr);
+      EXPECT_EQ(got->dst_side_values, m.info().dst_side_values);
+      EXPECT_EQ(got->src_side_values, m.info().src_side_values);
+      EXPECT_EQ(got->side, m.info().side);
+      EXPECT_GT(got->dst_side_values, 0);
+    }
     c.terminate();
     EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values, side " << static_cast<int>(side);
   }
