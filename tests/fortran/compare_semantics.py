@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""The records of tests/fortran/oasis_semantics.F90 (semantics_<comp>_<rank>.txt), checked.
+
+  compare_semantics.py RUN_DIR [REFERENCE_RUN_DIR]
+
+RUN_DIR against what OASIS3-MCT's time operations give: at a coupling date t of an entry of
+period p and lag L, the atmosphere receives the operation (INSTANT: the last; AVERAGE, ACCUMUL,
+T_MIN, T_MAX) over the ocean's puts of the dates in (t - L - p, t - L] (clipped at 0; the
+lagged entry's date 0 comes from its restart file: the value of date -3600), every point within
+1e-12 relative; a put returns OASIS_Sent when its date + L is a coupling date, OASIS_ToRest
+when it is $RUNTIME (and writes the restart file, checked), OASIS_LocTrans otherwise (OASIS_Ok
+for INSTANT); a get returns OASIS_Recvd at a coupling date and OASIS_Ok between them. With REFERENCE_RUN_DIR (the same program built against the real OASIS3-MCT), the
+two runs must also agree call by call and value by value (any rank layouts). Exit 1 on any
+difference, each printed."""
+import glob
+import math
+import os
+import sys
+
+DT, NDATES, RUNTIME = 3600, 12, 43200
+# field -> (k of the analytic function, period, operation, lag): run_semantics.sh's namcouple
+ENTRIES = {"INS": (1, 7200, "INSTANT", 0), "AVG": (2, 7200, "AVERAGE", 0),
+           "ACC": (3, 10800, "ACCUMUL", 0), "MIN": (4, 7200, "T_MIN", 0),
+           "MAX": (5, 10800, "T_MAX", 0), "LAG": (6, 7200, "INSTANT", 3600)}
+OK, RECVD, SENT, LOCTRANS, TOREST = 0, 3, 4, 5, 6
+
+
+def value(g, date, k):  # oasis_semantics.F90's value()
+    return 100.0 * math.sin(0.37 * g + 0.11 * (date // DT) + 0.7 * k) + k
+
+
+def load(d):
+    calls, values = {}, {}
+    paths = sorted(glob.glob(os.path.join(d, "semantics_*.txt")))
+    if not paths:
+        sys.exit(f"{d}: no semantics_*.txt records")
+    for path in paths:
+        comp = os.path.basename(path).split("_")[1]
+        key = None
+        for line in open(path):
+            w = line.split()
+            if w[0] in ("put", "get"):
+                key = (comp, w[0], w[1][2:], int(w[2]))
+                calls.setdefault(key, set()).add(int(w[3]))
+            else:
+                values[key[2], key[3], int(w[0])] = float(w[1])
+    return calls, values
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-12 * max(abs(a), abs(b))
+
+
+def check_expected(run_dir, calls, values, bad, label):
+    for f, (k, period, op, lag) in ENTRIES.items():
+        for date in range(0, NDATES * DT, DT):
+            lagged = date + lag
+            want_put = (TOREST if lagged == RUNTIME else SENT if lagged % period == 0
+                        else OK if op == "INSTANT" else LOCTRANS)
+            coupling = date % period == 0
+            want_get = RECVD if coupling else OK
+            for comp, call, want in (("ocn", "put", want_put), ("atm", "get", want_get)):
+                got = calls.get((comp, call, f, date))
+                if got != {want}:
+                    bad.append(f"{label}: {call} of {f} at date {date}: kinfo {got}, expected {want}")
+            if not coupling:
+                continue
+            last = date - lag
+            dates = range(max(0, last - period + DT), last + 1, DT) if last >= 0 else [last]
+            points = sorted(g for (ff, d, g) in values if ff == f and d == date)
+            if len(points) != 48:
+                bad.append(f"{label}: {f} at date {date}: {len(points)} points received, expected 48")
+            for g in points:
+                v = [value(g, d, k) for d in dates]
+                want = {"INSTANT": v[-1], "AVERAGE": sum(v) / len(v), "ACCUMUL": sum(v),
+                        "T_MIN": min(v), "T_MAX": max(v)}[op]
+                if not close(values[f, date, g], want):
+                    bad.append(f"{label}: {op} of {f} at date {date}, point {g}: "
+                               f"{values[f, date, g]!r}, expected {want!r}")
+    # the lagged entry's last put (date RUNTIME - lag) went to its restart file
+    from netCDF4 import Dataset
+    with Dataset(os.path.join(run_dir, "r_LAG.nc")) as nc:
+        saved = [float(x) for x in nc["O_LAG"][:].ravel()]
+    want = [value(g, RUNTIME - ENTRIES["LAG"][3], 6) for g in range(48)]
+    if len(saved) != 48 or not all(close(a, b) for a, b in zip(saved, want)):
+        bad.append(f"{label}: r_LAG.nc holds {saved[:3]}..., expected the put of date "
+                   f"{RUNTIME - ENTRIES['LAG'][3]}: {want[:3]}...")
+
+
+if sys.argv[1] == "--restart-cdl":
+    # the lagged entry's restart file: its field at date -DT, in OASIS3-MCT's layout
+    data = ",\n    ".join(f"{value(g, -DT, 6)!r}" for g in range(48))
+    print("netcdf r_LAG {\ndimensions:\n  O_LAG_nx = 8 ;\n  O_LAG_ny = 6 ;\nvariables:\n"
+          "  double O_LAG(O_LAG_ny, O_LAG_nx) ;\ndata:\n  O_LAG =\n    " + data + " ;\n}")
+    sys.exit(0)
+bad = []
+calls, values = load(sys.argv[1])
+check_expected(sys.argv[1], calls, values, bad, "run")
+if len(sys.argv) > 2:
+    ref_calls, ref_values = load(sys.argv[2])
+    check_expected(sys.argv[2], ref_calls, ref_values, bad, "reference")
+    for key in sorted(set(calls) | set(ref_calls)):
+        if calls.get(key) != ref_calls.get(key):
+            bad.append(f"{key}: kinfo {calls.get(key)} against the reference's {ref_calls.get(key)}")
+    for key in sorted(set(values) | set(ref_values)):
+        a, b = values.get(key), ref_values.get(key)
+        if a is None or b is None or not close(a, b):
+            bad.append(f"{key[0]} at date {key[1]}, point {key[2]}: {a!r} against the reference's {b!r}")
+print(f"{len(calls)} calls and {len(values)} received values checked"
+      f"{' against the reference run too' if len(sys.argv) > 2 else ''}: {len(bad)} differences")
+for b in bad[:40]:
+    print("  " + b)
+sys.exit(1 if bad else 0)

@@ -1,0 +1,106 @@
+! What a coupled run receives, not only that it runs: one program written against OASIS3-MCT
+! 2.0's user interface (nothing isthmus-specific), built against isthmus's mod_oasis and against
+! the OASIS3-MCT 2.0 that Debian ships, run with the same namcouple (run_semantics.sh), and the
+! two records compared. One executable runs both components (MPMD; the first argument names
+! it, ocn or atm). The ocean puts one field per entry of the namcouple at every time step
+! (dt = 3600 s) for NDATES dates; the entries differ in their coupling period and their time
+! operation (LOCTRANS INSTANT, AVERAGE, ACCUMUL, T_MIN, T_MAX), so what arrives is the
+! operation over the puts of each coupling period; one entry has a lag of one time step, its
+! date 0 coming from a restart file that run_semantics.sh writes (the value of date -dt) and
+! its last put going to the restart file. The atmosphere gets every field at every
+! time step. Every rank writes, for every call, its kinfo, and for every get that received, the
+! values with their global indices:
+!   semantics_<comp>_<rank>.txt:  put|get FIELD DATE KINFO  [then, for a get that received,
+!                                 one line per local point: GLOBAL_INDEX VALUE]
+! Same 8 x 6 grid on both sides, no weights: the values are the time operations' alone.
+program oasis_semantics
+  use mpi
+  use mod_oasis
+  implicit none
+  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 6
+  character(len=5), parameter :: onames(nf) = ['O_INS', 'O_AVG', 'O_ACC', 'O_MIN', 'O_MAX', 'O_LAG']
+  character(len=5), parameter :: anames(nf) = ['A_INS', 'A_AVG', 'A_ACC', 'A_MIN', 'A_MAX', 'A_LAG']
+  character(len=8) :: comp
+  character(len=64) :: path
+  integer :: compid, kinfo, local, rank, nranks, ierr, date, k, i, off, npts, part, unit
+  integer :: ids(nf), var_nodims(2), var_shape(2), paral(3)
+  real(8), allocatable :: f(:)
+  logical :: ocean
+
+  call MPI_Init(ierr)
+  call get_command_argument(1, comp)
+  ocean = comp == 'ocn'
+
+  call oasis_init_comp(compid, trim(comp), kinfo)
+  call expect(kinfo, OASIS_Ok, 'oasis_init_comp')
+  call oasis_get_localcomm(local, kinfo)
+  call expect(kinfo, OASIS_Ok, 'oasis_get_localcomm')
+  call MPI_Comm_rank(local, rank, ierr)
+  call MPI_Comm_size(local, nranks, ierr)
+
+  ! apple partition: rank r holds [r * n / P, (r + 1) * n / P)
+  off = rank * nglob / nranks
+  npts = (rank + 1) * nglob / nranks - off
+  paral = [1, off, npts]
+  call oasis_def_partition(part, paral, kinfo)
+  call expect(kinfo, OASIS_Ok, 'oasis_def_partition')
+  var_nodims = [1, 1]
+  var_shape = [1, npts]
+  do k = 1, nf
+    if (ocean) then
+      call oasis_def_var(ids(k), onames(k), part, var_nodims, OASIS_Out, var_shape, OASIS_Real, kinfo)
+    else
+      call oasis_def_var(ids(k), anames(k), part, var_nodims, OASIS_In, var_shape, OASIS_Real, kinfo)
+    end if
+    call expect(kinfo, OASIS_Ok, 'oasis_def_var')
+  end do
+  call oasis_enddef(kinfo)
+  call expect(kinfo, OASIS_Ok, 'oasis_enddef')
+
+  allocate(f(npts))
+  write (path, '(a,a,a,i0,a)') 'semantics_', trim(comp), '_', rank, '.txt'
+  open (newunit=unit, file=trim(path), status='replace', action='write')
+  do date = 0, (ndates - 1) * dt, dt
+    do k = 1, nf
+      if (ocean) then
+        do i = 1, npts
+          f(i) = value(off + i - 1, date, k)
+        end do
+        call oasis_put(ids(k), date, f, kinfo)
+        write (unit, '(a,1x,a,1x,i0,1x,i0)') 'put', onames(k), date, kinfo
+      else
+        f = -7777d0
+        call oasis_get(ids(k), date, f, kinfo)
+        write (unit, '(a,1x,a,1x,i0,1x,i0)') 'get', anames(k), date, kinfo
+        if (kinfo == OASIS_Recvd .or. kinfo == OASIS_FromRest .or. kinfo == OASIS_RecvOut .or. &
+            kinfo == OASIS_FromRestOut) then
+          do i = 1, npts
+            write (unit, '(i0,1x,es25.17e3)') off + i - 1, f(i)
+          end do
+        end if
+      end if
+    end do
+  end do
+  close (unit)
+  call oasis_terminate(kinfo)
+  call expect(kinfo, OASIS_Ok, 'oasis_terminate')
+  call MPI_Finalize(ierr)
+
+contains
+
+  ! an analytic field: every point, date and field its own value, with all of a double's bits
+  ! (compare_semantics.py and run_semantics.sh compute the same)
+  pure real(8) function value(g, date, k)
+    integer, intent(in) :: g, date, k
+    value = 100d0 * sin(0.37d0 * g + 0.11d0 * (date / dt) + 0.7d0 * k) + k
+  end function value
+
+  subroutine expect(got, want, what)
+    integer, intent(in) :: got, want
+    character(len=*), intent(in) :: what
+    if (got /= want) then
+      print '(a,a,a,i0,a,i0)', 'oasis_semantics: ', what, ' returned ', got, ', expected ', want
+      call MPI_Abort(MPI_COMM_WORLD, 1, ierr)
+    end if
+  end subroutine expect
+end program oasis_semantics

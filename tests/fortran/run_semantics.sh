@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# tests/fortran/oasis_semantics.F90 in a fresh run directory with its namcouple (OASIS3-MCT
+# 2.0's format): six entries ocean -> atmosphere on the same 8 x 6 grid, coupling periods of
+# 2 and 3 time steps, LOCTRANS INSTANT, AVERAGE, ACCUMUL, T_MIN and T_MAX, and an INSTANT one
+# with a lag of one time step, whose restart file (r_LAG.nc, OASIS3-MCT's layout: the
+# value of date -3600) is written here with ncgen and rewritten by the run's last put. compare_semantics.py
+# then checks what arrived against OASIS3-MCT's rules and, given a second executable (the same
+# program built against Debian's OASIS3-MCT), against what that one received, call by call.
+# Usage: run_semantics.sh MPIRUN_SH NOCN NATM EXE [REFERENCE_EXE]
+# KEEP=1 in the environment keeps the run directories.
+set -euo pipefail
+mpirun_sh=$1 nocn=$2 natm=$3 exe=$4 ref=${5:-}
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d /tmp/isthmus-fsemantics-XXXXXX)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
+entry() {  # source target period operation [lag]
+  # restart files of 8 characters at most: OASIS3-MCT 2.0 cuts the name there (r_<3 letters>.nc)
+  printf ' %s %s 1 %s 1 r_%s.nc EXPORTED\n 8 6 8 6 togr tagr LAG=%s\n P 0 P 0\n LOCTRANS\n %s\n' \
+    "$1" "$2" "$3" "${1#O_}" "${5:-0}" "$4"
+}
+run() {  # directory executable
+  mkdir -p "$1"
+  cat > "$1/namcouple" <<NAM
+ \$NFIELDS
+   6
+ \$END
+ \$NBMODEL
+   2  ocn atm
+ \$END
+ \$RUNTIME
+   43200
+ \$END
+ \$NLOGPRT
+   0
+ \$END
+ \$STRINGS
+$(entry O_INS A_INS 7200 INSTANT)
+$(entry O_AVG A_AVG 7200 AVERAGE)
+$(entry O_ACC A_ACC 10800 ACCUMUL)
+$(entry O_MIN A_MIN 7200 T_MIN)
+$(entry O_MAX A_MAX 10800 T_MAX)
+$(entry O_LAG A_LAG 7200 INSTANT 3600)
+ \$END
+NAM
+  python3 "$here/compare_semantics.py" --restart-cdl > "$1/r_LAG.cdl"
+  ncgen -o "$1/r_LAG.nc" "$1/r_LAG.cdl"
+  (cd "$1" && "$mpirun_sh" "$nocn" "$2" ocn : -n "$natm" "$2" atm) || { echo "the run in $1 failed"; exit 1; }
+}
+run "$dir/run" "$exe"
+if [ -n "$ref" ]; then
+  # the reference at one rank per component: the comparison holds for any layouts
+  nocn=1 natm=1 run "$dir/reference" "$ref"
+  python3 "$here/compare_semantics.py" "$dir/run" "$dir/reference"
+else
+  python3 "$here/compare_semantics.py" "$dir/run"
+fi
