@@ -385,6 +385,10 @@ void Coupling::write_partial_restart(const std::string& path) {
   }
   write_restart(files(), path, ends_.src_points, src_shape_, loctrans_prefix(ends_.number),
                 src_fields(states), {{loctrans_counter_name(ends_.number), counts}});
+  // and under OASIS3-MCT 2.0's names (after the operation), which 2.0 reads and 4.0 ignores:
+  // a run can go on from this file with either
+  write_restart(files(), path, ends_.src_points, src_shape_, loctrans_prefix_oasis2(time_op()),
+                src_fields(states), {{loctrans_counter_name_oasis2(time_op()), counts}});
 }
 
 void Coupling::start(const double* const* src, double* const* dst) {

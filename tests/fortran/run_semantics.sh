@@ -5,7 +5,9 @@
 # with a lag of one time step, whose restart file (r_LAG.nc, OASIS3-MCT's layout: the
 # value of date -3600) is written here with ncgen and rewritten by the run's last put. compare_semantics.py
 # then checks what arrived against OASIS3-MCT's rules and, given a second executable (the same
-# program built against Debian's OASIS3-MCT), against what that one received, call by call.
+# program built against Debian's OASIS3-MCT), against what that one received, call by call; and
+# then each library goes on from the other's restart files and from its own, and all four runs
+# must receive what OASIS3-MCT receives going on from its own.
 # Usage: run_semantics.sh MPIRUN_SH NOCN NATM EXE [REFERENCE_EXE]
 # KEEP=1 in the environment keeps the run directories.
 set -euo pipefail
@@ -18,7 +20,7 @@ entry() {  # source target period operation [lag]
   printf ' %s %s 1 %s 1 r_%s.nc EXPORTED\n 8 6 8 6 togr tagr LAG=%s\n P 0 P 0\n LOCTRANS\n %s\n' \
     "$1" "$2" "$3" "${1#O_}" "${5:-0}" "$4"
 }
-run() {  # directory executable
+run() {  # directory executable [directory whose restart files this run goes on from]
   mkdir -p "$1"
   cat > "$1/namcouple" <<NAM
  \$NFIELDS
@@ -42,8 +44,12 @@ $(entry O_MAX A_MAX 10800 T_MAX)
 $(entry O_LAG A_LAG 7200 INSTANT 3600)
  \$END
 NAM
-  python3 "$here/compare_semantics.py" --restart-cdl > "$1/r_LAG.cdl"
-  ncgen -o "$1/r_LAG.nc" "$1/r_LAG.cdl"
+  if [ -n "${3:-}" ]; then
+    cp "$3"/r_*.nc "$1/"
+  else
+    python3 "$here/compare_semantics.py" --restart-cdl > "$1/r_LAG.cdl"
+    ncgen -o "$1/r_LAG.nc" "$1/r_LAG.cdl"
+  fi
   (cd "$1" && "$mpirun_sh" "$nocn" "$2" ocn : -n "$natm" "$2" atm) || { echo "the run in $1 failed"; exit 1; }
 }
 run "$dir/run" "$exe"
@@ -51,6 +57,17 @@ if [ -n "$ref" ]; then
   # the reference at one rank per component: the comparison holds for any layouts
   nocn=1 natm=1 run "$dir/reference" "$ref"
   python3 "$here/compare_semantics.py" "$dir/run" "$dir/reference"
+  # Each run goes on from the other's restart files and from its own (the lagged field and the
+  # LOCTRANS partial states, in each library's naming): all four must receive what OASIS3-MCT
+  # receives going on from its own files.
+  run "$dir/isthmus_after_isthmus" "$exe" "$dir/run"
+  nocn=1 natm=1 run "$dir/oasis_after_isthmus" "$ref" "$dir/run"
+  run "$dir/isthmus_after_oasis" "$exe" "$dir/reference"
+  nocn=1 natm=1 run "$dir/oasis_after_oasis" "$ref" "$dir/reference"
+  for r in isthmus_after_isthmus oasis_after_isthmus isthmus_after_oasis; do
+    echo "$r:"
+    python3 "$here/compare_semantics.py" --same "$dir/$r" "$dir/oasis_after_oasis"
+  done
 else
   python3 "$here/compare_semantics.py" "$dir/run"
 fi
