@@ -23,7 +23,13 @@ DT, NDATES, RUNTIME = 3600, 12, 43200
 # field -> (k of the analytic function, period, operation, lag): run_semantics.sh's namcouple
 ENTRIES = {"INS": (1, 7200, "INSTANT", 0), "AVG": (2, 7200, "AVERAGE", 0),
            "ACC": (3, 10800, "ACCUMUL", 0), "MIN": (4, 7200, "T_MIN", 0),
-           "MAX": (5, 10800, "T_MAX", 0), "LAG": (6, 7200, "INSTANT", 3600)}
+           "MAX": (5, 10800, "T_MAX", 0), "LAG": (6, 7200, "INSTANT", 3600),
+           "MPD": (7, 7200, "INSTANT", 0), "MPS": (8, 7200, "INSTANT", 0)}
+MAPPED = ("MPD", "MPS")  # through w_mix.nc: destination d gets 3/4 of source d, 1/4 of mix(d)
+
+
+def mix(d):
+    return (7 * d + 3) % 48
 OK, RECVD, SENT, LOCTRANS, TOREST = 0, 3, 4, 5, 6
 
 
@@ -76,6 +82,8 @@ def check_expected(run_dir, calls, values, bad, label):
                 v = [value(g, d, k) for d in dates]
                 want = {"INSTANT": v[-1], "AVERAGE": sum(v) / len(v), "ACCUMUL": sum(v),
                         "T_MIN": min(v), "T_MAX": max(v)}[op]
+                if f in MAPPED:
+                    want = 0.75 * value(g, dates[-1], k) + 0.25 * value(mix(g), dates[-1], k)
                 if not close(values[f, date, g], want):
                     bad.append(f"{label}: {op} of {f} at date {date}, point {g}: "
                                f"{values[f, date, g]!r}, expected {want!r}")
@@ -89,6 +97,22 @@ def check_expected(run_dir, calls, values, bad, label):
                    f"{RUNTIME - ENTRIES['LAG'][3]}: {want[:3]}...")
 
 
+if sys.argv[1] == "--weights-cdl":
+    # the mapped entries' weights file, SCRIP's layout
+    links = [(s, d, w) for d in range(48) for s, w in ((d, 0.75), (mix(d), 0.25))]
+    print("netcdf w_mix {\ndimensions:\n  src_grid_size = 48 ;\n  dst_grid_size = 48 ;\n"
+          "  src_grid_rank = 2 ;\n  dst_grid_rank = 2 ;\n"
+          f"  num_links = {len(links)} ;\n  num_wgts = 1 ;\nvariables:\n"
+          "  int src_grid_dims(src_grid_rank) ;\n  int dst_grid_dims(dst_grid_rank) ;\n"
+          "  int src_address(num_links) ;\n  int dst_address(num_links) ;\n"
+          "  double remap_matrix(num_links, num_wgts) ;\n"
+          '  :title = "isthmus semantics test: 3/4 of a point and 1/4 of another" ;\n'
+          '  :normalization = "none" ;\n  :map_method = "test" ;\n  :conventions = "SCRIP" ;\n'
+          "data:\n  src_grid_dims = 8, 6 ;\n  dst_grid_dims = 8, 6 ;\n"
+          f"  src_address = {', '.join(str(s + 1) for s, _, _ in links)} ;\n"
+          f"  dst_address = {', '.join(str(d + 1) for _, d, _ in links)} ;\n"
+          f"  remap_matrix = {', '.join(repr(w) for _, _, w in links)} ;\n}}")
+    sys.exit(0)
 if sys.argv[1] == "--restart-cdl":
     # the lagged entry's restart file: its field at date -DT, in OASIS3-MCT's layout
     data = ",\n    ".join(f"{value(g, -DT, 6)!r}" for g in range(48))

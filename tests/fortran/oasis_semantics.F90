@@ -7,19 +7,24 @@
 ! operation (LOCTRANS INSTANT, AVERAGE, ACCUMUL, T_MIN, T_MAX), so what arrives is the
 ! operation over the puts of each coupling period; one entry has a lag of one time step, its
 ! date 0 coming from a restart file that run_semantics.sh writes (the value of date -dt) and
-! its last put going to the restart file. The atmosphere gets every field at every
+! its last put going to the restart file; two entries go through a weights file (each
+! destination point three quarters of its own source point and a quarter of another), mapped
+! on the destination side and on the source side. The atmosphere gets every field at every
 ! time step. Every rank writes, for every call, its kinfo, and for every get that received, the
 ! values with their global indices:
 !   semantics_<comp>_<rank>.txt:  put|get FIELD DATE KINFO  [then, for a get that received,
 !                                 one line per local point: GLOBAL_INDEX VALUE]
-! Same 8 x 6 grid on both sides, no weights: the values are the time operations' alone.
+! Same 8 x 6 grid on both sides: but for the two mapped entries, the values are the time
+! operations' alone.
 program oasis_semantics
   use mpi
   use mod_oasis
   implicit none
-  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 6
-  character(len=5), parameter :: onames(nf) = ['O_INS', 'O_AVG', 'O_ACC', 'O_MIN', 'O_MAX', 'O_LAG']
-  character(len=5), parameter :: anames(nf) = ['A_INS', 'A_AVG', 'A_ACC', 'A_MIN', 'A_MAX', 'A_LAG']
+  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 8
+  character(len=5), parameter :: onames(nf) = ['O_INS', 'O_AVG', 'O_ACC', 'O_MIN', 'O_MAX', 'O_LAG', &
+                                               'O_MPD', 'O_MPS']
+  character(len=5), parameter :: anames(nf) = ['A_INS', 'A_AVG', 'A_ACC', 'A_MIN', 'A_MAX', 'A_LAG', &
+                                               'A_MPD', 'A_MPS']
   character(len=8) :: comp
   character(len=64) :: path
   integer :: compid, kinfo, local, rank, nranks, ierr, date, k, i, off, npts, part, unit

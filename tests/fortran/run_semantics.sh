@@ -3,7 +3,8 @@
 # 2.0's format): six entries ocean -> atmosphere on the same 8 x 6 grid, coupling periods of
 # 2 and 3 time steps, LOCTRANS INSTANT, AVERAGE, ACCUMUL, T_MIN and T_MAX, and an INSTANT one
 # with a lag of one time step, whose restart file (r_LAG.nc, OASIS3-MCT's layout: the
-# value of date -3600) is written here with ncgen and rewritten by the run's last put. compare_semantics.py
+# value of date -3600) is written here with ncgen and rewritten by the run's last put, and two
+# INSTANT ones through a weights file (w_mix.nc, written here), MAPPING dst and src. compare_semantics.py
 # then checks what arrived against OASIS3-MCT's rules and, given a second executable (the same
 # program built against Debian's OASIS3-MCT), against what that one received, call by call; and
 # then each library goes on from the other's restart files and from its own, and all four runs
@@ -20,11 +21,15 @@ entry() {  # source target period operation [lag]
   printf ' %s %s 1 %s 1 r_%s.nc EXPORTED\n 8 6 8 6 togr tagr LAG=%s\n P 0 P 0\n LOCTRANS\n %s\n' \
     "$1" "$2" "$3" "${1#O_}" "${5:-0}" "$4"
 }
+mapped() {  # source target location
+  printf ' %s %s 1 7200 1 r_%s.nc EXPORTED\n 8 6 8 6 togr tagr LAG=0\n P 0 P 0\n MAPPING\n w_mix.nc %s\n' \
+    "$1" "$2" "${1#O_}" "$3"
+}
 run() {  # directory executable [directory whose restart files this run goes on from]
   mkdir -p "$1"
   cat > "$1/namcouple" <<NAM
  \$NFIELDS
-   6
+   8
  \$END
  \$NBMODEL
    2  ocn atm
@@ -42,8 +47,12 @@ $(entry O_ACC A_ACC 10800 ACCUMUL)
 $(entry O_MIN A_MIN 7200 T_MIN)
 $(entry O_MAX A_MAX 10800 T_MAX)
 $(entry O_LAG A_LAG 7200 INSTANT 3600)
+$(mapped O_MPD A_MPD dst)
+$(mapped O_MPS A_MPS src)
  \$END
 NAM
+  python3 "$here/compare_semantics.py" --weights-cdl > "$1/w_mix.cdl"
+  ncgen -o "$1/w_mix.nc" "$1/w_mix.cdl"
   if [ -n "${3:-}" ]; then
     cp "$3"/r_*.nc "$1/"
   else
