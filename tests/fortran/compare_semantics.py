@@ -10,7 +10,9 @@ T_MIN, T_MAX) over the ocean's puts of the dates in (t - L - p, t - L] (clipped 
 lagged entry's date 0 comes from its restart file: the value of date -3600), every point within
 1e-12 relative; a put returns OASIS_Sent when its date + L is a coupling date, OASIS_ToRest
 when it is $RUNTIME (and writes the restart file, checked), OASIS_LocTrans otherwise (OASIS_Ok
-for INSTANT); a get returns OASIS_Recvd at a coupling date and OASIS_Ok between them. With REFERENCE_RUN_DIR (the same program built against the real OASIS3-MCT), the
+for INSTANT); a get returns OASIS_Recvd at a coupling date and OASIS_Ok between them (the
+EXPOUT entry: OASIS_SentOut and OASIS_RecvOut, and its two output files hold what was sent at
+each coupling date). With REFERENCE_RUN_DIR (the same program built against the real OASIS3-MCT), the
 two runs must also agree call by call and value by value (any rank layouts). --same: only that
 agreement (runs that went on from restart files, where the rules above do not hold at the
 first coupling dates). Exit 1 on any difference, each printed."""
@@ -24,13 +26,15 @@ DT, NDATES, RUNTIME = 3600, 12, 43200
 ENTRIES = {"INS": (1, 7200, "INSTANT", 0), "AVG": (2, 7200, "AVERAGE", 0),
            "ACC": (3, 10800, "ACCUMUL", 0), "MIN": (4, 7200, "T_MIN", 0),
            "MAX": (5, 10800, "T_MAX", 0), "LAG": (6, 7200, "INSTANT", 3600),
-           "MPD": (7, 7200, "INSTANT", 0), "MPS": (8, 7200, "INSTANT", 0)}
+           "MPD": (7, 7200, "INSTANT", 0), "MPS": (8, 7200, "INSTANT", 0),
+           "OUT": (9, 7200, "AVERAGE", 0)}
 MAPPED = ("MPD", "MPS")  # through w_mix.nc: destination d gets 3/4 of source d, 1/4 of mix(d)
 
 
 def mix(d):
     return (7 * d + 3) % 48
-OK, RECVD, SENT, LOCTRANS, TOREST = 0, 3, 4, 5, 6
+OK, RECVD, SENT, LOCTRANS, TOREST, SENTOUT, RECVOUT = 0, 3, 4, 5, 6, 8, 12
+EXPOUT = ("OUT",)  # EXPOUT: both sides also write the field at each coupling date to a file
 
 
 def value(g, date, k):  # oasis_semantics.F90's value()
@@ -67,6 +71,9 @@ def check_expected(run_dir, calls, values, bad, label):
                         else OK if op == "INSTANT" else LOCTRANS)
             coupling = date % period == 0
             want_get = RECVD if coupling else OK
+            if f in EXPOUT:
+                want_put = SENTOUT if want_put == SENT else want_put
+                want_get = RECVOUT if want_get == RECVD else want_get
             for comp, call, want in (("ocn", "put", want_put), ("atm", "get", want_get)):
                 got = calls.get((comp, call, f, date))
                 if got != {want}:
@@ -87,8 +94,30 @@ def check_expected(run_dir, calls, values, bad, label):
                 if not close(values[f, date, g], want):
                     bad.append(f"{label}: {op} of {f} at date {date}, point {g}: "
                                f"{values[f, date, g]!r}, expected {want!r}")
-    # the lagged entry's last put (date RUNTIME - lag) went to its restart file
+    # the EXPOUT entry's files (OASIS3-MCT's names: field_component_entry.nc): what was sent
+    # and what arrived, one record per coupling date
     from netCDF4 import Dataset
+    k, period, op, _ = ENTRIES["OUT"]
+    for name in ("O_OUT_ocn_09", "A_OUT_atm_09"):
+        path = os.path.join(run_dir, name + ".nc")
+        if not os.path.exists(path):
+            bad.append(f"{label}: no {name}.nc")
+            continue
+        with Dataset(path) as nc:
+            times = [int(t) for t in nc["time"][:]]
+            data = nc[name[:5]][:]
+        if times != list(range(0, NDATES * DT, period)):
+            bad.append(f"{label}: {name}.nc has the times {times}")
+            continue
+        for i, t in enumerate(times):
+            rec = [float(x) for x in data[i].ravel()]
+            for g in range(48):
+                v = [value(g, d, k) for d in range(max(0, t - period + DT), t + 1, DT)]
+                if not close(rec[g], sum(v) / len(v)):
+                    bad.append(f"{label}: {name}.nc at time {t}, point {g}: {rec[g]!r}, "
+                               f"expected {sum(v) / len(v)!r}")
+                    break
+    # the lagged entry's last put (date RUNTIME - lag) went to its restart file
     with Dataset(os.path.join(run_dir, "r_LAG.nc")) as nc:
         saved = [float(x) for x in nc["O_LAG"][:].ravel()]
     want = [value(g, RUNTIME - ENTRIES["LAG"][3], 6) for g in range(48)]

@@ -4,7 +4,8 @@
 # 2 and 3 time steps, LOCTRANS INSTANT, AVERAGE, ACCUMUL, T_MIN and T_MAX, and an INSTANT one
 # with a lag of one time step, whose restart file (r_LAG.nc, OASIS3-MCT's layout: the
 # value of date -3600) is written here with ncgen and rewritten by the run's last put, and two
-# INSTANT ones through a weights file (w_mix.nc, written here), MAPPING dst and src. compare_semantics.py
+# INSTANT ones through a weights file (w_mix.nc, written here), MAPPING dst and src, and an
+# EXPOUT one (AVERAGE), whose output files are checked too. compare_semantics.py
 # then checks what arrived against OASIS3-MCT's rules and, given a second executable (the same
 # program built against Debian's OASIS3-MCT), against what that one received, call by call; and
 # then each library goes on from the other's restart files and from its own, and all four runs
@@ -16,10 +17,10 @@ mpirun_sh=$1 nocn=$2 natm=$3 exe=$4 ref=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d /tmp/isthmus-fsemantics-XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
-entry() {  # source target period operation [lag]
+entry() {  # source target period operation [lag [status]]
   # restart files of 8 characters at most: OASIS3-MCT 2.0 cuts the name there (r_<3 letters>.nc)
-  printf ' %s %s 1 %s 1 r_%s.nc EXPORTED\n 8 6 8 6 togr tagr LAG=%s\n P 0 P 0\n LOCTRANS\n %s\n' \
-    "$1" "$2" "$3" "${1#O_}" "${5:-0}" "$4"
+  printf ' %s %s 1 %s 1 r_%s.nc %s\n 8 6 8 6 togr tagr LAG=%s\n P 0 P 0\n LOCTRANS\n %s\n' \
+    "$1" "$2" "$3" "${1#O_}" "${6:-EXPORTED}" "${5:-0}" "$4"
 }
 mapped() {  # source target location
   printf ' %s %s 1 7200 1 r_%s.nc EXPORTED\n 8 6 8 6 togr tagr LAG=0\n P 0 P 0\n MAPPING\n w_mix.nc %s\n' \
@@ -29,7 +30,7 @@ run() {  # directory executable [directory whose restart files this run goes on 
   mkdir -p "$1"
   cat > "$1/namcouple" <<NAM
  \$NFIELDS
-   8
+   9
  \$END
  \$NBMODEL
    2  ocn atm
@@ -49,6 +50,7 @@ $(entry O_MAX A_MAX 10800 T_MAX)
 $(entry O_LAG A_LAG 7200 INSTANT 3600)
 $(mapped O_MPD A_MPD dst)
 $(mapped O_MPS A_MPS src)
+$(entry O_OUT A_OUT 7200 AVERAGE 0 EXPOUT)
  \$END
 NAM
   python3 "$here/compare_semantics.py" --weights-cdl > "$1/w_mix.cdl"
