@@ -2,7 +2,7 @@
 ! 2.0's user interface (nothing isthmus-specific), built against isthmus's mod_oasis and against
 ! the OASIS3-MCT 2.0 that Debian ships, run with the same namcouple (run_semantics.sh), and the
 ! two records compared. One executable runs both components (MPMD; the first argument names
-! it, ocn or atm). The ocean puts one field per entry of the namcouple at every time step
+! it, ocn or atm; the second the partition, apple, box, orange or points). The ocean puts one field per entry of the namcouple at every time step
 ! (dt = 3600 s) for NDATES dates; the entries differ in their coupling period and their time
 ! operation (LOCTRANS INSTANT, AVERAGE, ACCUMUL, T_MIN, T_MAX), so what arrives is the
 ! operation over the puts of each coupling period; one entry has a lag of one time step, its
@@ -26,15 +26,18 @@ program oasis_semantics
                                                'O_MPD', 'O_MPS', 'O_OUT']
   character(len=5), parameter :: anames(nf) = ['A_INS', 'A_AVG', 'A_ACC', 'A_MIN', 'A_MAX', 'A_LAG', &
                                                'A_MPD', 'A_MPS', 'A_OUT']
-  character(len=8) :: comp
+  character(len=8) :: comp, kind
   character(len=64) :: path
-  integer :: compid, kinfo, local, rank, nranks, ierr, date, k, i, off, npts, part, unit
-  integer :: ids(nf), var_nodims(2), var_shape(2), paral(3)
+  integer :: compid, kinfo, local, rank, nranks, ierr, date, k, i, j, npts, part, unit, row0, nrows
+  integer :: ids(nf), var_nodims(2), var_shape(2)
+  integer, allocatable :: paral(:), gidx(:)
   real(8), allocatable :: f(:)
   logical :: ocean
 
   call MPI_Init(ierr)
   call get_command_argument(1, comp)
+  call get_command_argument(2, kind)  ! the partition: apple (default), box, orange or points
+  if (kind == '') kind = 'apple'
   ocean = comp == 'ocn'
 
   call oasis_init_comp(compid, trim(comp), kinfo)
@@ -44,10 +47,31 @@ program oasis_semantics
   call MPI_Comm_rank(local, rank, ierr)
   call MPI_Comm_size(local, nranks, ierr)
 
-  ! apple partition: rank r holds [r * n / P, (r + 1) * n / P)
-  off = rank * nglob / nranks
-  npts = (rank + 1) * nglob / nranks - off
-  paral = [1, off, npts]
+  ! the partition and the global index (0-based, i + nx * j) of each local point
+  select case (trim(kind))
+  case ('apple')  ! rank r holds [r * n / P, (r + 1) * n / P)
+    npts = (rank + 1) * nglob / nranks - rank * nglob / nranks
+    paral = [1, rank * nglob / nranks, npts]
+    gidx = [(rank * nglob / nranks + i, i = 0, npts - 1)]
+  case ('box')  ! rows [r * ny / P, (r + 1) * ny / P), whole
+    row0 = rank * ny / nranks
+    nrows = (rank + 1) * ny / nranks - row0
+    npts = nx * nrows
+    paral = [2, row0 * nx, nx, nrows, nx]
+    gidx = [(row0 * nx + i, i = 0, npts - 1)]
+  case ('orange')  ! every P-th row from row r, one segment each
+    nrows = (ny - rank + nranks - 1) / nranks
+    npts = nx * nrows
+    paral = [3, nrows, ([(rank + j * nranks) * nx, nx], j = 0, nrows - 1)]
+    gidx = [(((rank + j * nranks) * nx + i, i = 0, nx - 1), j = 0, nrows - 1)]
+  case ('points')  ! the points g with (5 g) mod P = r, listed backwards
+    gidx = [(i, i = nglob - 1, 0, -1)]
+    gidx = pack(gidx, mod(5 * gidx, nranks) == rank)
+    npts = size(gidx)
+    paral = [4, npts, gidx + 1]
+  case default
+    stop 'oasis_semantics: the partition is apple, box, orange or points'
+  end select
   call oasis_def_partition(part, paral, kinfo)
   call expect(kinfo, OASIS_Ok, 'oasis_def_partition')
   var_nodims = [1, 1]
@@ -70,7 +94,7 @@ program oasis_semantics
     do k = 1, nf
       if (ocean) then
         do i = 1, npts
-          f(i) = value(off + i - 1, date, k)
+          f(i) = value(gidx(i), date, k)
         end do
         call oasis_put(ids(k), date, f, kinfo)
         write (unit, '(a,1x,a,1x,i0,1x,i0)') 'put', onames(k), date, kinfo
@@ -81,7 +105,7 @@ program oasis_semantics
         if (kinfo == OASIS_Recvd .or. kinfo == OASIS_FromRest .or. kinfo == OASIS_RecvOut .or. &
             kinfo == OASIS_FromRestOut) then
           do i = 1, npts
-            write (unit, '(i0,1x,es25.17e3)') off + i - 1, f(i)
+            write (unit, '(i0,1x,es25.17e3)') gidx(i), f(i)
           end do
         end if
       end if

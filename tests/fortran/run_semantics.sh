@@ -10,10 +10,11 @@
 # program built against Debian's OASIS3-MCT), against what that one received, call by call; and
 # then each library goes on from the other's restart files and from its own, and all four runs
 # must receive what OASIS3-MCT receives going on from its own.
-# Usage: run_semantics.sh MPIRUN_SH NOCN NATM EXE [REFERENCE_EXE]
+# Usage: run_semantics.sh MPIRUN_SH NOCN NATM OCN_PARTITION ATM_PARTITION EXE [REFERENCE_EXE]
+#   the partitions (apple, box, orange, points) of the run; the reference runs at 1+1
 # KEEP=1 in the environment keeps the run directories.
 set -euo pipefail
-mpirun_sh=$1 nocn=$2 natm=$3 exe=$4 ref=${5:-}
+mpirun_sh=$1 nocn=$2 natm=$3 pocn=$4 patm=$5 exe=$6 ref=${7:-}
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d /tmp/isthmus-fsemantics-XXXXXX)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
@@ -61,7 +62,8 @@ NAM
     python3 "$here/compare_semantics.py" --restart-cdl > "$1/r_LAG.cdl"
     ncgen -o "$1/r_LAG.nc" "$1/r_LAG.cdl"
   fi
-  (cd "$1" && "$mpirun_sh" "$nocn" "$2" ocn : -n "$natm" "$2" atm) || { echo "the run in $1 failed"; exit 1; }
+  (cd "$1" && "$mpirun_sh" "$nocn" "$2" ocn "$pocn" : -n "$natm" "$2" atm "$patm") ||
+    { echo "the run in $1 failed"; exit 1; }
 }
 run "$dir/run" "$exe"
 if [ -n "$ref" ]; then
