@@ -112,6 +112,7 @@ program oasis_semantics
     end do
   end do
   close (unit)
+  deallocate(f, gidx, paral)  ! a main program's arrays are never freed for it
   call oasis_terminate(kinfo)
   call expect(kinfo, OASIS_Ok, 'oasis_terminate')
   call MPI_Finalize(ierr)
