@@ -4,7 +4,7 @@
   compare_semantics.py RUN_DIR [REFERENCE_RUN_DIR]
   compare_semantics.py --same RUN_DIR REFERENCE_RUN_DIR
 
-RUN_DIR against what OASIS3-MCT's time operations give: at a coupling date t of an entry of
+RUN_DIR against what OASIS3-MCT's time operations, mappings and CONSERV GLOBAL give: at a coupling date t of an entry of
 period p and lag L, the atmosphere receives the operation (INSTANT: the last; AVERAGE, ACCUMUL,
 T_MIN, T_MAX) over the ocean's puts of the dates in (t - L - p, t - L] (clipped at 0; the
 lagged entry's date 0 comes from its restart file: the value of date -3600), every point within
@@ -27,8 +27,15 @@ ENTRIES = {"INS": (1, 7200, "INSTANT", 0), "AVG": (2, 7200, "AVERAGE", 0),
            "ACC": (3, 10800, "ACCUMUL", 0), "MIN": (4, 7200, "T_MIN", 0),
            "MAX": (5, 10800, "T_MAX", 0), "LAG": (6, 7200, "INSTANT", 3600),
            "MPD": (7, 7200, "INSTANT", 0), "MPS": (8, 7200, "INSTANT", 0),
-           "OUT": (9, 7200, "AVERAGE", 0)}
-MAPPED = ("MPD", "MPS")  # through w_mix.nc: destination d gets 3/4 of source d, 1/4 of mix(d)
+           "OUT": (9, 7200, "AVERAGE", 0), "CNS": (10, 7200, "INSTANT", 0)}
+MAPPED = ("MPD", "MPS", "CNS")  # through w_mix.nc: destination d gets 3/4 of source d, 1/4 of mix(d)
+# CONSERV GLOBAL (OASIS3-MCT's): the mapped field plus one constant that makes its integral over
+# the destination cells (areas.nc) the source's
+CONSERVED = ("CNS",)
+
+
+def cell_area(ocean, g):  # oasis_semantics.F90's cell_area()
+    return 1.0 + g // 8 + 0.125 * (g % 8) if ocean else 2.0 + 0.5 * (g // 8)
 
 
 def mix(d):
@@ -85,12 +92,22 @@ def check_expected(run_dir, calls, values, bad, label):
             points = sorted(g for (ff, d, g) in values if ff == f and d == date)
             if len(points) != 48:
                 bad.append(f"{label}: {f} at date {date}: {len(points)} points received, expected 48")
+            shift = 0.0
+            if f in CONSERVED:
+                t = dates[-1]
+                mixed = sum(cell_area(False, g) * (0.75 * value(g, t, k) + 0.25 * value(mix(g), t, k))
+                            for g in range(48))
+                source = sum(cell_area(True, g) * value(g, t, k) for g in range(48))
+                shift = (source - mixed) / sum(cell_area(False, g) for g in range(48))
+                got = sum(cell_area(False, g) * values.get((f, date, g), 0.0) for g in range(48))
+                if not close(got, source):
+                    bad.append(f"{label}: {f} at date {date}: integral {got!r}, the source's {source!r}")
             for g in points:
                 v = [value(g, d, k) for d in dates]
                 want = {"INSTANT": v[-1], "AVERAGE": sum(v) / len(v), "ACCUMUL": sum(v),
                         "T_MIN": min(v), "T_MAX": max(v)}[op]
                 if f in MAPPED:
-                    want = 0.75 * value(g, dates[-1], k) + 0.25 * value(mix(g), dates[-1], k)
+                    want = 0.75 * value(g, dates[-1], k) + 0.25 * value(mix(g), dates[-1], k) + shift
                 if not close(values[f, date, g], want):
                     bad.append(f"{label}: {op} of {f} at date {date}, point {g}: "
                                f"{values[f, date, g]!r}, expected {want!r}")

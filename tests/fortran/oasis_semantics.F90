@@ -9,8 +9,9 @@
 ! date 0 coming from a restart file that run_semantics.sh writes (the value of date -dt) and
 ! its last put going to the restart file; two entries go through a weights file (each
 ! destination point three quarters of its own source point and a quarter of another), mapped
-! on the destination side and on the source side; one (AVERAGE) is EXPOUT, so both sides also
-! write it to OASIS3-MCT's output files. The atmosphere gets every field at every
+! on the destination side and on the source side, one of them again with CONSERV GLOBAL (the
+! grids' areas written here with the grid-writing routines); one (AVERAGE) is EXPOUT, so both
+! sides also write it to OASIS3-MCT's output files. The atmosphere gets every field at every
 ! time step. Every rank writes, for every call, its kinfo, and for every get that received, the
 ! values with their global indices:
 !   semantics_<comp>_<rank>.txt:  put|get FIELD DATE KINFO  [then, for a get that received,
@@ -21,17 +22,18 @@ program oasis_semantics
   use mpi
   use mod_oasis
   implicit none
-  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 9
+  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 10
   character(len=5), parameter :: onames(nf) = ['O_INS', 'O_AVG', 'O_ACC', 'O_MIN', 'O_MAX', 'O_LAG', &
-                                               'O_MPD', 'O_MPS', 'O_OUT']
+                                               'O_MPD', 'O_MPS', 'O_OUT', 'O_CNS']
   character(len=5), parameter :: anames(nf) = ['A_INS', 'A_AVG', 'A_ACC', 'A_MIN', 'A_MAX', 'A_LAG', &
-                                               'A_MPD', 'A_MPS', 'A_OUT']
+                                               'A_MPD', 'A_MPS', 'A_OUT', 'A_CNS']
   character(len=8) :: comp, kind
   character(len=64) :: path
   integer :: compid, kinfo, local, rank, nranks, ierr, date, k, i, j, npts, part, unit, row0, nrows
   integer :: ids(nf), var_nodims(2), var_shape(2)
   integer, allocatable :: paral(:), gidx(:)
-  real(8), allocatable :: f(:)
+  real(8), allocatable :: f(:), lon(:, :), lat(:, :), area(:, :)
+  integer, allocatable :: msk(:, :)
   logical :: ocean
 
   call MPI_Init(ierr)
@@ -46,6 +48,26 @@ program oasis_semantics
   call expect(kinfo, OASIS_Ok, 'oasis_get_localcomm')
   call MPI_Comm_rank(local, rank, ierr)
   call MPI_Comm_size(local, nranks, ierr)
+
+  ! the grids, written by each component's first rank: the areas matter (CONSERV), the
+  ! coordinates do not; no point masked
+  if (rank == 0) then
+    allocate(lon(nx, ny), lat(nx, ny), area(nx, ny), msk(nx, ny))
+    do j = 1, ny
+      do i = 1, nx
+        lon(i, j) = 45d0 * (i - 1)
+        lat(i, j) = -75d0 + 30d0 * (j - 1)
+        area(i, j) = cell_area(ocean, i - 1 + nx * (j - 1))
+      end do
+    end do
+    msk = 0
+    call oasis_start_grids_writing(k)
+    call oasis_write_grid(merge('togr', 'tagr', ocean), nx, ny, lon, lat)
+    call oasis_write_mask(merge('togr', 'tagr', ocean), nx, ny, msk)
+    call oasis_write_area(merge('togr', 'tagr', ocean), nx, ny, area)
+    call oasis_terminate_grids_writing()
+    deallocate(lon, lat, area, msk)
+  end if
 
   ! the partition and the global index (0-based, i + nx * j) of each local point
   select case (trim(kind))
@@ -125,6 +147,17 @@ contains
     integer, intent(in) :: g, date, k
     value = 100d0 * sin(0.37d0 * g + 0.11d0 * (date / dt) + 0.7d0 * k) + k
   end function value
+
+  ! the grids' cell areas (compare_semantics.py computes the same)
+  pure real(8) function cell_area(is_ocean, g)
+    logical, intent(in) :: is_ocean
+    integer, intent(in) :: g
+    if (is_ocean) then
+      cell_area = 1d0 + g / nx + 0.125d0 * mod(g, nx)
+    else
+      cell_area = 2d0 + 0.5d0 * (g / nx)
+    end if
+  end function cell_area
 
   subroutine expect(got, want, what)
     integer, intent(in) :: got, want

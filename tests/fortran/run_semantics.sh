@@ -5,7 +5,8 @@
 # with a lag of one time step, whose restart file (r_LAG.nc, OASIS3-MCT's layout: the
 # value of date -3600) is written here with ncgen and rewritten by the run's last put, and two
 # INSTANT ones through a weights file (w_mix.nc, written here), MAPPING dst and src, and an
-# EXPOUT one (AVERAGE), whose output files are checked too. compare_semantics.py
+# EXPOUT one (AVERAGE), whose output files are checked too, and a mapped one with CONSERV
+# GLOBAL (the areas from the areas.nc the program writes). compare_semantics.py
 # then checks what arrived against OASIS3-MCT's rules and, given a second executable (the same
 # program built against Debian's OASIS3-MCT), against what that one received, call by call; and
 # then each library goes on from the other's restart files and from its own, and all four runs
@@ -23,15 +24,20 @@ entry() {  # source target period operation [lag [status]]
   printf ' %s %s 1 %s 1 r_%s.nc %s\n 8 6 8 6 togr tagr LAG=%s\n P 0 P 0\n LOCTRANS\n %s\n' \
     "$1" "$2" "$3" "${1#O_}" "${6:-EXPORTED}" "${5:-0}" "$4"
 }
-mapped() {  # source target location
-  printf ' %s %s 1 7200 1 r_%s.nc EXPORTED\n 8 6 8 6 togr tagr LAG=0\n P 0 P 0\n MAPPING\n w_mix.nc %s\n' \
-    "$1" "$2" "${1#O_}" "$3"
+mapped() {  # source target location [conservation]
+  if [ -n "${4:-}" ]; then
+    printf ' %s %s 1 7200 2 r_%s.nc EXPORTED\n 8 6 8 6 togr tagr LAG=0\n P 0 P 0\n MAPPING CONSERV\n w_mix.nc %s\n %s\n' \
+      "$1" "$2" "${1#O_}" "$3" "$4"
+  else
+    printf ' %s %s 1 7200 1 r_%s.nc EXPORTED\n 8 6 8 6 togr tagr LAG=0\n P 0 P 0\n MAPPING\n w_mix.nc %s\n' \
+      "$1" "$2" "${1#O_}" "$3"
+  fi
 }
 run() {  # directory executable [directory whose restart files this run goes on from]
   mkdir -p "$1"
   cat > "$1/namcouple" <<NAM
  \$NFIELDS
-   9
+   10
  \$END
  \$NBMODEL
    2  ocn atm
@@ -52,6 +58,7 @@ $(entry O_LAG A_LAG 7200 INSTANT 3600)
 $(mapped O_MPD A_MPD dst)
 $(mapped O_MPS A_MPS src)
 $(entry O_OUT A_OUT 7200 AVERAGE 0 EXPOUT)
+$(mapped O_CNS A_CNS dst GLOBAL)
  \$END
 NAM
   python3 "$here/compare_semantics.py" --weights-cdl > "$1/w_mix.cdl"
