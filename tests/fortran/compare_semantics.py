@@ -27,11 +27,15 @@ ENTRIES = {"INS": (1, 7200, "INSTANT", 0), "AVG": (2, 7200, "AVERAGE", 0),
            "ACC": (3, 10800, "ACCUMUL", 0), "MIN": (4, 7200, "T_MIN", 0),
            "MAX": (5, 10800, "T_MAX", 0), "LAG": (6, 7200, "INSTANT", 3600),
            "MPD": (7, 7200, "INSTANT", 0), "MPS": (8, 7200, "INSTANT", 0),
-           "OUT": (9, 7200, "AVERAGE", 0), "CNS": (10, 7200, "INSTANT", 0)}
-MAPPED = ("MPD", "MPS", "CNS")  # through w_mix.nc: destination d gets 3/4 of source d, 1/4 of mix(d)
-# CONSERV GLOBAL (OASIS3-MCT's): the mapped field plus one constant that makes its integral over
-# the destination cells (areas.nc) the source's
-CONSERVED = ("CNS",)
+           "OUT": (9, 7200, "AVERAGE", 0), "CNS": (10, 7200, "INSTANT", 0),
+           "CNP": (11, 7200, "INSTANT", 0), "CNB": (12, 7200, "INSTANT", 0)}
+# through w_mix.nc: destination d gets 3/4 of source d, 1/4 of mix(d)
+MAPPED = ("MPD", "MPS", "CNS", "CNP", "CNB")
+# CONSERV (OASIS3-MCT's), making the mapped field's integral over the destination cells
+# (areas.nc) the source's (GLOBAL, GLBPOS) or the source's times the ratio of the destination's
+# active area to the source's (BASBAL): GLOBAL and BASBAL add one constant, GLBPOS multiplies by
+# one factor
+CONSERVED = {"CNS": ("add", False), "CNP": ("scale", False), "CNB": ("add", True)}
 
 
 def cell_area(ocean, g):  # oasis_semantics.F90's cell_area()
@@ -92,13 +96,19 @@ def check_expected(run_dir, calls, values, bad, label):
             points = sorted(g for (ff, d, g) in values if ff == f and d == date)
             if len(points) != 48:
                 bad.append(f"{label}: {f} at date {date}: {len(points)} points received, expected 48")
-            shift = 0.0
+            shift, factor = 0.0, 1.0
             if f in CONSERVED:
                 t = dates[-1]
                 mixed = sum(cell_area(False, g) * (0.75 * value(g, t, k) + 0.25 * value(mix(g), t, k))
                             for g in range(48))
                 source = sum(cell_area(True, g) * value(g, t, k) for g in range(48))
-                shift = (source - mixed) / sum(cell_area(False, g) for g in range(48))
+                how, basin = CONSERVED[f]
+                if basin:
+                    source *= sum(cell_area(False, g) for g in range(48)) / sum(cell_area(True, g) for g in range(48))
+                if how == "add":
+                    shift = (source - mixed) / sum(cell_area(False, g) for g in range(48))
+                else:
+                    factor = source / mixed
                 got = sum(cell_area(False, g) * values.get((f, date, g), 0.0) for g in range(48))
                 if not close(got, source):
                     bad.append(f"{label}: {f} at date {date}: integral {got!r}, the source's {source!r}")
@@ -107,7 +117,7 @@ def check_expected(run_dir, calls, values, bad, label):
                 want = {"INSTANT": v[-1], "AVERAGE": sum(v) / len(v), "ACCUMUL": sum(v),
                         "T_MIN": min(v), "T_MAX": max(v)}[op]
                 if f in MAPPED:
-                    want = 0.75 * value(g, dates[-1], k) + 0.25 * value(mix(g), dates[-1], k) + shift
+                    want = (0.75 * value(g, dates[-1], k) + 0.25 * value(mix(g), dates[-1], k)) * factor + shift
                 if not close(values[f, date, g], want):
                     bad.append(f"{label}: {op} of {f} at date {date}, point {g}: "
                                f"{values[f, date, g]!r}, expected {want!r}")
