@@ -51,8 +51,8 @@ program oasis_semantics
   call MPI_Comm_rank(local, rank, ierr)
   call MPI_Comm_size(local, nranks, ierr)
 
-  ! the grids, written by each component's first rank: the areas matter (CONSERV), the
-  ! coordinates do not; no point masked
+  ! the grids, written by each component's first rank: the areas and masks matter (CONSERV),
+  ! the coordinates do not
   if (rank == 0) then
     allocate(lon(nx, ny), lat(nx, ny), area(nx, ny), msk(nx, ny))
     do j = 1, ny
@@ -62,7 +62,12 @@ program oasis_semantics
         area(i, j) = cell_area(ocean, i - 1 + nx * (j - 1))
       end do
     end do
-    msk = 0
+    msk = 0  ! OASIS: 1 = masked; one cell on each side (the ocean's first, the atmosphere's last)
+    if (ocean) then
+      msk(1, 1) = 1
+    else
+      msk(nx, ny) = 1
+    end if
     call oasis_start_grids_writing(k)
     call oasis_write_grid(merge('togr', 'tagr', ocean), nx, ny, lon, lat)
     call oasis_write_mask(merge('togr', 'tagr', ocean), nx, ny, msk)
