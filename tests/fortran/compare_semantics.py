@@ -28,15 +28,17 @@ ENTRIES = {"INS": (1, 7200, "INSTANT", 0), "AVG": (2, 7200, "AVERAGE", 0),
            "MAX": (5, 10800, "T_MAX", 0), "LAG": (6, 7200, "INSTANT", 3600),
            "MPD": (7, 7200, "INSTANT", 0), "MPS": (8, 7200, "INSTANT", 0),
            "OUT": (9, 7200, "AVERAGE", 0), "CNS": (10, 7200, "INSTANT", 0),
-           "CNP": (11, 7200, "INSTANT", 0), "CNB": (12, 7200, "INSTANT", 0)}
+           "CNP": (11, 7200, "INSTANT", 0), "CNB": (12, 7200, "INSTANT", 0),
+           "CBP": (13, 7200, "INSTANT", 0), "AMC": (14, 7200, "AVERAGE", 0)}
 # through w_mix.nc: destination d gets 3/4 of source d, 1/4 of mix(d)
-MAPPED = ("MPD", "MPS", "CNS", "CNP", "CNB")
+MAPPED = ("MPD", "MPS", "CNS", "CNP", "CNB", "CBP", "AMC")
 # CONSERV (OASIS3-MCT's), making the mapped field's integral over the active destination cells
 # (areas.nc, masks.nc) the source's over its active cells (GLOBAL, GLBPOS), or that times the
-# ratio of the destination's active area to the source's (BASBAL): GLOBAL and BASBAL add one
-# constant to the active points, GLBPOS multiplies them by one factor; masked points keep the
-# mapped value
-CONSERVED = {"CNS": ("add", False), "CNP": ("scale", False), "CNB": ("add", True)}
+# ratio of the destination's active area to the source's (BASBAL, BASPOS): GLOBAL and BASBAL
+# add one constant to the active points, GLBPOS and BASPOS multiply them by one factor; masked
+# points keep the mapped value. AMC: the time average first, then the mapping, then GLOBAL.
+CONSERVED = {"CNS": ("add", False), "CNP": ("scale", False), "CNB": ("add", True),
+             "CBP": ("scale", True), "AMC": ("add", False)}
 MASKED_SRC, MASKED_DST = 0, 47  # oasis_semantics.F90 masks one cell on each side
 
 
@@ -98,32 +100,37 @@ def check_expected(run_dir, calls, values, bad, label):
             points = sorted(g for (ff, d, g) in values if ff == f and d == date)
             if len(points) != 48:
                 bad.append(f"{label}: {f} at date {date}: {len(points)} points received, expected 48")
+
+            def sent(g):  # what the source sends for point g: the operation over the dates
+                v = [value(g, d, k) for d in dates]
+                return {"INSTANT": v[-1], "AVERAGE": sum(v) / len(v), "ACCUMUL": sum(v),
+                        "T_MIN": min(v), "T_MAX": max(v)}[op]
+
+            def mapped(g):
+                return 0.75 * sent(g) + 0.25 * sent(mix(g))
+
             shift, factor = 0.0, 1.0
             if f in CONSERVED:
-                t = dates[-1]
                 active_src = [g for g in range(48) if g != MASKED_SRC]
                 active_dst = [g for g in range(48) if g != MASKED_DST]
-                mixed = sum(cell_area(False, g) * (0.75 * value(g, t, k) + 0.25 * value(mix(g), t, k))
-                            for g in active_dst)
-                source = sum(cell_area(True, g) * value(g, t, k) for g in active_src)
+                target = sum(cell_area(True, g) * sent(g) for g in active_src)
                 how, basin = CONSERVED[f]
                 if basin:
-                    source *= (sum(cell_area(False, g) for g in active_dst) /
+                    target *= (sum(cell_area(False, g) for g in active_dst) /
                                sum(cell_area(True, g) for g in active_src))
+                now = sum(cell_area(False, g) * mapped(g) for g in active_dst)
                 if how == "add":
-                    shift = (source - mixed) / sum(cell_area(False, g) for g in active_dst)
+                    shift = (target - now) / sum(cell_area(False, g) for g in active_dst)
                 else:
-                    factor = source / mixed
+                    factor = target / now
                 got = sum(cell_area(False, g) * values.get((f, date, g), 0.0) for g in active_dst)
-                if not close(got, source):
-                    bad.append(f"{label}: {f} at date {date}: integral {got!r}, the source's {source!r}")
+                if not close(got, target):
+                    bad.append(f"{label}: {f} at date {date}: integral {got!r}, expected {target!r}")
             for g in points:
-                v = [value(g, d, k) for d in dates]
-                want = {"INSTANT": v[-1], "AVERAGE": sum(v) / len(v), "ACCUMUL": sum(v),
-                        "T_MIN": min(v), "T_MAX": max(v)}[op]
+                want = sent(g)
                 if f in MAPPED:
-                    want = 0.75 * value(g, dates[-1], k) + 0.25 * value(mix(g), dates[-1], k)
-                    if g != MASKED_DST:
+                    want = mapped(g)
+                    if f in CONSERVED and g != MASKED_DST:
                         want = want * factor + shift
                 if not close(values[f, date, g], want):
                     bad.append(f"{label}: {op} of {f} at date {date}, point {g}: "

@@ -9,7 +9,8 @@
 ! date 0 coming from a restart file that run_semantics.sh writes (the value of date -dt) and
 ! its last put going to the restart file; two entries go through a weights file (each
 ! destination point three quarters of its own source point and a quarter of another), mapped
-! on the destination side and on the source side, three of them again with CONSERV GLOBAL, GLBPOS and BASBAL (the
+! on the destination side and on the source side, four of them again with CONSERV GLOBAL, GLBPOS, BASBAL and BASPOS, one with LOCTRANS AVERAGE,
+! the mapping and CONSERV GLOBAL in a row (the
 ! grids' areas written here with the grid-writing routines); one (AVERAGE) is EXPOUT, so both
 ! sides also write it to OASIS3-MCT's output files. The atmosphere gets every field at every
 ! time step. Every rank writes, for every call, its kinfo, and for every get that received, the
@@ -22,13 +23,13 @@ program oasis_semantics
   use mpi
   use mod_oasis
   implicit none
-  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 12
+  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 14
   character(len=5), parameter :: onames(nf) = ['O_INS', 'O_AVG', 'O_ACC', 'O_MIN', 'O_MAX', 'O_LAG', &
                                                'O_MPD', 'O_MPS', 'O_OUT', 'O_CNS', 'O_CNP', &
-                                               'O_CNB']
+                                               'O_CNB', 'O_CBP', 'O_AMC']
   character(len=5), parameter :: anames(nf) = ['A_INS', 'A_AVG', 'A_ACC', 'A_MIN', 'A_MAX', 'A_LAG', &
                                                'A_MPD', 'A_MPS', 'A_OUT', 'A_CNS', 'A_CNP', &
-                                               'A_CNB']
+                                               'A_CNB', 'A_CBP', 'A_AMC']
   character(len=8) :: comp, kind
   character(len=64) :: path
   integer :: compid, kinfo, local, rank, nranks, ierr, date, k, i, j, npts, part, unit, row0, nrows

@@ -6,7 +6,8 @@
 # value of date -3600) is written here with ncgen and rewritten by the run's last put, and two
 # INSTANT ones through a weights file (w_mix.nc, written here), MAPPING dst and src, and an
 # EXPOUT one (AVERAGE), whose output files are checked too, and mapped ones with CONSERV
-# GLOBAL, GLBPOS and BASBAL (the areas from the areas.nc the program writes). compare_semantics.py
+# GLOBAL, GLBPOS, BASBAL and BASPOS (the areas and masks from the files the program writes), and
+# one with LOCTRANS AVERAGE, MAPPING and CONSERV GLOBAL in a row. compare_semantics.py
 # then checks what arrived against OASIS3-MCT's rules and, given a second executable (the same
 # program built against Debian's OASIS3-MCT), against what that one received, call by call; and
 # then each library goes on from the other's restart files and from its own, and all four runs
@@ -37,7 +38,7 @@ run() {  # directory executable [directory whose restart files this run goes on 
   mkdir -p "$1"
   cat > "$1/namcouple" <<NAM
  \$NFIELDS
-   12
+   14
  \$END
  \$NBMODEL
    2  ocn atm
@@ -61,6 +62,14 @@ $(entry O_OUT A_OUT 7200 AVERAGE 0 EXPOUT)
 $(mapped O_CNS A_CNS dst GLOBAL)
 $(mapped O_CNP A_CNP dst GLBPOS)
 $(mapped O_CNB A_CNB dst BASBAL)
+$(mapped O_CBP A_CBP dst BASPOS)
+ O_AMC A_AMC 1 7200 3 r_AMC.nc EXPORTED
+ 8 6 8 6 togr tagr LAG=0
+ P 0 P 0
+ LOCTRANS MAPPING CONSERV
+ AVERAGE
+ w_mix.nc dst
+ GLOBAL
  \$END
 NAM
   python3 "$here/compare_semantics.py" --weights-cdl > "$1/w_mix.cdl"
