@@ -12,7 +12,7 @@ lagged entry's date 0 comes from its restart file: the value of date -3600), eve
 when it is $RUNTIME (and writes the restart file, checked), OASIS_LocTrans otherwise (OASIS_Ok
 for INSTANT); a get returns OASIS_Recvd at a coupling date and OASIS_Ok between them (the
 EXPOUT entry: OASIS_SentOut and OASIS_RecvOut, and its two output files hold what was sent at
-each coupling date). With REFERENCE_RUN_DIR (the same program built against the real OASIS3-MCT), the
+each coupling date; the first field of a two-field entry: OASIS_Waitgroup instead of Sent). With REFERENCE_RUN_DIR (the same program built against the real OASIS3-MCT), the
 two runs must also agree call by call and value by value (any rank layouts). --same: only that
 agreement (runs that went on from restart files, where the rules above do not hold at the
 first coupling dates). Exit 1 on any difference, each printed."""
@@ -29,7 +29,9 @@ ENTRIES = {"INS": (1, 7200, "INSTANT", 0), "AVG": (2, 7200, "AVERAGE", 0),
            "MPD": (7, 7200, "INSTANT", 0), "MPS": (8, 7200, "INSTANT", 0),
            "OUT": (9, 7200, "AVERAGE", 0), "CNS": (10, 7200, "INSTANT", 0),
            "CNP": (11, 7200, "INSTANT", 0), "CNB": (12, 7200, "INSTANT", 0),
-           "CBP": (13, 7200, "INSTANT", 0), "AMC": (14, 7200, "AVERAGE", 0)}
+           "CBP": (13, 7200, "INSTANT", 0), "AMC": (14, 7200, "AVERAGE", 0),
+           "LAV": (15, 7200, "AVERAGE", 3600), "MF1": (16, 10800, "ACCUMUL", 0),
+           "MF2": (17, 10800, "ACCUMUL", 0)}
 # through w_mix.nc: destination d gets 3/4 of source d, 1/4 of mix(d)
 MAPPED = ("MPD", "MPS", "CNS", "CNP", "CNB", "CBP", "AMC")
 # CONSERV (OASIS3-MCT's), making the mapped field's integral over the active destination cells
@@ -48,7 +50,9 @@ def cell_area(ocean, g):  # oasis_semantics.F90's cell_area()
 
 def mix(d):
     return (7 * d + 3) % 48
-OK, RECVD, SENT, LOCTRANS, TOREST, SENTOUT, RECVOUT = 0, 3, 4, 5, 6, 8, 12
+OK, RECVD, SENT, LOCTRANS, TOREST, SENTOUT, RECVOUT, WAITGROUP = 0, 3, 4, 5, 6, 8, 12, 14
+# a two-field entry (O_MF1:O_MF2): the group is sent at the last field's put, the others wait
+WAITING = ("MF1",)
 EXPOUT = ("OUT",)  # EXPOUT: both sides also write the field at each coupling date to a file
 
 
@@ -86,6 +90,8 @@ def check_expected(run_dir, calls, values, bad, label):
                         else OK if op == "INSTANT" else LOCTRANS)
             coupling = date % period == 0
             want_get = RECVD if coupling else OK
+            if f in WAITING and want_put == SENT:
+                want_put = WAITGROUP
             if f in EXPOUT:
                 want_put = SENTOUT if want_put == SENT else want_put
                 want_get = RECVOUT if want_get == RECVD else want_get
@@ -184,10 +190,11 @@ if sys.argv[1] == "--weights-cdl":
           f"  remap_matrix = {', '.join(repr(w) for _, _, w in links)} ;\n}}")
     sys.exit(0)
 if sys.argv[1] == "--restart-cdl":
-    # the lagged entry's restart file: its field at date -DT, in OASIS3-MCT's layout
-    data = ",\n    ".join(f"{value(g, -DT, 6)!r}" for g in range(48))
-    print("netcdf r_LAG {\ndimensions:\n  O_LAG_nx = 8 ;\n  O_LAG_ny = 6 ;\nvariables:\n"
-          "  double O_LAG(O_LAG_ny, O_LAG_nx) ;\ndata:\n  O_LAG =\n    " + data + " ;\n}")
+    # a lagged entry's restart file (FIELD, e.g. LAG): its field at date -DT, OASIS3-MCT's layout
+    f = sys.argv[2]
+    data = ",\n    ".join(f"{value(g, -DT, ENTRIES[f][0])!r}" for g in range(48))
+    print(f"netcdf r_{f} {{\ndimensions:\n  O_{f}_nx = 8 ;\n  O_{f}_ny = 6 ;\nvariables:\n"
+          f"  double O_{f}(O_{f}_ny, O_{f}_nx) ;\ndata:\n  O_{f} =\n    " + data + " ;\n}")
     sys.exit(0)
 same = sys.argv[1] == "--same"
 args = sys.argv[2:] if same else sys.argv[1:]

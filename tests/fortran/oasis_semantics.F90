@@ -1,35 +1,38 @@
 ! What a coupled run receives, not only that it runs: one program written against OASIS3-MCT
 ! 2.0's user interface (nothing isthmus-specific), built against isthmus's mod_oasis and against
 ! the OASIS3-MCT 2.0 that Debian ships, run with the same namcouple (run_semantics.sh), and the
-! two records compared. One executable runs both components (MPMD; the first argument names
-! it, ocn or atm; the second the partition, apple, box, orange or points). The ocean puts one field per entry of the namcouple at every time step
-! (dt = 3600 s) for NDATES dates; the entries differ in their coupling period and their time
-! operation (LOCTRANS INSTANT, AVERAGE, ACCUMUL, T_MIN, T_MAX), so what arrives is the
-! operation over the puts of each coupling period; one entry has a lag of one time step, its
-! date 0 coming from a restart file that run_semantics.sh writes (the value of date -dt) and
-! its last put going to the restart file; two entries go through a weights file (each
-! destination point three quarters of its own source point and a quarter of another), mapped
-! on the destination side and on the source side, four of them again with CONSERV GLOBAL, GLBPOS, BASBAL and BASPOS, one with LOCTRANS AVERAGE,
-! the mapping and CONSERV GLOBAL in a row (the
-! grids' areas written here with the grid-writing routines); one (AVERAGE) is EXPOUT, so both
-! sides also write it to OASIS3-MCT's output files. The atmosphere gets every field at every
-! time step. Every rank writes, for every call, its kinfo, and for every get that received, the
-! values with their global indices:
+! two records compared (compare_semantics.py). One executable runs both components (MPMD; the
+! first argument names it, ocn or atm; the second the partition: apple, box, orange or points).
+! The ocean puts one field per namcouple entry at every time step (dt = 3600 s) for NDATES
+! dates, and the atmosphere gets every field at every time step. The entries
+! (run_semantics.sh):
+!   - LOCTRANS INSTANT, AVERAGE, ACCUMUL, T_MIN, T_MAX, coupling periods of 2 and 3 steps;
+!   - a lag of one step (INSTANT, and AVERAGE): date 0 from a restart file run_semantics.sh
+!     writes (the value of date -dt), the last put to the restart file;
+!   - a weights file (each destination point 3/4 of its own source point and 1/4 of another),
+!     MAPPING dst and src, then with CONSERV GLOBAL, GLBPOS, BASBAL, BASPOS, and LOCTRANS
+!     AVERAGE + MAPPING + CONSERV GLOBAL in one entry (the grids, areas and masks written here
+!     with the grid-writing routines, one cell masked on each side);
+!   - EXPOUT (AVERAGE): both sides also write it to OASIS3-MCT's output files;
+!   - two fields in one entry (ACCUMUL).
+! Every rank writes, for every call, its kinfo, and for every get that received, the values with
+! their global indices:
 !   semantics_<comp>_<rank>.txt:  put|get FIELD DATE KINFO  [then, for a get that received,
 !                                 one line per local point: GLOBAL_INDEX VALUE]
-! Same 8 x 6 grid on both sides: but for the two mapped entries, the values are the time
-! operations' alone.
+! Same 8 x 6 grid on both sides.
 program oasis_semantics
   use mpi
   use mod_oasis
   implicit none
-  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 14
+  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 17
   character(len=5), parameter :: onames(nf) = ['O_INS', 'O_AVG', 'O_ACC', 'O_MIN', 'O_MAX', 'O_LAG', &
                                                'O_MPD', 'O_MPS', 'O_OUT', 'O_CNS', 'O_CNP', &
-                                               'O_CNB', 'O_CBP', 'O_AMC']
+                                               'O_CNB', 'O_CBP', 'O_AMC', 'O_LAV', 'O_MF1', &
+                                               'O_MF2']
   character(len=5), parameter :: anames(nf) = ['A_INS', 'A_AVG', 'A_ACC', 'A_MIN', 'A_MAX', 'A_LAG', &
                                                'A_MPD', 'A_MPS', 'A_OUT', 'A_CNS', 'A_CNP', &
-                                               'A_CNB', 'A_CBP', 'A_AMC']
+                                               'A_CNB', 'A_CBP', 'A_AMC', 'A_LAV', 'A_MF1', &
+                                               'A_MF2']
   character(len=8) :: comp, kind
   character(len=64) :: path
   integer :: compid, kinfo, local, rank, nranks, ierr, date, k, i, j, npts, part, unit, row0, nrows

@@ -7,7 +7,8 @@
 # INSTANT ones through a weights file (w_mix.nc, written here), MAPPING dst and src, and an
 # EXPOUT one (AVERAGE), whose output files are checked too, and mapped ones with CONSERV
 # GLOBAL, GLBPOS, BASBAL and BASPOS (the areas and masks from the files the program writes), and
-# one with LOCTRANS AVERAGE, MAPPING and CONSERV GLOBAL in a row. compare_semantics.py
+# one with LOCTRANS AVERAGE, MAPPING and CONSERV GLOBAL in a row, a lagged AVERAGE one (its
+# restart file r_LAV.nc written here too), and one entry of two fields (ACCUMUL). compare_semantics.py
 # then checks what arrived against OASIS3-MCT's rules and, given a second executable (the same
 # program built against Debian's OASIS3-MCT), against what that one received, call by call; and
 # then each library goes on from the other's restart files and from its own, and all four runs
@@ -38,7 +39,7 @@ run() {  # directory executable [directory whose restart files this run goes on 
   mkdir -p "$1"
   cat > "$1/namcouple" <<NAM
  \$NFIELDS
-   14
+   16
  \$END
  \$NBMODEL
    2  ocn atm
@@ -70,6 +71,12 @@ $(mapped O_CBP A_CBP dst BASPOS)
  AVERAGE
  w_mix.nc dst
  GLOBAL
+$(entry O_LAV A_LAV 7200 AVERAGE 3600)
+ O_MF1:O_MF2 A_MF1:A_MF2 1 10800 1 r_MF.nc EXPORTED
+ 8 6 8 6 togr tagr LAG=0
+ P 0 P 0
+ LOCTRANS
+ ACCUMUL
  \$END
 NAM
   python3 "$here/compare_semantics.py" --weights-cdl > "$1/w_mix.cdl"
@@ -77,8 +84,10 @@ NAM
   if [ -n "${3:-}" ]; then
     cp "$3"/r_*.nc "$1/"
   else
-    python3 "$here/compare_semantics.py" --restart-cdl > "$1/r_LAG.cdl"
-    ncgen -o "$1/r_LAG.nc" "$1/r_LAG.cdl"
+    for f in LAG LAV; do
+      python3 "$here/compare_semantics.py" --restart-cdl $f > "$1/r_$f.cdl"
+      ncgen -o "$1/r_$f.nc" "$1/r_$f.cdl"
+    done
   fi
   (cd "$1" && "$mpirun_sh" "$nocn" "$2" ocn "$pocn" : -n "$natm" "$2" atm "$patm") ||
     { echo "the run in $1 failed"; exit 1; }
