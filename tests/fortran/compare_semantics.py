@@ -12,7 +12,8 @@ lagged entry's date 0 comes from its restart file: the value of date -3600), eve
 when it is $RUNTIME (and writes the restart file, checked), OASIS_LocTrans otherwise (OASIS_Ok
 for INSTANT); a get returns OASIS_Recvd at a coupling date and OASIS_Ok between them (the
 EXPOUT entry: OASIS_SentOut and OASIS_RecvOut, and its two output files hold what was sent at
-each coupling date; the first field of a two-field entry: OASIS_Waitgroup instead of Sent). With REFERENCE_RUN_DIR (the same program built against the real OASIS3-MCT), the
+each coupling date; the first field of a two-field entry: OASIS_Waitgroup instead of Sent; the
+OUTPUT entry: OASIS_Output, and its file). With REFERENCE_RUN_DIR (the same program built against the real OASIS3-MCT), the
 two runs must also agree call by call and value by value (any rank layouts). --same: only that
 agreement (runs that went on from restart files, where the rules above do not hold at the
 first coupling dates). Exit 1 on any difference, each printed."""
@@ -31,7 +32,7 @@ ENTRIES = {"INS": (1, 7200, "INSTANT", 0), "AVG": (2, 7200, "AVERAGE", 0),
            "CNP": (11, 7200, "INSTANT", 0), "CNB": (12, 7200, "INSTANT", 0),
            "CBP": (13, 7200, "INSTANT", 0), "AMC": (14, 7200, "AVERAGE", 0),
            "LAV": (15, 7200, "AVERAGE", 3600), "MF1": (16, 10800, "ACCUMUL", 0),
-           "MF2": (17, 10800, "ACCUMUL", 0)}
+           "MF2": (17, 10800, "ACCUMUL", 0), "OPT": (18, 7200, "AVERAGE", 0)}
 # through w_mix.nc: destination d gets 3/4 of source d, 1/4 of mix(d)
 MAPPED = ("MPD", "MPS", "CNS", "CNP", "CNB", "CBP", "AMC")
 # CONSERV (OASIS3-MCT's), making the mapped field's integral over the active destination cells
@@ -50,7 +51,8 @@ def cell_area(ocean, g):  # oasis_semantics.F90's cell_area()
 
 def mix(d):
     return (7 * d + 3) % 48
-OK, RECVD, SENT, LOCTRANS, TOREST, SENTOUT, RECVOUT, WAITGROUP = 0, 3, 4, 5, 6, 8, 12, 14
+OK, RECVD, SENT, LOCTRANS, TOREST, OUTPUT, SENTOUT, RECVOUT, WAITGROUP = 0, 3, 4, 5, 6, 7, 8, 12, 14
+OUTPUTS = ("OPT",)  # OUTPUT: the ocean's field to a file (put: OASIS_Output), no get
 # a two-field entry (O_MF1:O_MF2): the group is sent at the last field's put, the others wait
 WAITING = ("MF1",)
 EXPOUT = ("OUT",)  # EXPOUT: both sides also write the field at each coupling date to a file
@@ -95,11 +97,16 @@ def check_expected(run_dir, calls, values, bad, label):
             if f in EXPOUT:
                 want_put = SENTOUT if want_put == SENT else want_put
                 want_get = RECVOUT if want_get == RECVD else want_get
-            for comp, call, want in (("ocn", "put", want_put), ("atm", "get", want_get)):
+            checks = [("ocn", "put", want_put), ("atm", "get", want_get)]
+            if f in OUTPUTS:
+                checks = [("ocn", "put", OUTPUT if want_put == SENT else want_put)]
+                if ("atm", "get", f, date) in calls:
+                    bad.append(f"{label}: a get of the OUTPUT field {f}")
+            for comp, call, want in checks:
                 got = calls.get((comp, call, f, date))
                 if got != {want}:
                     bad.append(f"{label}: {call} of {f} at date {date}: kinfo {got}, expected {want}")
-            if not coupling:
+            if not coupling or f in OUTPUTS:
                 continue
             last = date - lag
             dates = range(max(0, last - period + DT), last + 1, DT) if last >= 0 else [last]
@@ -141,11 +148,11 @@ def check_expected(run_dir, calls, values, bad, label):
                 if not close(values[f, date, g], want):
                     bad.append(f"{label}: {op} of {f} at date {date}, point {g}: "
                                f"{values[f, date, g]!r}, expected {want!r}")
-    # the EXPOUT entry's files (OASIS3-MCT's names: field_component_entry.nc): what was sent
-    # and what arrived, one record per coupling date
+    # the files of the EXPOUT and OUTPUT entries (OASIS3-MCT's names: field_component_entry.nc):
+    # what was sent, one record per coupling date
     from netCDF4 import Dataset
-    k, period, op, _ = ENTRIES["OUT"]
-    for name in ("O_OUT_ocn_09", "A_OUT_atm_09"):
+    for name, f in (("O_OUT_ocn_09", "OUT"), ("A_OUT_atm_09", "OUT"), ("O_OPT_ocn_17", "OPT")):
+        k, period, op, _ = ENTRIES[f]
         path = os.path.join(run_dir, name + ".nc")
         if not os.path.exists(path):
             bad.append(f"{label}: no {name}.nc")

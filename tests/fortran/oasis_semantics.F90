@@ -14,7 +14,8 @@
 !     AVERAGE + MAPPING + CONSERV GLOBAL in one entry (the grids, areas and masks written here
 !     with the grid-writing routines, one cell masked on each side);
 !   - EXPOUT (AVERAGE): both sides also write it to OASIS3-MCT's output files;
-!   - two fields in one entry (ACCUMUL).
+!   - two fields in one entry (ACCUMUL);
+!   - OUTPUT (AVERAGE): the ocean's field written to a file, no partner.
 ! Every rank writes, for every call, its kinfo, and for every get that received, the values with
 ! their global indices:
 !   semantics_<comp>_<rank>.txt:  put|get FIELD DATE KINFO  [then, for a get that received,
@@ -24,15 +25,15 @@ program oasis_semantics
   use mpi
   use mod_oasis
   implicit none
-  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 17
+  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 18
   character(len=5), parameter :: onames(nf) = ['O_INS', 'O_AVG', 'O_ACC', 'O_MIN', 'O_MAX', 'O_LAG', &
                                                'O_MPD', 'O_MPS', 'O_OUT', 'O_CNS', 'O_CNP', &
                                                'O_CNB', 'O_CBP', 'O_AMC', 'O_LAV', 'O_MF1', &
-                                               'O_MF2']
+                                               'O_MF2', 'O_OPT']
   character(len=5), parameter :: anames(nf) = ['A_INS', 'A_AVG', 'A_ACC', 'A_MIN', 'A_MAX', 'A_LAG', &
                                                'A_MPD', 'A_MPS', 'A_OUT', 'A_CNS', 'A_CNP', &
                                                'A_CNB', 'A_CBP', 'A_AMC', 'A_LAV', 'A_MF1', &
-                                               'A_MF2']
+                                               'A_MF2', '     ']  ! O_OPT: OUTPUT, no partner
   character(len=8) :: comp, kind
   character(len=64) :: path
   integer :: compid, kinfo, local, rank, nranks, ierr, date, k, i, j, npts, part, unit, row0, nrows
@@ -112,6 +113,8 @@ program oasis_semantics
   do k = 1, nf
     if (ocean) then
       call oasis_def_var(ids(k), onames(k), part, var_nodims, OASIS_Out, var_shape, OASIS_Real, kinfo)
+    else if (anames(k) == '') then
+      cycle
     else
       call oasis_def_var(ids(k), anames(k), part, var_nodims, OASIS_In, var_shape, OASIS_Real, kinfo)
     end if
@@ -131,7 +134,7 @@ program oasis_semantics
         end do
         call oasis_put(ids(k), date, f, kinfo)
         write (unit, '(a,1x,a,1x,i0,1x,i0)') 'put', onames(k), date, kinfo
-      else
+      else if (anames(k) /= '') then
         f = -7777d0
         call oasis_get(ids(k), date, f, kinfo)
         write (unit, '(a,1x,a,1x,i0,1x,i0)') 'get', anames(k), date, kinfo

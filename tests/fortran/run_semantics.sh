@@ -8,7 +8,8 @@
 # EXPOUT one (AVERAGE), whose output files are checked too, and mapped ones with CONSERV
 # GLOBAL, GLBPOS, BASBAL and BASPOS (the areas and masks from the files the program writes), and
 # one with LOCTRANS AVERAGE, MAPPING and CONSERV GLOBAL in a row, a lagged AVERAGE one (its
-# restart file r_LAV.nc written here too), and one entry of two fields (ACCUMUL). compare_semantics.py
+# restart file r_LAV.nc written here too), one entry of two fields (ACCUMUL), and an OUTPUT one
+# (AVERAGE, written to a file only). compare_semantics.py
 # then checks what arrived against OASIS3-MCT's rules and, given a second executable (the same
 # program built against Debian's OASIS3-MCT), against what that one received, call by call; and
 # then each library goes on from the other's restart files and from its own, and all four runs
@@ -39,7 +40,7 @@ run() {  # directory executable [directory whose restart files this run goes on 
   mkdir -p "$1"
   cat > "$1/namcouple" <<NAM
  \$NFIELDS
-   16
+   17
  \$END
  \$NBMODEL
    2  ocn atm
@@ -77,6 +78,10 @@ $(entry O_LAV A_LAV 7200 AVERAGE 3600)
  P 0 P 0
  LOCTRANS
  ACCUMUL
+ O_OPT O_OPT 1 7200 1 r_OPT.nc OUTPUT
+ 8 6 8 6 togr togr
+ LOCTRANS
+ AVERAGE
  \$END
 NAM
   python3 "$here/compare_semantics.py" --weights-cdl > "$1/w_mix.cdl"
