@@ -208,7 +208,7 @@ void Coupling::prepare_weights(CouplingEnds& ends, const std::string& run_dir) {
     remap::LinkSlab slab = remap::read_scrip_weights(ends.local, path, expect, &info);
     ends.weights = remap::prepare_links(
         ends.local, side, dst_side ? &ends.dst_points : &ends.src_points,
-        info.src_grid_size, info.dst_grid_size, remap::links_of(std::move(slab), info.num_wgts));
+        info.src_grid_size, info.dst_grid_size, remap::first_weights_of(std::move(slab), info.num_wgts));
   } catch (const Error& err) {
     if (err.code() == ISTHMUS_ERR_MPI) throw;
     ends.weights = remap::PreparedLinks{};
@@ -263,7 +263,7 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
           remap::read_scrip_weights(comm, in_run_dir(weights), expect, &info, &read_agreement);
       mapping_ = std::make_unique<remap::Mapping>(
           comm, src, dst, info.src_grid_size, info.dst_grid_size,
-          remap::links_of(std::move(slab), info.num_wgts), mo, agreement);
+          remap::first_weights_of(std::move(slab), info.num_wgts), mo, agreement);
     }
     if (e.conserv) set_conservation();
   } else {

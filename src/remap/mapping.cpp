@@ -63,6 +63,16 @@ Links links_of(LinkSlab&& slab, int num_wgts) {
   return l;
 }
 
+Links first_weights_of(LinkSlab&& slab, int num_wgts) {
+  if (num_wgts > 1) {
+    const size_t n = slab.src.size();
+    for (size_t k = 0; k < n && k * num_wgts < slab.weights.size(); ++k)
+      slab.weights[k] = slab.weights[k * static_cast<size_t>(num_wgts)];
+    slab.weights.resize(std::min(n, slab.weights.size()));
+  }
+  return links_of(std::move(slab), 1);
+}
+
 namespace {
 
 constexpr int kTagRoute = 41;

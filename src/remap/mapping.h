@@ -46,6 +46,11 @@ Links links_of(const LinkSlab& slab, int num_wgts);
 // The same, taking the slab's arrays instead of copying them (a set-up touches fresh memory at
 // about 2.6 GB/s: a copy of a large slab costs milliseconds).
 Links links_of(LinkSlab&& slab, int num_wgts);
+// The same with only the first of each link's num_wgts weights: what a coupler's mapping
+// applies, its put taking one array per field. SCRIP's conservative files carry 3 weights per
+// link (the 2nd and 3rd multiply the gradients of second-order remapping), and OASIS3-MCT,
+// given no gradients (oasis_put without fld2..), applies the first alone.
+Links first_weights_of(LinkSlab&& slab, int num_wgts);
 
 enum class Side { Dst = 0, Src = 1, Auto = 2 };
 const char* side_name(Side s);

@@ -248,22 +248,21 @@ TEST(Coupler, CouplingWithinOneComponentOnOverlappingRanks) {
   EXPECT_EQ(wrong, 0);
 }
 
-// The real ORCA2 -> LMDZ bilinear weights: the destination side (bfb) gives the bits of a
-// serial sum in file order at every rank count; the source side (sum) and auto agree to 1e-14.
-TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
-  Watchdog w("coupler mapping");
+// An ORCA2 -> LMDZ weights file `file` in `dir`, mapped by the coupler on each side: the
+// destination side (bfb) gives the bits of a serial sum in file order of `reference`'s links
+// (first weights) at every rank count; the source side (sum) and auto agree to 1e-14.
+void check_orca2_lmdz_mapping(const std::string& dir, const std::string& file,
+                              const std::string& reference) {
   Layout L;
   const int64_t ns = 182 * 149, nd = 96 * 72;
-  const std::string file = "rmp_torc_to_lmdz_BILINEAR.nc";
   // serial reference on every rank
   remap::WeightsInfo info;
-  remap::LinkSlab slab = remap::read_scrip_weights(MPI_COMM_SELF, std::string(ISTHMUS_TEST_DATA) +
-                                                   "/orca2-lmdz/" + file, {}, &info);
+  remap::LinkSlab slab = remap::read_scrip_weights(MPI_COMM_SELF, reference, {}, &info);
   auto src_value = [](int64_t g) { return 273.0 + 20 * std::sin(g * 0.001) + g * 1e-6; };
   std::vector<double> ref(nd, 0.0);
   std::vector<bool> seen(nd, false);
   for (int64_t k = 0; k < slab.size(); ++k) {
-    const double t = slab.weights[k] * src_value(slab.src[k]);
+    const double t = slab.weights[k * info.num_wgts] * src_value(slab.src[k]);
     ref[slab.dst[k]] = seen[slab.dst[k]] ? ref[slab.dst[k]] + t : t;
     seen[slab.dst[k]] = true;
   }
@@ -281,7 +280,7 @@ TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
     e.line = 20;
     cfg.entries.push_back(e);
     CouplerOptions opt;
-    opt.run_dir = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
+    opt.run_dir = dir;
     // two components, or one component holding both grids at one rank
     const std::string comp = L.two() ? L.component() : "both";
     Coupler c(MPI_COMM_WORLD, comp, cfg, opt);
@@ -333,7 +332,7 @@ TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
         share.number.push_back(k);
         share.src.push_back(slab.src[k]);
         share.dst.push_back(slab.dst[k]);
-        share.weights.push_back(slab.weights[k]);
+        share.weights.push_back(slab.weights[k * info.num_wgts]);
       }
       IndexList S = list_of(ns, sidx), D = list_of(nd, didx);
       Agreement a;
@@ -348,6 +347,39 @@ TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
     c.terminate();
     EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values, side " << static_cast<int>(side);
   }
+}
+
+TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
+  Watchdog w("coupler mapping");
+  const std::string dir = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
+  check_orca2_lmdz_mapping(dir, "rmp_torc_to_lmdz_BILINEAR.nc", dir + "/rmp_torc_to_lmdz_BILINEAR.nc");
+}
+
+// SCRIP's conservative weights files, as OASIS3-MCT's own, carry 3 weights per link (the 2nd and
+// 3rd for the gradients of second-order remapping). A model's put gives one array per field, so
+// the coupler applies the first weight alone, as OASIS3-MCT does without fld2..fld5; an
+// unchanged OASIS3-MCT example (liboasis3-doc's test_interpolation) stopped at its first put on
+// such a file before. Here: the shared first-order file rewritten with two more columns of
+// weights, which must change nothing (the same bits as the reference's first column).
+TEST(Coupler, MappingAppliesTheFirstOfThreeWeights) {
+  Watchdog w("coupler three weights");
+  const TempRunDir run("three_weights");
+  const std::string one = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc";
+  const std::string three = "rmp_torc_to_lmdz_CONSERV_3W.nc";
+  if (world_rank() == 0) {
+    remap::WeightsInfo info;
+    remap::LinkSlab slab = remap::read_scrip_weights(MPI_COMM_SELF, one, {}, &info);
+    ASSERT_EQ(info.num_wgts, 1);
+    info.num_wgts = 3;
+    std::vector<double> w3;
+    for (int64_t k = 0; k < slab.size(); ++k)
+      for (double x : {slab.weights[k], 7.5 + k % 11, -3.25 * (k % 5)}) w3.push_back(x);
+    remap::ScripWeightsWriter out(run.path() + "/" + three, info);
+    out.append(slab.src.data(), slab.dst.data(), w3.data(), slab.size());
+    out.close();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  check_orca2_lmdz_mapping(run.path(), three, one);
 }
 
 // A weights file that cannot be used fails enddef on every rank of both components with the
