@@ -21,6 +21,7 @@ APT_PACKAGES=(
   libsimgrid-dev simgrid
   libnanoflann-dev  # the spatial index of weight generation (header-only)
   liboasis3-dev  # OASIS3-MCT 2.0: the tests build an OASIS3-MCT model against it and against isthmus
+  liboasis3-doc  # OASIS3-MCT's own examples: one is built unchanged against both and compared
 )
 [ -n "$MPICH_PYBASE" ] && APT_PACKAGES+=(mpich libmpich-dev)
 PY_MODULES=(mpi4py numpy netCDF4 matplotlib pytest tqdm)
