@@ -3,20 +3,23 @@
 
   compare_semantics.py RUN_DIR [REFERENCE_RUN_DIR]
   compare_semantics.py --same RUN_DIR REFERENCE_RUN_DIR
+  compare_semantics.py --restart-cdl FIELD | --weights-cdl   (the files run_semantics.sh writes)
 
-RUN_DIR against what OASIS3-MCT's time operations, mappings and CONSERV GLOBAL give: at a coupling date t of an entry of
-period p and lag L, the atmosphere receives the operation (INSTANT: the last; AVERAGE, ACCUMUL,
-T_MIN, T_MAX) over the ocean's puts of the dates in (t - L - p, t - L] (clipped at 0; the
-lagged entry's date 0 comes from its restart file: the value of date -3600), every point within
-1e-12 relative; a put returns OASIS_Sent when its date + L is a coupling date, OASIS_ToRest
-when it is $RUNTIME (and writes the restart file, checked), OASIS_LocTrans otherwise (OASIS_Ok
-for INSTANT); a get returns OASIS_Recvd at a coupling date and OASIS_Ok between them (the
-EXPOUT entry: OASIS_SentOut and OASIS_RecvOut, and its two output files hold what was sent at
-each coupling date; the first field of a two-field entry: OASIS_Waitgroup instead of Sent; the
-OUTPUT entry: OASIS_Output, and its file). With REFERENCE_RUN_DIR (the same program built against the real OASIS3-MCT), the
-two runs must also agree call by call and value by value (any rank layouts). --same: only that
-agreement (runs that went on from restart files, where the rules above do not hold at the
-first coupling dates). Exit 1 on any difference, each printed."""
+RUN_DIR against OASIS3-MCT's rules, every value within 1e-12 relative:
+- at a coupling date t of an entry of period p and lag L, the atmosphere receives the time
+  operation (INSTANT: the last; AVERAGE, ACCUMUL, T_MIN, T_MAX) over the ocean's puts of the
+  dates in (t - L - p, t - L] (clipped at 0; a lagged entry's date 0 comes from its restart
+  file: the value of date -3600); through the weights file, 3/4 of a point and 1/4 of another;
+  with CONSERV, the corrections described at CONSERVED below;
+- a put returns OASIS_Sent when its date + L is a coupling date, OASIS_ToRest when it is
+  $RUNTIME (and writes the restart file, checked), OASIS_LocTrans otherwise (OASIS_Ok for
+  INSTANT); a get returns OASIS_Recvd at a coupling date and OASIS_Ok between them; EXPOUT:
+  OASIS_SentOut and OASIS_RecvOut; the first field of a two-field entry: OASIS_Waitgroup; OUTPUT:
+  OASIS_Output; the EXPOUT and OUTPUT files hold what was sent at each coupling date.
+With REFERENCE_RUN_DIR (the same program built against the real OASIS3-MCT), the two runs must
+also agree call by call and value by value (any rank layouts). --same: only that agreement
+(runs that went on from restart files, where the rules above do not hold at the first coupling
+dates). Exit 1 on any difference, each printed."""
 import glob
 import math
 import os
@@ -51,6 +54,8 @@ def cell_area(ocean, g):  # oasis_semantics.F90's cell_area()
 
 def mix(d):
     return (7 * d + 3) % 48
+
+
 OK, RECVD, SENT, LOCTRANS, TOREST, OUTPUT, SENTOUT, RECVOUT, WAITGROUP = 0, 3, 4, 5, 6, 7, 8, 12, 14
 OUTPUTS = ("OPT",)  # OUTPUT: the ocean's field to a file (put: OASIS_Output), no get
 # a two-field entry (O_MF1:O_MF2): the group is sent at the last field's put, the others wait
