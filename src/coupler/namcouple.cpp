@@ -103,7 +103,16 @@ class NamcoupleParser {
         continue;
       }
       std::vector<Line> values;
-      while (pos_ < lines_.size() && !lines_[pos_].keyword()) values.push_back(lines_[pos_++]);
+      while (pos_ < lines_.size() && !lines_[pos_].keyword()) {
+        // "END" without its "$" closing a keyword's block: OASIS3-MCT reads only the line after
+        // a keyword and never looks at this one, and real namcouples have it (TSMP's eCLM ones)
+        if (lines_[pos_].words.size() == 1 && lines_[pos_].words[0] == "END") {
+          closed_with_end_ = true;
+          ++pos_;
+          break;
+        }
+        values.push_back(lines_[pos_++]);
+      }
       first_section_keyword(l, kw, values);
     }
     finish();

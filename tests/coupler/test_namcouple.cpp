@@ -469,6 +469,17 @@ TEST(Namcouple, FreeSpacingCommentsTabsAndOnce) {
   EXPECT_EQ(c.entries[0].line, 9);
 }
 
+// TSMP's eCLM namcouples close $NLOGPRT with "END" (its "$" missing); OASIS3-MCT reads only the
+// line after a keyword and never sees it, so it must not stop the run under isthmus either.
+TEST(Namcouple, AnEndWithoutItsDollarClosesAKeyword) {
+  Config c = parse(" $NFIELDS\n 1\n $END\n $RUNTIME\n 7200\n $END\n $NLOGPRT\n  5 0\n  END\n"
+                   " $STRINGS\nA B 1 3600 0 r.nc EXPORTED\nga gb\nP 0 P 0\n $END\n");
+  EXPECT_EQ(c.nlogprt, 5);
+  EXPECT_EQ(c.tlogprt, 0);
+  ASSERT_EQ(c.entries.size(), 1u);
+  EXPECT_EQ(c.entries[0].src_grid, "ga");
+}
+
 TEST(Namcouple, NfieldsMayExceedTheEntriesAsTheUserGuideAllows) {
   Config c = parse(with({{2, "4"}}));
   EXPECT_EQ(c.nfields, 4);
