@@ -64,11 +64,10 @@ Links links_of(LinkSlab&& slab, int num_wgts) {
 }
 
 Links first_weights_of(LinkSlab&& slab, int num_wgts) {
-  if (num_wgts > 1) {
+  if (num_wgts > 1) {  // a slab holds num_wgts weights per link, link-major
     const size_t n = slab.src.size();
-    for (size_t k = 0; k < n && k * num_wgts < slab.weights.size(); ++k)
-      slab.weights[k] = slab.weights[k * static_cast<size_t>(num_wgts)];
-    slab.weights.resize(std::min(n, slab.weights.size()));
+    for (size_t k = 0; k < n; ++k) slab.weights[k] = slab.weights[k * static_cast<size_t>(num_wgts)];
+    slab.weights.resize(n);
   }
   return links_of(std::move(slab), 1);
 }
@@ -466,12 +465,11 @@ class DistinctValues {
   void dense(std::vector<int64_t>& keys, int64_t range) {
     std::vector<int32_t> pos(static_cast<size_t>(range), -1);
     for (int64_t g : keys) pos[static_cast<size_t>(g)] = 0;  // present
-    int32_t next = 0;
-    for (int32_t& p : pos)
-      if (p == 0) p = next++;
-    values_.resize(static_cast<size_t>(next));
-    for (int64_t g = 0; g < range; ++g)
-      if (pos[static_cast<size_t>(g)] >= 0) values_[static_cast<size_t>(pos[static_cast<size_t>(g)])] = g;
+    for (int64_t g = 0; g < range; ++g)  // the present values in order, numbered
+      if (pos[static_cast<size_t>(g)] == 0) {
+        pos[static_cast<size_t>(g)] = static_cast<int32_t>(values_.size());
+        values_.push_back(g);
+      }
     for (int64_t& g : keys) g = pos[static_cast<size_t>(g)];
   }
 
@@ -755,7 +753,9 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
       if (prepared->prepared && prepared->side != own)
         fail(ISTHMUS_ERR_ARG, "the links were prepared for side '", side_name(prepared->side),
              "' but the mapping's side is '", side_name(opt_.side), "'",
-             opt_.side == Side::Auto ? (dst ? " (this rank holds destination points)" : " (this rank holds source points)") : "");
+             opt_.side != Side::Auto ? ""
+             : dst                   ? " (this rank holds destination points)"
+                                     : " (this rank holds source points)");
       const bool holds = own == Side::Dst ? dst != nullptr : src != nullptr;
       if (holds && !prepared->prepared)
         fail(ISTHMUS_ERR_ARG, "this rank holds ", own == Side::Dst ? "destination" : "source",
@@ -865,17 +865,10 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   std::vector<int64_t> staged;  // the needed source points or the partial sums' destinations
   if (prepared) {
     Side side = opt_.side;
-    if (side == Side::Auto) {
-      // OASIS opt from what each side prepared: the values each would move per level (the
-      // destination ranks' needed source points, the source ranks' partial sums), as below
+    if (side == Side::Auto) {  // from what each side prepared
       const bool held = prepared->prepared && !prepared->failure;
-      int64_t local[2] = {held && prepared->side == Side::Dst ? static_cast<int64_t>(prepared->staged.size()) : 0,
-                          held && prepared->side == Side::Src ? static_cast<int64_t>(prepared->staged.size()) : 0};
-      int64_t global[2];
-      ISTHMUS_MPI(wmpi::Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, comm));
-      info_.dst_side_values = global[0];
-      info_.src_side_values = global[1];
-      side = global[1] < global[0] ? Side::Src : Side::Dst;
+      const int64_t n = held ? static_cast<int64_t>(prepared->staged.size()) : 0;
+      side = choose_auto_side(prepared->side == Side::Dst ? n : 0, prepared->side == Side::Src ? n : 0);
     }
     src_side_ = side == Side::Src;
     info_.side = side;
@@ -902,16 +895,7 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     DistinctValues needed, partial;
     if (opt_.side != Side::Src) needed = DistinctValues(dst_rows.col, src_grid_size);  // positions from here on
     if (opt_.side != Side::Dst) partial = DistinctValues(src_rows.row, dst_grid_size);
-    // auto (OASIS opt): the side that moves fewer values per level, over all ranks; a tie keeps
-    // the bit-for-bit destination side.
-    Side side = opt_.side;
-    if (side == Side::Auto) {
-      int64_t local[2] = {needed.size(), partial.size()}, global[2];
-      ISTHMUS_MPI(wmpi::Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, comm));
-      info_.dst_side_values = global[0];
-      info_.src_side_values = global[1];
-      side = global[1] < global[0] ? Side::Src : Side::Dst;
-    }
+    const Side side = opt_.side == Side::Auto ? choose_auto_side(needed.size(), partial.size()) : opt_.side;
     info_.side = side;
     info_.global_unused_links = side == Side::Dst ? unused_dst : unused_src;
     src_side_ = side == Side::Src;
@@ -1089,6 +1073,14 @@ void Mapping::node_exchange(const std::function<void()>& first) {
     }
   }
   if (failure) throw *failure;
+}
+
+Side Mapping::choose_auto_side(int64_t needed, int64_t partial) {
+  int64_t local[2] = {needed, partial}, global[2];
+  ISTHMUS_MPI(wmpi::Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, comm_));
+  info_.dst_side_values = global[0];
+  info_.src_side_values = global[1];
+  return global[1] < global[0] ? Side::Src : Side::Dst;
 }
 
 bool Mapping::plan_node_stage(const std::vector<int64_t>& needed, int64_t src_grid_size,

@@ -228,6 +228,10 @@ class Mapping {
   void correct(double* const* dst_fields, const double* ss, const double* sd) const;
   void split_conservation_comms();
   void drop_masked_sources(MPI_Comm comm);
+  // auto (OASIS opt): the side that moves fewer values per level over all ranks of comm_, from
+  // this rank's needed source points (dst side) and partial sums (src side); a tie keeps the
+  // bit-for-bit destination side. Records both counts in info_. Collective.
+  Side choose_auto_side(int64_t needed, int64_t partial);
   // dst side: decides the node stage (collective over comm_); on returns true with the node's
   // communicator in node_comm_ and the points this rank receives for its node in `first`
   bool plan_node_stage(const std::vector<int64_t>& needed, int64_t src_grid_size,
