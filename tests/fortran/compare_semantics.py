@@ -67,6 +67,18 @@ def value(g, date, k):  # oasis_semantics.F90's value()
     return 100.0 * math.sin(0.37 * g + 0.11 * (date // DT) + 0.7 * k) + k
 
 
+def sent(f, g, date):
+    """What the ocean sends of field f for point g at the coupling date `date`: the entry's time
+    operation over its puts of (date - L - p, date - L] (clipped at 0; before date 0: the restart
+    file's value of date -3600)."""
+    k, period, op, lag = ENTRIES[f]
+    last = date - lag
+    dates = range(max(0, last - period + DT), last + 1, DT) if last >= 0 else [last]
+    v = [value(g, d, k) for d in dates]
+    return {"INSTANT": v[-1], "AVERAGE": sum(v) / len(v), "ACCUMUL": sum(v),
+            "T_MIN": min(v), "T_MAX": max(v)}[op]
+
+
 def load(d):
     calls, values = {}, {}
     paths = sorted(glob.glob(os.path.join(d, "semantics_*.txt")))
@@ -90,7 +102,7 @@ def close(a, b):
 
 
 def check_expected(run_dir, calls, values, bad, label):
-    for f, (k, period, op, lag) in ENTRIES.items():
+    for f, (_, period, op, lag) in ENTRIES.items():
         for date in range(0, NDATES * DT, DT):
             lagged = date + lag
             want_put = (TOREST if lagged == RUNTIME else SENT if lagged % period == 0
@@ -113,25 +125,18 @@ def check_expected(run_dir, calls, values, bad, label):
                     bad.append(f"{label}: {call} of {f} at date {date}: kinfo {got}, expected {want}")
             if not coupling or f in OUTPUTS:
                 continue
-            last = date - lag
-            dates = range(max(0, last - period + DT), last + 1, DT) if last >= 0 else [last]
             points = sorted(g for (ff, d, g) in values if ff == f and d == date)
             if len(points) != 48:
                 bad.append(f"{label}: {f} at date {date}: {len(points)} points received, expected 48")
 
-            def sent(g):  # what the source sends for point g: the operation over the dates
-                v = [value(g, d, k) for d in dates]
-                return {"INSTANT": v[-1], "AVERAGE": sum(v) / len(v), "ACCUMUL": sum(v),
-                        "T_MIN": min(v), "T_MAX": max(v)}[op]
-
             def mapped(g):
-                return 0.75 * sent(g) + 0.25 * sent(mix(g))
+                return 0.75 * sent(f, g, date) + 0.25 * sent(f, mix(g), date)
 
             shift, factor = 0.0, 1.0
             if f in CONSERVED:
                 active_src = [g for g in range(48) if g != MASKED_SRC]
                 active_dst = [g for g in range(48) if g != MASKED_DST]
-                target = sum(cell_area(True, g) * sent(g) for g in active_src)
+                target = sum(cell_area(True, g) * sent(f, g, date) for g in active_src)
                 how, basin = CONSERVED[f]
                 if basin:
                     target *= (sum(cell_area(False, g) for g in active_dst) /
@@ -145,7 +150,7 @@ def check_expected(run_dir, calls, values, bad, label):
                 if not close(got, target):
                     bad.append(f"{label}: {f} at date {date}: integral {got!r}, expected {target!r}")
             for g in points:
-                want = sent(g)
+                want = sent(f, g, date)
                 if f in MAPPED:
                     want = mapped(g)
                     if f in CONSERVED and g != MASKED_DST:
@@ -157,7 +162,7 @@ def check_expected(run_dir, calls, values, bad, label):
     # what was sent, one record per coupling date
     from netCDF4 import Dataset
     for name, f in (("O_OUT_ocn_09", "OUT"), ("A_OUT_atm_09", "OUT"), ("O_OPT_ocn_17", "OPT")):
-        k, period, op, _ = ENTRIES[f]
+        period = ENTRIES[f][1]
         path = os.path.join(run_dir, name + ".nc")
         if not os.path.exists(path):
             bad.append(f"{label}: no {name}.nc")
@@ -171,10 +176,9 @@ def check_expected(run_dir, calls, values, bad, label):
         for i, t in enumerate(times):
             rec = [float(x) for x in data[i].ravel()]
             for g in range(48):
-                v = [value(g, d, k) for d in range(max(0, t - period + DT), t + 1, DT)]
-                if not close(rec[g], sum(v) / len(v)):
+                if not close(rec[g], sent(f, g, t)):
                     bad.append(f"{label}: {name}.nc at time {t}, point {g}: {rec[g]!r}, "
-                               f"expected {sum(v) / len(v)!r}")
+                               f"expected {sent(f, g, t)!r}")
                     break
     # the lagged entry's last put (date RUNTIME - lag) went to its restart file
     with Dataset(os.path.join(run_dir, "r_LAG.nc")) as nc:
