@@ -27,4 +27,7 @@ export OMPI_MCA_mpi_yield_when_idle=1           # more ranks than cores: do not 
 export OMPI_MCA_btl_vader_single_copy_mechanism=none  # containers forbid CMA
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export PMIX_MCA_gds=hash
+# Every rank is on this node: the shared-memory PML Open MPI picks anyway, without first
+# searching for a network (its cm PML opening libfabric and PSM costs 0.2 s a process here).
+export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1}
 exec mpirun --oversubscribe -n "$n" "$@"

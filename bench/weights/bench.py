@@ -4,8 +4,8 @@ For each grid pair and method, CDO (gennn, genbil, gencon: 1 and 2 OpenMP thread
 (nearest with 1 neighbour, bilinear, conservative: 1 and 2 MPI ranks) write a SCRIP weights file
 from the same SCRIP grid files and the same source mask (CDO takes it from a field's missing
 values, isthmus from grid_imask). Each run is timed as a whole command (reading the grids, the
-weights, writing the file; MPI's start included: about 0.3 s for isthmus here, a singleton at
-1 rank, mpirun at 2), repeated WEIGHTS_REPS times (the median kept), with its peak
+weights, writing the file; MPI's start included: a singleton at 1 rank, mpirun at 2, started as
+`isthmus weights` starts them), repeated WEIGHTS_REPS times (the median kept), with its peak
 resident memory (/usr/bin/time for CDO; for isthmus the largest rank's, from the tool). Every
 file is then checked the same way (isthmus.commands.weights.check_file): the relative error of
 2 + cos²(lat)·cos(2·lon) over the destination points the file maps, and how many active
@@ -32,7 +32,7 @@ from netCDF4 import Dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
-from isthmus.commands.weights import check_file, mpirun_command  # noqa: E402
+from isthmus.commands.weights import check_file, launch  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "orca2-lmdz"
 METHODS = [("nearest", "gennn", "nearest", "neighbours=1"),
@@ -220,14 +220,7 @@ def run_isthmus(tool, method, options, src, dst, out, ranks):
     for word in options.split():
         k, v = word.split("=")
         argv += ["--" + k, v]
-    env = dict(os.environ)
-    if ranks > (os.cpu_count() or 1):
-        env["OMPI_MCA_mpi_yield_when_idle"] = "1"
-    # One rank runs as a singleton (no mpirun, no runtime daemon), as `isthmus weights
-    # --ranks 1` does.
-    if ranks == 1:
-        env.setdefault("OMPI_MCA_ess_singleton_isolated", "1")
-    cmd = argv if ranks == 1 else mpirun_command(ranks) + argv
+    cmd, env = launch(argv, ranks)     # as `isthmus weights --ranks N` runs it
     t0 = time.perf_counter()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     sec = time.perf_counter() - t0

@@ -69,9 +69,22 @@ bool streams(int stream, const std::string& stack, const std::string& src_spec) 
   return large;
 }
 
+// A process started without a launcher is an MPI singleton: it talks to no other process, so
+// Open MPI's search for a network at start-up (its cm PML opening libfabric and PSM, 0.2 s
+// here) and its runtime daemon buy it nothing. Open MPI then starts in 0.02 s instead of 0.3 s.
+// Only Open MPI reads these variables; a setting of the user's own wins.
+void start_singletons_quickly() {
+  for (const char* launched : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
+                               "SLURM_PROCID"})
+    if (std::getenv(launched)) return;
+  setenv("OMPI_MCA_pml", "ob1", 0);
+  setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  start_singletons_quickly();
   MPI_Init(&argc, &argv);
   int rank = 0, nranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

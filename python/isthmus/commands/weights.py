@@ -49,6 +49,29 @@ def mpirun_command(ranks: int):
     return cmd
 
 
+# Set by batch systems (and SGE's host list): mpirun may then place ranks on other nodes.
+_ALLOCATIONS = ("SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "COBALT_JOBID", "FLUX_JOB_ID",
+                "PE_HOSTFILE", "OMPI_MCA_orte_default_hostfile")
+
+
+def launch(argv, ranks: int, mpirun: bool = False):
+    """The command and environment that run isthmus_weights (argv) on `ranks` ranks.
+
+    One rank runs as a singleton (no launcher; the program itself then skips Open MPI's network
+    search and runtime daemon). Several ranks run under mpirun_command; when that is Open MPI's
+    mpirun outside a batch allocation, every rank is on this node and Open MPI's default search
+    for a network (the cm PML opening libfabric and PSM: 0.2 s a process here) buys nothing, so
+    the ranks take the shared-memory PML it would choose anyway. A user's own settings win."""
+    env = dict(os.environ)
+    if ranks > (os.cpu_count() or 1):
+        env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
+    if ranks == 1 and not mpirun:
+        return list(argv), env
+    if not os.environ.get("MPIRUN") and not any(os.environ.get(v) for v in _ALLOCATIONS):
+        env.setdefault("OMPI_MCA_pml", "ob1")
+    return mpirun_command(ranks) + list(argv), env
+
+
 def generate(args) -> int:
     try:
         tool = find_tool(args.tool)
@@ -63,14 +86,7 @@ def generate(args) -> int:
         argv.append("--stream-source" if args.stream_source else "--no-stream-source")
     if args.slab_points:
         argv += ["--slab-points", str(args.slab_points)]
-    env = dict(os.environ)
-    if args.ranks > (os.cpu_count() or 1):
-        env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
-    singleton = args.ranks == 1 and not args.mpirun
-    if singleton:
-        # Open MPI starts a singleton faster without its runtime daemon (0.13 s here).
-        env.setdefault("OMPI_MCA_ess_singleton_isolated", "1")
-    cmd = argv if singleton else mpirun_command(args.ranks) + argv
+    cmd, env = launch(argv, args.ranks, args.mpirun)
     return subprocess.call(cmd, env=env)
 
 
