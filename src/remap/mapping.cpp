@@ -491,15 +491,12 @@ void check_grids(const IndexList* src, const IndexList* dst, int64_t src_grid_si
          " but the destination grid has ", dst_grid_size, " points");
 }
 
-// The checks of links that both ways of building a mapping make: their number of weights (and
-// second-order weights on the destination side only), the arrays' lengths, every index inside
-// its grid, every weight finite; the first bad link is named.
-void check_links(const Links& links, Side side, int64_t src_grid_size, int64_t dst_grid_size) {
+// The checks of links that both ways of building a mapping make: their number of weights, the
+// arrays' lengths, every index inside its grid, every weight finite; the first bad link is
+// named.
+void check_links(const Links& links, int64_t src_grid_size, int64_t dst_grid_size) {
   if (links.num_wgts < 1 || links.num_wgts > 8)
     fail(ISTHMUS_ERR_ARG, "links have ", links.num_wgts, " weights each (1 to 8)");
-  if (links.num_wgts > 1 && side != Side::Dst)
-    fail(ISTHMUS_ERR_ARG, "links with ", links.num_wgts, " weights (second-order conservative) "
-         "are applied on the destination side only so far; side '", side_name(side), "'");
   if ((!links.number.empty() && links.number.size() != links.size()) || links.dst.size() != links.size() ||
       links.weights.size() != links.size() * static_cast<size_t>(links.num_wgts))
     fail(ISTHMUS_ERR_ARG, "the link arrays differ in length (", links.number.size(), " numbers, ",
@@ -670,7 +667,7 @@ PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part
            side_name(side), "'");
     check_grids(side == Side::Src ? part : nullptr, side == Side::Dst ? part : nullptr,
                 src_grid_size, dst_grid_size);
-    check_links(links, side, src_grid_size, dst_grid_size);
+    check_links(links, src_grid_size, dst_grid_size);
   });
   a.match("the mapping side", static_cast<int64_t>(side));
   a.match("the source grid size", src_grid_size);
@@ -739,7 +736,7 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     if (!opt_.fused && opt_.keep_unmapped)
       fail(ISTHMUS_ERR_ARG, "the unfused path cannot keep unmapped values (keep_unmapped)");
     if (links) {
-      check_links(*links, opt_.side, src_grid_size, dst_grid_size);
+      check_links(*links, src_grid_size, dst_grid_size);
     } else {
       if (!opt_.fused)
         fail(ISTHMUS_ERR_ARG, "a mapping from prepared links is fused (the unfused path routes "
@@ -1076,7 +1073,8 @@ void Mapping::node_exchange(const std::function<void()>& first) {
 }
 
 Side Mapping::choose_auto_side(int64_t needed, int64_t partial) {
-  int64_t local[2] = {needed, partial}, global[2];
+  // the destination side moves every needed point's nw_ arrays, the source side one partial sum
+  int64_t local[2] = {needed * nw_, partial}, global[2];
   ISTHMUS_MPI(wmpi::Allreduce(local, global, 2, MPI_INT64_T, MPI_SUM, comm_));
   info_.dst_side_values = global[0];
   info_.src_side_values = global[1];
@@ -1133,20 +1131,24 @@ void Mapping::set_wait_timeout(double seconds, std::function<std::string(int ran
 std::optional<Error> Mapping::partial_sums(const double* const* src_fields) {
   const int nfields = static_cast<int>(opt_.nlevels.size());
   for (int f = 0; f < nfields && src_size_ > 0; ++f)
-    if (!src_fields || !src_fields[f])
+    if (!src_fields || !src_fields[f * nw_])
       return Error(ISTHMUS_ERR_ARG, "mapping: source array of field " + std::to_string(f) +
                                         " is NULL but this rank holds " + std::to_string(src_size_) +
                                         " points");
-  // per destination point in link-number order, from the first product
+  // per destination point in link-number order, from the first product; a companion given as
+  // NULL (a term the caller does not use) adds nothing
   const int64_t np = info_.partial_points;
   xs_.clear();
   ys_.clear();
   for (int f = 0; f < nfields; ++f)
     for (int l = 0; l < opt_.nlevels[f]; ++l) {
-      xs_.push_back(src_size_ > 0 ? src_fields[f] + l * src_size_ : nullptr);
+      for (int j = 0; j < nw_; ++j) {
+        const double* x = src_size_ > 0 ? src_fields[f * nw_ + j] : nullptr;
+        xs_.push_back(x ? x + l * src_size_ : nullptr);
+      }
       ys_.push_back(needed_[f].data() + l * np);
     }
-  row_products(np, 1, true, 0.0);  // every partial sum has a link
+  row_products(np, nw_, true, 0.0);  // every partial sum has a link
   return std::nullopt;
 }
 
@@ -1241,13 +1243,17 @@ void Mapping::row_products(int64_t nrows, int nw, bool keep_empty, double fill, 
     return;
   }
   // several weights per link (second order: the field and its gradients): a link's term is
-  // w1 x1 + w2 x2 + ... in that order
+  // w1 x1 + w2 x2 + ... in that order, leaving out the companions given as NULL (source side:
+  // terms the caller does not use; with none left the bits are those of the first weights alone)
   for (int v = 0; v < nvec; ++v) {
     const double* const* x = xs_.data() + static_cast<size_t>(v) * nw;
     double* y = ys_[v];
+    int used[8], nused = 0;
+    for (int j = 1; j < nw; ++j)
+      if (x[j]) used[nused++] = j;
     auto term = [&](int64_t k) {
       double t = w[k * nw] * x[0][col[k]];
-      for (int j = 1; j < nw; ++j) t += w[k * nw + j] * x[j][col[k]];
+      for (int u = 0; u < nused; ++u) t += w[k * nw + used[u]] * x[used[u]][col[k]];
       return t;
     };
     for (int64_t p = 0; p < nrows; ++p) {

@@ -168,7 +168,10 @@ class Mapping {
   // dst_fields[f][l * local_dst + p] = sum over the links of p of w * src value (level l).
   // With W weights per link (second-order conservative: W = 3), each field has W source arrays,
   // src_fields[f * W + j]: the field, then its companions (the gradients), and a link adds
-  // w1 x1 + w2 x2 + w3 x3. Ranks without a part pass NULL arrays. Collective over the ranks.
+  // w1 x1 + w2 x2 + w3 x3. On the source side a companion may be NULL: its term is left out
+  // (all left out: the bits of the first weights alone); the destination side moves every
+  // companion, so there each must be given. Ranks without a part pass NULL arrays. Collective
+  // over the ranks.
   void apply(const double* const* src_fields, double* const* dst_fields);
 
   // The same in two halves, for ranks that reach them at different times (the coupler: source
