@@ -748,6 +748,15 @@ int isthmus_coupler_terminate(isthmus_coupler* cpl);
 enum isthmus_put_flags { ISTHMUS_PUT_WRITE_RESTART = 1 };
 int isthmus_coupler_put_flags(isthmus_coupler* cpl, int var, int date, const void* data, int flags,
                               int* info);
+/* put with higher-order terms (OASIS's fld2..fld5 of oasis_put: e.g. the two gradients of
+ * second-order conservative remapping): terms[j] is term j + 2, an array of the field's layout
+ * and type, or NULL where not given; nterms <= 4. The entry's weights file must have that many
+ * weights per link and the source side must multiply (MAPPING FILE sum); a term is multiplied
+ * by the weight of its number and added to the link's term. Once given, a term stays on: an
+ * INSTANT put without it counts as zeros; AVERAGE and ACCUMUL add what is given
+ * (docs/coupler.md). */
+int isthmus_coupler_put_terms(isthmus_coupler* cpl, int var, int date, const void* data,
+                              const void* const* terms, int nterms, int flags, int* info);
 /* What a put at `date` would return, doing nothing (OASIS's oasis_put_inquire). */
 int isthmus_coupler_put_inquire(isthmus_coupler* cpl, int var, int date, int* info);
 /* The number of couplings (configuration entries) of a field, and their periods in seconds in

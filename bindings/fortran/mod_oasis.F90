@@ -29,6 +29,7 @@ module mod_oasis
   private :: isthmus_coupler_def_partition_oasis, isthmus_coupler_def_var, isthmus_coupler_enddef
   private :: oasis_paral_for_c
   private :: isthmus_coupler_put_flags, isthmus_coupler_get, isthmus_coupler_terminate
+  private :: isthmus_coupler_put_terms
   private :: isthmus_coupler_put_inquire, isthmus_coupler_get_ncpl, isthmus_coupler_get_freqs
   private :: isthmus_grids_write_centers, isthmus_grids_write_corners, isthmus_grids_write_angles
   private :: isthmus_grids_write_mask, isthmus_grids_write_areas, isthmus_grids_write_fractions
@@ -89,8 +90,14 @@ module mod_oasis
   private :: oasis_write_corner_r4, oasis_write_corner_r8, oasis_write_area_r4, oasis_write_area_r8
   private :: oasis_write_frac_r4, oasis_write_frac_r8
   private :: fail, check, require_coupler, put_worker, put_worker_r4, get_worker, get_worker_r4
-  private :: no_higher_order, local_rank, require_root, check_grid, oasis_compid, check_array
+  private :: put_term, set_term_r4, set_term_r8, check_term, local_rank, require_root, check_grid, oasis_compid, check_array
   private :: refuse_uncpl
+
+
+  ! a put's higher-order term (fld2..fld5) as double, for the coupler's C API
+  type :: put_term
+    real(c_double), allocatable :: v(:)
+  end type
 
 contains
 
@@ -425,12 +432,34 @@ contains
   ! Arrays hold the partition's points in its order, then (bundles) the levels: the bundle is
   ! the last dimension, so a Fortran array is the coupler's level-major layout as it is.
 
-  ! OASIS's fld2..fld5 are the companions of higher-order mappings (gradients); the coupler's
-  ! put takes one array.
-  subroutine no_higher_order(present_any)
-    logical, intent(in) :: present_any
-    if (present_any) call fail('oasis_put', 'the higher-order arguments fld2..fld5 are not '// &
-                               'supported (isthmus''s put takes one array per field)')
+  ! OASIS's fld2..fld5: the higher-order terms of a put (e.g. the gradients of second-order
+  ! conservative remapping), each copied here as double (its values in array element order, as
+  ! fld1's) and handed to the coupler, which multiplies them by the weights file's further
+  ! weights (docs/coupler.md).
+  subroutine set_term_r8(terms, j, n, nterm, x)
+    type(put_term), intent(inout) :: terms(4)
+    integer, intent(in) :: j, n, nterm
+    real(c_double), intent(in) :: x(*)
+    call check_term(j, n, nterm)
+    terms(j - 1)%v = x(1:n)
+  end subroutine
+
+  subroutine set_term_r4(terms, j, n, nterm, x)
+    type(put_term), intent(inout) :: terms(4)
+    integer, intent(in) :: j, n, nterm
+    real(ip_single_p), intent(in) :: x(*)
+    call check_term(j, n, nterm)
+    terms(j - 1)%v = real(x(1:n), c_double)
+  end subroutine
+
+  subroutine check_term(j, n, nterm)
+    integer, intent(in) :: j, n, nterm
+    character(len=160) :: why
+    if (nterm /= n) then
+      write(why, '(a,i0,a,i0,a,i0,a)') 'fld', j, ' has ', nterm, ' values but fld1 has ', n, &
+        ' (a higher-order term has the layout of the field)'
+      call fail('oasis_put', trim(why))
+    end if
   end subroutine
 
   ! OASIS's checks of a put's or get's array, in OASIS's order: a field not in the namcouple
@@ -484,35 +513,54 @@ contains
                 'OASIS_Var_Uncpl), which OASIS refuses too')
   end subroutine
 
-  subroutine put_worker(var_id, kstep, values, write_restart, kinfo)
+  subroutine put_worker(var_id, kstep, values, write_restart, kinfo, terms)
     integer(kind=ip_i4_p), intent(in) :: var_id, kstep
     real(c_double), intent(in) :: values(*)
     logical, intent(in), optional :: write_restart
     integer(kind=ip_i4_p), intent(out) :: kinfo
-    integer(c_int) :: flags, info
+    type(put_term), intent(in), target, optional :: terms(4)
+    integer(c_int) :: flags, info, nterms
+    type(c_ptr) :: ptrs(4)
+    integer :: j
     flags = 0
     if (present(write_restart)) then
       if (write_restart) flags = ISTHMUS_PUT_WRITE_RESTART
     end if
     call require_coupler('oasis_put')
-    call check('oasis_put', isthmus_coupler_put_flags(process%cpl, var_id - 1, kstep, values, &
-                                                      flags, info))
+    ptrs = c_null_ptr
+    nterms = 0
+    if (present(terms)) then
+      do j = 1, 4
+        if (allocated(terms(j)%v)) then
+          ptrs(j) = c_loc(terms(j)%v)
+          nterms = j
+        end if
+      end do
+    end if
+    if (nterms > 0) then
+      call check('oasis_put', isthmus_coupler_put_terms(process%cpl, var_id - 1, kstep, values, &
+                                                        ptrs, nterms, flags, info))
+    else
+      call check('oasis_put', isthmus_coupler_put_flags(process%cpl, var_id - 1, kstep, values, &
+                                                        flags, info))
+    end if
     kinfo = info
     if (process%debug >= 2) write(error_unit, '(a,i0,a,i0,a,i0)') 'mod_oasis: oasis_put var ', &
       var_id, ' date ', kstep, ' kinfo ', kinfo
   end subroutine
 
   ! real(4) values are sent as double (OASIS's DBLE)
-  subroutine put_worker_r4(var_id, kstep, n, values, write_restart, kinfo)
+  subroutine put_worker_r4(var_id, kstep, n, values, write_restart, kinfo, terms)
     integer(kind=ip_i4_p), intent(in) :: var_id, kstep
     integer, intent(in) :: n
     real(ip_single_p), intent(in) :: values(n)
     logical, intent(in), optional :: write_restart
     integer(kind=ip_i4_p), intent(out) :: kinfo
+    type(put_term), intent(in), optional :: terms(4)
     real(c_double), allocatable :: dbl(:)
     allocate(dbl(n))
     dbl = real(values, c_double)
-    call put_worker(var_id, kstep, dbl, write_restart, kinfo)
+    call put_worker(var_id, kstep, dbl, write_restart, kinfo, terms)
   end subroutine
 
   subroutine get_worker(var_id, kstep, values, kinfo)
@@ -545,11 +593,15 @@ contains
     integer(kind=ip_i4_p), intent(out) :: kinfo
     real(kind=ip_single_p), intent(in), optional :: fld2(:), fld3(:), fld4(:), fld5(:)
     logical, intent(in), optional :: write_restart
+    type(put_term) :: terms(4)
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
     call check_array('oasis_put', var_id, shape(fld1))
-    call no_higher_order(present(fld2) .or. present(fld3) .or. present(fld4) .or. present(fld5))
-    call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo)
+    if (present(fld2)) call set_term_r4(terms, 2, size(fld1), size(fld2), fld2)
+    if (present(fld3)) call set_term_r4(terms, 3, size(fld1), size(fld3), fld3)
+    if (present(fld4)) call set_term_r4(terms, 4, size(fld1), size(fld4), fld4)
+    if (present(fld5)) call set_term_r4(terms, 5, size(fld1), size(fld5), fld5)
+    call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo, terms)
   end subroutine
 
   subroutine oasis_put_r24(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart)
@@ -558,11 +610,15 @@ contains
     integer(kind=ip_i4_p), intent(out) :: kinfo
     real(kind=ip_single_p), intent(in), optional :: fld2(:,:), fld3(:,:), fld4(:,:), fld5(:,:)
     logical, intent(in), optional :: write_restart
+    type(put_term) :: terms(4)
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
     call check_array('oasis_put', var_id, shape(fld1))
-    call no_higher_order(present(fld2) .or. present(fld3) .or. present(fld4) .or. present(fld5))
-    call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo)
+    if (present(fld2)) call set_term_r4(terms, 2, size(fld1), size(fld2), fld2)
+    if (present(fld3)) call set_term_r4(terms, 3, size(fld1), size(fld3), fld3)
+    if (present(fld4)) call set_term_r4(terms, 4, size(fld1), size(fld4), fld4)
+    if (present(fld5)) call set_term_r4(terms, 5, size(fld1), size(fld5), fld5)
+    call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo, terms)
   end subroutine
 
   subroutine oasis_put_r34(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart)
@@ -571,11 +627,15 @@ contains
     integer(kind=ip_i4_p), intent(out) :: kinfo
     real(kind=ip_single_p), intent(in), optional :: fld2(:,:,:), fld3(:,:,:), fld4(:,:,:), fld5(:,:,:)
     logical, intent(in), optional :: write_restart
+    type(put_term) :: terms(4)
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
     call check_array('oasis_put', var_id, shape(fld1))
-    call no_higher_order(present(fld2) .or. present(fld3) .or. present(fld4) .or. present(fld5))
-    call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo)
+    if (present(fld2)) call set_term_r4(terms, 2, size(fld1), size(fld2), fld2)
+    if (present(fld3)) call set_term_r4(terms, 3, size(fld1), size(fld3), fld3)
+    if (present(fld4)) call set_term_r4(terms, 4, size(fld1), size(fld4), fld4)
+    if (present(fld5)) call set_term_r4(terms, 5, size(fld1), size(fld5), fld5)
+    call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo, terms)
   end subroutine
 
   subroutine oasis_put_r18(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart)
@@ -584,11 +644,15 @@ contains
     integer(kind=ip_i4_p), intent(out) :: kinfo
     real(kind=ip_double_p), intent(in), optional :: fld2(:), fld3(:), fld4(:), fld5(:)
     logical, intent(in), optional :: write_restart
+    type(put_term) :: terms(4)
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
     call check_array('oasis_put', var_id, shape(fld1))
-    call no_higher_order(present(fld2) .or. present(fld3) .or. present(fld4) .or. present(fld5))
-    call put_worker(var_id, kstep, fld1, write_restart, kinfo)
+    if (present(fld2)) call set_term_r8(terms, 2, size(fld1), size(fld2), fld2)
+    if (present(fld3)) call set_term_r8(terms, 3, size(fld1), size(fld3), fld3)
+    if (present(fld4)) call set_term_r8(terms, 4, size(fld1), size(fld4), fld4)
+    if (present(fld5)) call set_term_r8(terms, 5, size(fld1), size(fld5), fld5)
+    call put_worker(var_id, kstep, fld1, write_restart, kinfo, terms)
   end subroutine
 
   subroutine oasis_put_r28(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart)
@@ -597,11 +661,15 @@ contains
     integer(kind=ip_i4_p), intent(out) :: kinfo
     real(kind=ip_double_p), intent(in), optional :: fld2(:,:), fld3(:,:), fld4(:,:), fld5(:,:)
     logical, intent(in), optional :: write_restart
+    type(put_term) :: terms(4)
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
     call check_array('oasis_put', var_id, shape(fld1))
-    call no_higher_order(present(fld2) .or. present(fld3) .or. present(fld4) .or. present(fld5))
-    call put_worker(var_id, kstep, fld1, write_restart, kinfo)
+    if (present(fld2)) call set_term_r8(terms, 2, size(fld1), size(fld2), fld2)
+    if (present(fld3)) call set_term_r8(terms, 3, size(fld1), size(fld3), fld3)
+    if (present(fld4)) call set_term_r8(terms, 4, size(fld1), size(fld4), fld4)
+    if (present(fld5)) call set_term_r8(terms, 5, size(fld1), size(fld5), fld5)
+    call put_worker(var_id, kstep, fld1, write_restart, kinfo, terms)
   end subroutine
 
   subroutine oasis_put_r38(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart)
@@ -610,11 +678,15 @@ contains
     integer(kind=ip_i4_p), intent(out) :: kinfo
     real(kind=ip_double_p), intent(in), optional :: fld2(:,:,:), fld3(:,:,:), fld4(:,:,:), fld5(:,:,:)
     logical, intent(in), optional :: write_restart
+    type(put_term) :: terms(4)
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
     call check_array('oasis_put', var_id, shape(fld1))
-    call no_higher_order(present(fld2) .or. present(fld3) .or. present(fld4) .or. present(fld5))
-    call put_worker(var_id, kstep, fld1, write_restart, kinfo)
+    if (present(fld2)) call set_term_r8(terms, 2, size(fld1), size(fld2), fld2)
+    if (present(fld3)) call set_term_r8(terms, 3, size(fld1), size(fld3), fld3)
+    if (present(fld4)) call set_term_r8(terms, 4, size(fld1), size(fld4), fld4)
+    if (present(fld5)) call set_term_r8(terms, 5, size(fld1), size(fld5), fld5)
+    call put_worker(var_id, kstep, fld1, write_restart, kinfo, terms)
   end subroutine
 
   subroutine oasis_get_r14(var_id, kstep, fld, kinfo)

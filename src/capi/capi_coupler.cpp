@@ -212,6 +212,23 @@ int isthmus_coupler_put_flags(isthmus_coupler* cpl, int var, int date, const voi
   });
 }
 
+int isthmus_coupler_put_terms(isthmus_coupler* cpl, int var, int date, const void* data,
+                              const void* const* terms, int nterms, int flags, int* info) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    if (flags & ~ISTHMUS_PUT_WRITE_RESTART)
+      fail(ISTHMUS_ERR_ARG, "flags ", flags, " (1 ISTHMUS_PUT_WRITE_RESTART)");
+    if (nterms < 0 || nterms > coupler::Coupling::kMaxTerms)
+      fail(ISTHMUS_ERR_ARG, "nterms is ", nterms, "; OASIS's higher-order terms are fld2..fld5 (0 to ",
+           coupler::Coupling::kMaxTerms, ")");
+    if (nterms > 0 && !terms) fail(ISTHMUS_ERR_ARG, "terms is NULL but nterms is ", nterms);
+    const void* all[coupler::Coupling::kMaxTerms] = {};
+    for (int j = 0; j < nterms; ++j) all[j] = terms[j];
+    const int i = usable(cpl).put(var, date, data, (flags & ISTHMUS_PUT_WRITE_RESTART) != 0, all);
+    if (info) *info = i;
+  });
+}
+
 int isthmus_coupler_put_inquire(isthmus_coupler* cpl, int var, int date, int* info) {
   ISTHMUS_REQUIRE_HANDLE(cpl);
   return guarded(cpl->state.get(), __func__, [&] {

@@ -157,6 +157,11 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
   }
   put_date_.assign(nfields_, -1);
   got_date_.assign(nfields_, -1);
+  if (ends_.src && terms_ > 1) {
+    term_on_.assign(terms_ - 1, false);
+    term_acc_.resize(terms_ - 1);
+    term_send_.resize(terms_ - 1);
+  }
 
   // OASIS names output files <field>_<component>_<entry>.nc and writes them in the run
   // directory; both sides of an EXPOUT entry write what they exchange.
@@ -185,6 +190,22 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
     read_partial_restart();
 }
 
+namespace {
+
+// The links a coupler's mapping applies. OASIS3-MCT multiplies a put's higher-order terms
+// (fld2..fld5) by the file's further weights, on the put side only; so does isthmus where the
+// source side multiplies (MAPPING ... sum). Elsewhere the first weight alone, which is what
+// OASIS3-MCT applies to a put without them (SCRIP's conservative files carry 3 weights).
+remap::Links mapped_links(remap::LinkSlab&& slab, int num_wgts, const Entry& e) {
+  if (e.mapping && side_of(e.mapping->side) == remap::Side::Src)
+    return remap::links_of(std::move(slab), num_wgts);
+  return remap::first_weights_of(std::move(slab), num_wgts);
+}
+
+std::string term_prefix(int t) { return "av" + std::to_string(t) + "_"; }
+
+}  // namespace
+
 bool Coupling::prepared_weights(const CouplingEnds& ends) {
   const Entry& e = *ends.entry;
   if (!(e.status == FieldStatus::Exported || e.status == FieldStatus::Expout) || !e.mapping) return false;
@@ -207,8 +228,8 @@ void Coupling::prepare_weights(CouplingEnds& ends, const std::string& run_dir) {
     remap::WeightsInfo info;
     remap::LinkSlab slab = remap::read_scrip_weights(ends.local, path, expect, &info);
     ends.weights = remap::prepare_links(
-        ends.local, side, dst_side ? &ends.dst_points : &ends.src_points,
-        info.src_grid_size, info.dst_grid_size, remap::first_weights_of(std::move(slab), info.num_wgts));
+        ends.local, side, dst_side ? &ends.dst_points : &ends.src_points, info.src_grid_size,
+        info.dst_grid_size, mapped_links(std::move(slab), info.num_wgts, e));
   } catch (const Error& err) {
     if (err.code() == ISTHMUS_ERR_MPI) throw;
     ends.weights = remap::PreparedLinks{};
@@ -263,9 +284,10 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
           remap::read_scrip_weights(comm, in_run_dir(weights), expect, &info, &read_agreement);
       mapping_ = std::make_unique<remap::Mapping>(
           comm, src, dst, info.src_grid_size, info.dst_grid_size,
-          remap::first_weights_of(std::move(slab), info.num_wgts), mo, agreement);
+          mapped_links(std::move(slab), info.num_wgts, e), mo, agreement);
     }
     if (e.conserv) set_conservation();
+    terms_ = mapping_->weights_per_link();
   } else {
     agreement.check([&] {
       if (ends_.src_grid_size != ends_.dst_grid_size)
@@ -372,6 +394,7 @@ void Coupling::read_partial_restart() {
   // level's count is the field's
   for (int f = 0, level = 0; f < nfields_; level += ends_.levels[f], ++f)
     acc_[f].restore(std::move(states[f]), counters[0].values[level]);
+  read_term_restarts(path, true);
 }
 
 void Coupling::write_partial_restart(const std::string& path) {
@@ -389,6 +412,117 @@ void Coupling::write_partial_restart(const std::string& path) {
   // a run can go on from this file with either
   write_restart(files(), path, ends_.src_points, src_shape_, loctrans_prefix_oasis2(time_op()),
                 src_fields(states), {{loctrans_counter_name_oasis2(time_op()), counts}});
+  if (!instant()) write_term_restarts(path, true);
+}
+
+// The restart variables of the higher-order terms that are on, as OASIS3-MCT names them: the
+// lagged value "av<t>_<field>" (the state sent), the partial LOCTRANS state "av<t>loc<ID>_<field>"
+// under both namings of the main state (entry number, and 2.0's operation code); no counter,
+// the field's counts for all.
+void Coupling::write_term_restarts(const std::string& path, bool partial) {
+  for (int t = 2; t <= terms_; ++t) {
+    if (!term_on_[t - 2]) continue;
+    if (!partial) {
+      write_restart(files(), path, ends_.src_points, src_shape_, term_prefix(t),
+                    src_fields(term_send_[t - 2]));
+      continue;
+    }
+    std::vector<std::vector<double>> states;
+    for (int f = 0; f < nfields_; ++f) states.push_back(term_acc_[t - 2][f].state());
+    const std::string av = "av" + std::to_string(t);
+    for (const std::string& prefix : {loctrans_prefix(ends_.number), loctrans_prefix_oasis2(time_op())})
+      write_restart(files(), path, ends_.src_points, src_shape_, av + prefix, src_fields(states));
+  }
+}
+
+// What write_term_restarts wrote, where the file has it (OASIS reads them with abort=.false.:
+// a term found is on).
+void Coupling::read_term_restarts(const std::string& path, bool partial) {
+  const Entry& e = *ends_.entry;
+  const std::string first = level_name(e.src_names[0], 0, ends_.levels[0]);
+  for (int t = 2; t <= terms_; ++t) {
+    const std::string av = "av" + std::to_string(t);
+    std::string prefix;
+    if (!partial) {
+      if (restart_has_variable(files(), path, term_prefix(t) + first)) prefix = term_prefix(t);
+    } else {
+      for (const std::string& p : {loctrans_prefix(ends_.number), loctrans_prefix_oasis2(time_op())})
+        if (prefix.empty() && restart_has_variable(files(), path, av + p + first)) prefix = av + p;
+    }
+    if (prefix.empty()) continue;
+    switch_term_on(t);
+    if (!partial) {
+      read_restart(files(), path, ends_.src_points, src_shape_, prefix, src_fields(term_send_[t - 2]));
+      continue;
+    }
+    std::vector<std::vector<double>> states;
+    for (int f = 0; f < nfields_; ++f) states.emplace_back(acc_[f].size(), 0.0);
+    read_restart(files(), path, ends_.src_points, src_shape_, prefix, src_fields(states));
+    for (int f = 0; f < nfields_; ++f) term_acc_[t - 2][f].restore(std::move(states[f]), acc_[f].count());
+  }
+}
+
+void Coupling::switch_term_on(int t) {
+  if (term_on_[t - 2]) return;
+  term_on_[t - 2] = true;
+  for (int f = 0; f < nfields_; ++f) {
+    // the sum (AVERAGE's is averaged over the field's puts when sent), or the last value
+    term_acc_[t - 2].emplace_back(instant() ? TimeOp::Instant : TimeOp::Accumul, acc_[f].size());
+    term_send_[t - 2].emplace_back(acc_[f].size(), 0.0);
+  }
+}
+
+std::vector<const double*> Coupling::sent_arrays() {
+  std::vector<const double*> src;
+  for (int f = 0; f < nfields_; ++f) {
+    src.push_back(send_[f].data());
+    for (int t = 2; t <= terms_; ++t)
+      src.push_back(term_on_[t - 2] ? term_send_[t - 2][f].data() : nullptr);
+  }
+  return src;
+}
+
+void Coupling::take_terms(int k, int date, const void* const* terms, DataType type) {
+  int given = 0;  // the highest term given
+  for (int j = 0; terms && j < kMaxTerms; ++j)
+    if (terms[j]) given = j + 2;
+  if (given == 0) {
+    // INSTANT: a term that is on and not given is zeros at this date (OASIS's aVon rule)
+    if (instant())
+      for (int t = 2; t <= terms_; ++t)
+        if (term_on_[t - 2]) term_acc_[t - 2][k].reset();
+    return;
+  }
+  const Entry& e = *ends_.entry;
+  const std::string what = "put of " + e.src_names[k] + " at date " + std::to_string(date) +
+                           ": fld" + std::to_string(given) + " (a higher-order term)";
+  if (!mapping_)
+    fail(ISTHMUS_ERR_ARG, what, " needs a MAPPING whose weights file has ", given,
+         " weights per link; ", where(e), " has no mapping");
+  if (mapping_->info().side != remap::Side::Src)
+    fail(ISTHMUS_ERR_ARG, what, " is multiplied where the source side multiplies, but ", where(e),
+         " maps on the destination side (", e.mapping ? "MAPPING " + e.mapping->strategy : "SCRIPR",
+         "): write `sum` in its MAPPING line (OASIS3-MCT applies higher-order terms on the put "
+         "side only, too)");
+  if (given > terms_)
+    fail(ISTHMUS_ERR_ARG, what, " needs ", given, " weights per link, but the weights file ",
+         e.mapping->file, " of ", where(e), " has ", terms_);
+  if (time_op() == TimeOp::TMin || time_op() == TimeOp::TMax)
+    fail(ISTHMUS_ERR_ARG, what, ": LOCTRANS ", time_op_name(time_op()),
+         " takes no higher-order terms (nor does OASIS3-MCT)");
+  for (int t = 2; t <= terms_; ++t) {
+    const void* x = t - 2 < kMaxTerms ? terms[t - 2] : nullptr;
+    if (x) switch_term_on(t);
+    if (!term_on_[t - 2]) continue;
+    Accumulator& a = term_acc_[t - 2][k];
+    if (!x) {
+      if (instant()) a.reset();
+    } else if (type == DataType::Float) {
+      a.add(static_cast<const float*>(x));
+    } else {
+      a.add(static_cast<const double*>(x));
+    }
+  }
 }
 
 void Coupling::start(const double* const* src, double* const* dst) {
@@ -467,10 +601,12 @@ int Coupling::emit(int date, int64_t lagged) {
       info = kToRest;
       write_restart(files(), in_run_dir(e.restart_file), ends_.src_points, src_shape_, "",
                     src_fields(send_));
+      write_term_restarts(in_run_dir(e.restart_file), false);
     } else if (write_restart_) {
       write_restart_ = false;
-      write_restart(files(), in_run_dir(dated_file("TC", date, e.restart_file)), ends_.src_points,
-                    src_shape_, "", src_fields(send_));
+      const std::string path = in_run_dir(dated_file("TC", date, e.restart_file));
+      write_restart(files(), path, ends_.src_points, src_shape_, "", src_fields(send_));
+      write_term_restarts(path, false);
     }
   }
   if (exchanges() && !beyond_run(lagged)) {
@@ -487,8 +623,7 @@ int Coupling::emit(int date, int64_t lagged) {
              ": the previous coupling has not been received by its get on these ranks yet");
       finish(nullptr, "put", date);  // the previous coupling, if still in flight
     }
-    std::vector<const double*> src;
-    for (auto& s : send_) src.push_back(s.data());
+    const std::vector<const double*> src = sent_arrays();
     start(src.data());  // the send completes at the next put or at termination
   }
   if (src_output_) {
@@ -498,9 +633,10 @@ int Coupling::emit(int date, int64_t lagged) {
   return info;
 }
 
-int Coupling::put(int k, int date, const void* data, DataType type, bool write_restart) {
+int Coupling::put(int k, int date, const void* data, DataType type, bool write_restart,
+                  const void* const* terms) {
   const double t0 = MPI_Wtime();
-  const int info = put_timed(k, date, data, type, write_restart);
+  const int info = put_timed(k, date, data, type, write_restart, terms);
   ++stats_.puts;
   stats_.put_seconds += MPI_Wtime() - t0;
   return info;
@@ -526,23 +662,28 @@ CouplingStats Coupling::stats() const {
   return s;
 }
 
-int Coupling::put_timed(int k, int date, const void* data, DataType type, bool write_restart) {
+int Coupling::put_timed(int k, int date, const void* data, DataType type, bool write_restart,
+                        const void* const* terms) {
   const Entry& e = *ends_.entry;
   check_date("put", date, last_put_);
   if (!data && ends_.src_points.size() > 0)
     fail(ISTHMUS_ERR_ARG, "put of ", e.src_names[k], " at date ", date,
          ": the array is NULL but this rank holds ", ends_.src_points.size(), " points");
+  take_terms(k, date, terms, type);
   if (write_restart) write_restart_ = true;
   const int64_t lagged = static_cast<int64_t>(date) + e.lag;
   if (instant() && nfields_ == 1 && type == DataType::Double && lagged % e.period == 0 &&
       !e.blasold && !src_output_ && !write_restart_ && exchanges() && !ends_.dst &&
       !beyond_run(lagged)) {
-    // The common case, a plain send: the model's array goes into the messages at once (start
-    // packs before it returns), without the accumulator's and the send buffer's copies.
+    // The common case, a plain send: the model's arrays go into the messages at once (start
+    // packs, or forms the partial sums, before it returns), without the accumulator's and the
+    // send buffer's copies. A term not given this time is left out: INSTANT's zeros.
     put_date_[k] = static_cast<int>(lagged);
     if (pending_) finish(nullptr, "put", date);  // the previous coupling, if still in flight
-    const double* src[] = {static_cast<const double*>(data)};
-    start(src);
+    std::vector<const double*> src = {static_cast<const double*>(data)};
+    for (int t = 2; t <= terms_; ++t)
+      src.push_back(terms ? static_cast<const double*>(terms[t - 2]) : nullptr);
+    start(src.data());
     return kSent;
   }
   if (type == DataType::Float) acc_[k].add(static_cast<const float*>(data));
@@ -556,6 +697,15 @@ int Coupling::put_timed(int k, int date, const void* data, DataType type, bool w
       info = kWaitgroup;
     } else {
       for (int f = 0; f < nfields_; ++f) {
+        for (int t = 2; t <= terms_; ++t) {
+          if (!term_on_[t - 2]) continue;
+          // a term's sum is averaged over the field's puts (OASIS's avcnt), given or not
+          std::vector<double>& out = term_send_[t - 2][f];
+          term_acc_[t - 2][f].result(out.data());
+          term_acc_[t - 2][f].reset();
+          if (time_op() == TimeOp::Average && acc_[f].count() > 1)
+            for (double& v : out) v *= average_factor(acc_[f].count());
+        }
         acc_[f].result(send_[f].data());
         acc_[f].reset();
       }

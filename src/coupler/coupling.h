@@ -96,7 +96,14 @@ class Coupling {
   // write_restart: OASIS's optional argument of oasis_put (4.0, oasis_advance_run): a put that
   // completes a coupling date writes the value it sends to TC<date %09d>_<restart file>; a put
   // at another date writes the partial LOCTRANS state to TA<date %09d>_<restart file>.
-  int put(int k, int date, const void* data, DataType type, bool write_restart = false);
+  // terms: OASIS's fld2..fld5 (higher-order terms, e.g. the gradients of second-order
+  // conservative remapping), kMaxTerms arrays of the field's layout, NULL where not given, or
+  // NULL for none. A term is multiplied by the weights file's weight of its number, where the
+  // source side multiplies (MAPPING ... sum); it is on from its first put, and then an INSTANT
+  // put without it counts as zeros (OASIS's aVon rule).
+  static constexpr int kMaxTerms = 4;
+  int put(int k, int date, const void* data, DataType type, bool write_restart = false,
+          const void* const* terms = nullptr);
   int get(int k, int date, void* data, DataType type);
   // What put(k, date, ...) would return now, doing nothing (OASIS's oasis_put_inquire).
   int put_inquire(int k, int date) const;
@@ -120,7 +127,15 @@ class Coupling {
   bool instant() const { return time_op() == TimeOp::Instant; }
   // beyond the run's end nothing is sent: the lagged value of $RUNTIME is the next run's date 0
   bool beyond_run(int64_t lagged) const { return runtime_ > 0 && lagged >= runtime_; }
-  int put_timed(int k, int date, const void* data, DataType type, bool write_restart);
+  int put_timed(int k, int date, const void* data, DataType type, bool write_restart,
+                const void* const* terms);
+  // a put's higher-order terms: checked, switched on, added to their accumulators
+  void take_terms(int k, int date, const void* const* terms, DataType type);
+  // the arrays a coupling date sends: per field its values, then its terms (NULL when off)
+  std::vector<const double*> sent_arrays();
+  void switch_term_on(int t);  // its accumulators and send buffers, from now on
+  void write_term_restarts(const std::string& path, bool partial);
+  void read_term_restarts(const std::string& path, bool partial);
   int get_timed(int k, int date, void* data, DataType type);
   void set_conservation();
   void build_exchange(MPI_Comm comm, Method method, Agreement& agreement);
@@ -157,6 +172,13 @@ class Coupling {
   std::unique_ptr<Redist> redist_;
   bool pending_ = false;                     // a started exchange not finished on this rank
   // source side
+  // Higher-order terms (put's terms): terms_ = the weights per link of the mapping (1: none);
+  // term t (2..terms_) is term_on_[t - 2] from its first put, with its accumulators (the sum,
+  // or INSTANT's last value) and send buffers per field.
+  int terms_ = 1;
+  std::vector<bool> term_on_;
+  std::vector<std::vector<Accumulator>> term_acc_;
+  std::vector<std::vector<std::vector<double>>> term_send_;
   std::vector<Accumulator> acc_;
   std::vector<int> put_date_;                // per field: the coupling date it was last put for
   std::vector<std::vector<double>> send_;

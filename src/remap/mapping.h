@@ -195,6 +195,7 @@ class Mapping {
   void set_conservation(Conservation c, Agreement& agreement);
 
   const MappingInfo& info() const { return info_; }
+  int weights_per_link() const { return nw_; }  // source arrays per field (apply)
   int64_t source_points() const { return src_size_; }
   int64_t destination_points() const { return dst_size_; }
   // The redistribution of the fields (unfused: the final transfer).

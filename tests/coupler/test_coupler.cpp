@@ -355,9 +355,31 @@ TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
   check_orca2_lmdz_mapping(dir, "rmp_torc_to_lmdz_BILINEAR.nc", dir + "/rmp_torc_to_lmdz_BILINEAR.nc");
 }
 
+namespace {
+// The shared first-order ORCA2 -> LMDZ file rewritten with two more columns of weights, by
+// rank 0 into `dir`; returns its name.
+std::string three_weights_file(const std::string& dir) {
+  const std::string one = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc";
+  const std::string three = "rmp_torc_to_lmdz_CONSERV_3W.nc";
+  if (world_rank() == 0) {
+    remap::WeightsInfo info;
+    remap::LinkSlab slab = remap::read_scrip_weights(MPI_COMM_SELF, one, {}, &info);
+    info.num_wgts = 3;
+    std::vector<double> w3;
+    for (int64_t k = 0; k < slab.size(); ++k)
+      for (double x : {slab.weights[k], 7.5 + k % 11, -3.25 * (k % 5)}) w3.push_back(x);
+    remap::ScripWeightsWriter out(dir + "/" + three, info);
+    out.append(slab.src.data(), slab.dst.data(), w3.data(), slab.size());
+    out.close();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return three;
+}
+}  // namespace
+
 // SCRIP's conservative weights files, as OASIS3-MCT's own, carry 3 weights per link (the 2nd and
-// 3rd for the gradients of second-order remapping). A model's put gives one array per field, so
-// the coupler applies the first weight alone, as OASIS3-MCT does without fld2..fld5; an
+// 3rd for the gradients of second-order remapping). A put without higher-order terms gets the
+// first weight alone, as OASIS3-MCT applies without fld2..fld5, on every side; an
 // unchanged OASIS3-MCT example (liboasis3-doc's test_interpolation) stopped at its first put on
 // such a file before. Here: the shared first-order file rewritten with two more columns of
 // weights, which must change nothing (the same bits as the reference's first column).
@@ -365,21 +387,166 @@ TEST(Coupler, MappingAppliesTheFirstOfThreeWeights) {
   Watchdog w("coupler three weights");
   const TempRunDir run("three_weights");
   const std::string one = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc";
-  const std::string three = "rmp_torc_to_lmdz_CONSERV_3W.nc";
-  if (world_rank() == 0) {
-    remap::WeightsInfo info;
-    remap::LinkSlab slab = remap::read_scrip_weights(MPI_COMM_SELF, one, {}, &info);
-    ASSERT_EQ(info.num_wgts, 1);
-    info.num_wgts = 3;
-    std::vector<double> w3;
+  check_orca2_lmdz_mapping(run.path(), three_weights_file(run.path()), one);
+}
+
+// OASIS3-MCT's higher-order terms (oasis_put's fld2..fld5, e.g. the gradients of second-order
+// conservative remapping) where the source side multiplies (MAPPING ... sum): each link adds
+// w1 x + w2 fld2 + w3 fld3. A term is on from its first put: an INSTANT put without it counts
+// as zeros; AVERAGE averages what was given over all the field's puts. Where the destination
+// side multiplies, or beyond the file's weights, or with T_MAX, a put with terms fails naming
+// the entry and what to write instead.
+TEST(Coupler, HigherOrderTermsOnTheSourceSide) {
+  Watchdog w("coupler higher-order terms");
+  Layout L;
+  const TempRunDir run("higher_order");
+  const std::string file = three_weights_file(run.path());
+  const int64_t ns = 182 * 149, nd = 96 * 72;
+  remap::WeightsInfo info;
+  const remap::LinkSlab slab = remap::read_scrip_weights(MPI_COMM_SELF, run.path() + "/" + file, {}, &info);
+  ASSERT_EQ(info.num_wgts, 3);
+  auto x_at = [](int64_t g, int date) { return 273.0 + 20 * std::sin(g * 0.001) + date; };
+  auto g1_at = [](int64_t g, int date) { return std::cos(g * 0.002) + 0.5 * date; };
+  auto g2_at = [](int64_t g, int date) { return std::sin(g * 0.003) - 0.25 * date; };
+  // the serial reference: per destination point the sum of its links' terms (and of their
+  // magnitudes, the scale of the rounding)
+  auto reference = [&](const std::function<double(int64_t, int)>& term, std::vector<double>* sum,
+                       std::vector<double>* mag) {
+    sum->assign(nd, 0.0);
+    mag->assign(nd, 0.0);
     for (int64_t k = 0; k < slab.size(); ++k)
-      for (double x : {slab.weights[k], 7.5 + k % 11, -3.25 * (k % 5)}) w3.push_back(x);
-    remap::ScripWeightsWriter out(run.path() + "/" + three, info);
-    out.append(slab.src.data(), slab.dst.data(), w3.data(), slab.size());
-    out.close();
+      for (int j = 0; j < 3; ++j) {
+        const double t = slab.weights[3 * k + j] * term(slab.src[k], j);
+        (*sum)[slab.dst[k]] += t;
+        (*mag)[slab.dst[k]] += std::fabs(t);
+      }
+  };
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.runtime = 4;
+  Entry inst = orca2_to_lmdz(file);
+  inst.period = 2;
+  inst.mapping->side = MapSide::Src;
+  inst.mapping->side_given = true;
+  inst.mapping->strategy = "sum";
+  Entry avg = inst;
+  avg.src_names = {"SO2"};
+  avg.dst_names = {"SA2"};
+  avg.line = 20;
+  avg.loctrans = TimeOp::Average;
+  cfg.entries = {inst, avg};
+  CouplerOptions opt;
+  opt.run_dir = run.path();
+  const std::string comp = L.two() ? L.component() : "both";
+  Coupler c(MPI_COMM_WORLD, comp, cfg, opt);
+  const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
+  const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
+  std::vector<int64_t> sidx = random_part(ns, ls, lr, 7), didx = random_part(nd, ls, lr, 8);
+  int so = -1, sa = -1, so2 = -1, sa2 = -1;
+  if (src) {
+    const int part = c.def_partition(ptr(list_of(ns, sidx)));
+    so = c.def_var("SO", part, VarDirection::Out, DataType::Double);
+    so2 = c.def_var("SO2", part, VarDirection::Out, DataType::Double);
   }
-  MPI_Barrier(MPI_COMM_WORLD);
-  check_orca2_lmdz_mapping(run.path(), three, one);
+  if (dst) {
+    const int part = c.def_partition(ptr(list_of(nd, didx)));
+    sa = c.def_var("SA", part, VarDirection::In, DataType::Double);
+    sa2 = c.def_var("SA2", part, VarDirection::In, DataType::Double);
+  }
+  c.enddef();
+  std::vector<double> ref, mag;
+  int64_t wrong = 0;
+  auto check = [&](const std::vector<double>& y, const char* what) {
+    int64_t bad = 0;
+    for (size_t i = 0; i < didx.size(); ++i)
+      if (!(std::fabs(y[i] - ref[didx[i]]) <= 1e-14 * mag[didx[i]])) ++bad;
+    EXPECT_EQ(bad, 0) << what;
+    wrong += bad;
+  };
+  for (int date = 0; date < 4; ++date) {
+    if (src) {
+      std::vector<double> x(sidx.size()), g1(sidx.size()), g2(sidx.size());
+      for (size_t i = 0; i < sidx.size(); ++i) {
+        x[i] = x_at(sidx[i], date);
+        g1[i] = g1_at(sidx[i], date);
+        g2[i] = g2_at(sidx[i], date);
+      }
+      // INSTANT: both terms at date 0, only fld2 at date 2 (fld3 is on: zeros then)
+      const void* terms[4] = {g1.data(), date == 2 ? nullptr : g2.data(), nullptr, nullptr};
+      EXPECT_EQ(c.put(so, date, x.data(), false, terms), date % 2 == 0 ? kSent : kOk);
+      // AVERAGE: fld2 at date 1 only, fld3 never: the coupling of date 2 sends the mean of the
+      // puts of dates 1 and 2, and half of date 1's fld2
+      const void* avg_terms[4] = {date == 1 ? g1.data() : nullptr, nullptr, nullptr, nullptr};
+      EXPECT_EQ(c.put(so2, date, x.data(), false, avg_terms), date % 2 == 0 ? kSent : kLocTrans);
+    }
+    if (dst && date % 2 == 0) {
+      std::vector<double> y(didx.size()), y2(didx.size());
+      EXPECT_EQ(c.get(sa, date, y.data()), kRecvd);
+      EXPECT_EQ(c.get(sa2, date, y2.data()), kRecvd);
+      reference([&](int64_t g, int j) {
+        return j == 0 ? x_at(g, date) : j == 1 ? g1_at(g, date) : date == 2 ? 0.0 : g2_at(g, date);
+      }, &ref, &mag);
+      check(y, "INSTANT");
+      reference([&](int64_t g, int j) {
+        if (date == 0) return j == 0 ? x_at(g, 0) : 0.0;
+        return j == 0 ? (x_at(g, 1) + x_at(g, 2)) * 0.5 : j == 1 ? g1_at(g, 1) * 0.5 : 0.0;
+      }, &ref, &mag);
+      check(y2, "AVERAGE");
+    }
+  }
+  c.terminate();
+  EXPECT_TRUE(all_ranks(wrong == 0));
+
+  // the errors, at the first put with terms (before anything is sent)
+  struct Case {
+    MapSide side;
+    std::optional<TimeOp> op;
+    int term;  // 2..5
+    std::string says;
+  };
+  const Case cases[] = {
+      {MapSide::Dst, std::nullopt, 2,
+       "put of SO at date 0: fld2 (a higher-order term) is multiplied where the source side "
+       "multiplies, but entry SO (line 10) maps on the destination side (MAPPING bfb): "
+       "write `sum` in its MAPPING line (OASIS3-MCT applies higher-order terms on the put side "
+       "only, too)"},
+      {MapSide::Src, std::nullopt, 5,
+       "put of SO at date 0: fld5 (a higher-order term) needs 5 weights per link, but the weights "
+       "file " + file + " of entry SO (line 10) has 3"},
+      {MapSide::Src, TimeOp::TMax, 2,
+       "put of SO at date 0: fld2 (a higher-order term): LOCTRANS T_MAX takes no higher-order "
+       "terms (nor does OASIS3-MCT)"}};
+  for (const Case& k : cases) {
+    Config bad;
+    bad.file = "namcouple";
+    bad.runtime = 2;
+    Entry e = orca2_to_lmdz(file);
+    e.mapping->side = k.side;
+    e.mapping->side_given = true;
+    e.mapping->strategy = k.side == MapSide::Dst ? "bfb" : "sum";
+    e.loctrans = k.op;
+    bad.entries = {e};
+    Coupler b(MPI_COMM_WORLD, comp, bad, opt);
+    int v = -1, u = -1;
+    if (src) v = b.def_var("SO", b.def_partition(ptr(list_of(ns, sidx))), VarDirection::Out, DataType::Double);
+    if (dst) u = b.def_var("SA", b.def_partition(ptr(list_of(nd, didx))), VarDirection::In, DataType::Double);
+    b.enddef();
+    if (src) {
+      std::vector<double> x(sidx.size(), 1.0);
+      const void* terms[4] = {};
+      terms[k.term - 2] = x.data();
+      const Outcome o = outcome_of([&] { b.put(v, 0, x.data(), false, terms); });
+      EXPECT_EQ(o.code, ISTHMUS_ERR_ARG) << o.msg;
+      EXPECT_EQ(o.msg, k.says);
+      b.put(v, 0, x.data());  // without terms it goes
+    }
+    if (dst) {
+      std::vector<double> y(didx.size());
+      b.get(u, 0, y.data());
+    }
+    b.terminate();
+  }
+  EXPECT_TRUE(all_ranks(!::testing::Test::HasFailure()));
 }
 
 // A weights file that cannot be used fails enddef on every rank of both components with the
