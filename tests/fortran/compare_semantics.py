@@ -3,7 +3,8 @@
 
   compare_semantics.py RUN_DIR [REFERENCE_RUN_DIR]
   compare_semantics.py --same RUN_DIR REFERENCE_RUN_DIR
-  compare_semantics.py --restart-cdl FIELD | --weights-cdl   (the files run_semantics.sh writes)
+  compare_semantics.py --restart-cdl FIELD | --weights-cdl [hot]   (the files run_semantics.sh
+                                                                   writes)
 
 RUN_DIR against OASIS3-MCT's rules, every value within 1e-12 relative:
 - at a coupling date t of an entry of period p and lag L, the atmosphere receives the time
@@ -35,7 +36,8 @@ ENTRIES = {"INS": (1, 7200, "INSTANT", 0), "AVG": (2, 7200, "AVERAGE", 0),
            "CNP": (11, 7200, "INSTANT", 0), "CNB": (12, 7200, "INSTANT", 0),
            "CBP": (13, 7200, "INSTANT", 0), "AMC": (14, 7200, "AVERAGE", 0),
            "LAV": (15, 7200, "AVERAGE", 3600), "MF1": (16, 10800, "ACCUMUL", 0),
-           "MF2": (17, 10800, "ACCUMUL", 0), "OPT": (18, 7200, "AVERAGE", 0)}
+           "MF2": (17, 10800, "ACCUMUL", 0), "OPT": (18, 7200, "AVERAGE", 0),
+           "HOI": (19, 7200, "INSTANT", 0), "HOA": (20, 7200, "AVERAGE", 0)}
 # through w_mix.nc: destination d gets 3/4 of source d, 1/4 of mix(d)
 MAPPED = ("MPD", "MPS", "CNS", "CNP", "CNB", "CBP", "AMC")
 # CONSERV (OASIS3-MCT's), making the mapped field's integral over the active destination cells
@@ -46,6 +48,30 @@ MAPPED = ("MPD", "MPS", "CNS", "CNP", "CNB", "CBP", "AMC")
 CONSERVED = {"CNS": ("add", False), "CNP": ("scale", False), "CNB": ("add", True),
              "CBP": ("scale", True), "AMC": ("add", False)}
 MASKED_SRC, MASKED_DST = 0, 47  # oasis_semantics.F90 masks one cell on each side
+# Higher-order terms (oasis_put's fld2, fld3) through w_hot.nc (3 weights per link, MAPPING src
+# sum): destination d gets the weights HOT_WEIGHTS[0] of source d's field, fld2, fld3, and
+# HOT_WEIGHTS[1] of mix(d)'s. The ocean puts fld2 = value(k + 20), fld3 = value(k + 40): HOI
+# (INSTANT) both, except fld3 at the steps 4 n + 2 (zeros then: a term once given stays on);
+# HOA (AVERAGE) fld2 at odd steps only, fld3 never (averaged over all the field's puts).
+HOT = ("HOI", "HOA")
+HOT_WEIGHTS = ((0.75, 0.125, 0.0625), (0.25, 0.375, -0.03125))
+
+
+def term_given(f, j, date):  # oasis_semantics.F90's rule
+    step = date // DT
+    if j == 1:
+        return True
+    if f == "HOI":
+        return j == 2 or step % 4 != 2
+    return j == 2 and step % 2 == 1
+
+
+def sent_term(f, j, g, date):
+    """What the ocean sends of term j (1: the field, 2: fld2, 3: fld3) of a HOT entry."""
+    k, period, op, lag = ENTRIES[f]
+    dates = range(max(0, date - period + DT), date + 1, DT)
+    v = [value(g, d, k + 20 * (j - 1)) if term_given(f, j, d) else 0.0 for d in dates]
+    return v[-1] if op == "INSTANT" else sum(v) / len(v)
 
 
 def cell_area(ocean, g):  # oasis_semantics.F90's cell_area()
@@ -130,6 +156,10 @@ def check_expected(run_dir, calls, values, bad, label):
                 bad.append(f"{label}: {f} at date {date}: {len(points)} points received, expected 48")
 
             def mapped(g):
+                if f in HOT:
+                    return sum(w[j - 1] * sent_term(f, j, s, date)
+                               for s, w in ((g, HOT_WEIGHTS[0]), (mix(g), HOT_WEIGHTS[1]))
+                               for j in (1, 2, 3))
                 return 0.75 * sent(f, g, date) + 0.25 * sent(f, mix(g), date)
 
             shift, factor = 0.0, 1.0
@@ -151,7 +181,7 @@ def check_expected(run_dir, calls, values, bad, label):
                     bad.append(f"{label}: {f} at date {date}: integral {got!r}, expected {target!r}")
             for g in points:
                 want = sent(f, g, date)
-                if f in MAPPED:
+                if f in MAPPED or f in HOT:
                     want = mapped(g)
                     if f in CONSERVED and g != MASKED_DST:
                         want = want * factor + shift
@@ -190,11 +220,15 @@ def check_expected(run_dir, calls, values, bad, label):
 
 
 if sys.argv[1] == "--weights-cdl":
-    # the mapped entries' weights file, SCRIP's layout
-    links = [(s, d, w) for d in range(48) for s, w in ((d, 0.75), (mix(d), 0.25))]
-    print("netcdf w_mix {\ndimensions:\n  src_grid_size = 48 ;\n  dst_grid_size = 48 ;\n"
+    # the mapped entries' weights file, SCRIP's layout; --weights-cdl hot: w_hot.nc, 3 weights
+    hot = sys.argv[2:] == ["hot"]
+    if hot:
+        links = [(s, d, w) for d in range(48) for s, w in ((d, HOT_WEIGHTS[0]), (mix(d), HOT_WEIGHTS[1]))]
+    else:
+        links = [(s, d, (w,)) for d in range(48) for s, w in ((d, 0.75), (mix(d), 0.25))]
+    print(f"netcdf w_{'hot' if hot else 'mix'} {{\ndimensions:\n  src_grid_size = 48 ;\n  dst_grid_size = 48 ;\n"
           "  src_grid_rank = 2 ;\n  dst_grid_rank = 2 ;\n"
-          f"  num_links = {len(links)} ;\n  num_wgts = 1 ;\nvariables:\n"
+          f"  num_links = {len(links)} ;\n  num_wgts = {3 if hot else 1} ;\nvariables:\n"
           "  int src_grid_dims(src_grid_rank) ;\n  int dst_grid_dims(dst_grid_rank) ;\n"
           "  int src_address(num_links) ;\n  int dst_address(num_links) ;\n"
           "  double remap_matrix(num_links, num_wgts) ;\n"
@@ -203,7 +237,7 @@ if sys.argv[1] == "--weights-cdl":
           "data:\n  src_grid_dims = 8, 6 ;\n  dst_grid_dims = 8, 6 ;\n"
           f"  src_address = {', '.join(str(s + 1) for s, _, _ in links)} ;\n"
           f"  dst_address = {', '.join(str(d + 1) for _, d, _ in links)} ;\n"
-          f"  remap_matrix = {', '.join(repr(w) for _, _, w in links)} ;\n}}")
+          f"  remap_matrix = {', '.join(repr(x) for _, _, w in links for x in w)} ;\n}}")
     sys.exit(0)
 if sys.argv[1] == "--restart-cdl":
     # a lagged entry's restart file (FIELD, e.g. LAG): its field at date -DT, OASIS3-MCT's layout

@@ -15,7 +15,10 @@
 !     with the grid-writing routines, one cell masked on each side);
 !   - EXPOUT (AVERAGE): both sides also write it to OASIS3-MCT's output files;
 !   - two fields in one entry (ACCUMUL);
-!   - OUTPUT (AVERAGE): the ocean's field written to a file, no partner.
+!   - OUTPUT (AVERAGE): the ocean's field written to a file, no partner;
+!   - higher-order terms (oasis_put's fld2 and fld3, through a weights file of 3 weights per
+!     link, MAPPING src sum): INSTANT with fld3 left out at the steps 4 n + 2, and AVERAGE with
+!     fld2 at odd steps only.
 ! Every rank writes, for every call, its kinfo, and for every get that received, the values with
 ! their global indices:
 !   semantics_<comp>_<rank>.txt:  put|get FIELD DATE KINFO  [then, for a get that received,
@@ -25,21 +28,21 @@ program oasis_semantics
   use mpi
   use mod_oasis
   implicit none
-  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 18
+  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 20
   character(len=5), parameter :: onames(nf) = ['O_INS', 'O_AVG', 'O_ACC', 'O_MIN', 'O_MAX', 'O_LAG', &
                                                'O_MPD', 'O_MPS', 'O_OUT', 'O_CNS', 'O_CNP', &
                                                'O_CNB', 'O_CBP', 'O_AMC', 'O_LAV', 'O_MF1', &
-                                               'O_MF2', 'O_OPT']
+                                               'O_MF2', 'O_OPT', 'O_HOI', 'O_HOA']
   character(len=5), parameter :: anames(nf) = ['A_INS', 'A_AVG', 'A_ACC', 'A_MIN', 'A_MAX', 'A_LAG', &
                                                'A_MPD', 'A_MPS', 'A_OUT', 'A_CNS', 'A_CNP', &
                                                'A_CNB', 'A_CBP', 'A_AMC', 'A_LAV', 'A_MF1', &
-                                               'A_MF2', '     ']  ! O_OPT: OUTPUT, no partner
+                                               'A_MF2', '     ', 'A_HOI', 'A_HOA']  ! O_OPT: OUTPUT
   character(len=8) :: comp, kind
   character(len=64) :: path
   integer :: compid, kinfo, local, rank, nranks, ierr, date, k, i, j, npts, part, unit, row0, nrows
   integer :: ids(nf), var_nodims(2), var_shape(2)
   integer, allocatable :: paral(:), gidx(:)
-  real(8), allocatable :: f(:), lon(:, :), lat(:, :), area(:, :)
+  real(8), allocatable :: f(:), f2(:), f3(:), lon(:, :), lat(:, :), area(:, :)
   integer, allocatable :: msk(:, :)
   logical :: ocean
 
@@ -123,7 +126,7 @@ program oasis_semantics
   call oasis_enddef(kinfo)
   call expect(kinfo, OASIS_Ok, 'oasis_enddef')
 
-  allocate(f(npts))
+  allocate(f(npts), f2(npts), f3(npts))
   write (path, '(a,a,a,i0,a)') 'semantics_', trim(comp), '_', rank, '.txt'
   open (newunit=unit, file=trim(path), status='replace', action='write')
   do date = 0, (ndates - 1) * dt, dt
@@ -132,7 +135,19 @@ program oasis_semantics
         do i = 1, npts
           f(i) = value(gidx(i), date, k)
         end do
-        call oasis_put(ids(k), date, f, kinfo)
+        do i = 1, npts
+          f2(i) = value(gidx(i), date, k + 20)
+          f3(i) = value(gidx(i), date, k + 40)
+        end do
+        if (onames(k) == 'O_HOI' .and. mod(date / dt, 4) /= 2) then
+          call oasis_put(ids(k), date, f, kinfo, f2, f3)
+        else if (onames(k) == 'O_HOI') then
+          call oasis_put(ids(k), date, f, kinfo, f2)
+        else if (onames(k) == 'O_HOA' .and. mod(date / dt, 2) == 1) then
+          call oasis_put(ids(k), date, f, kinfo, f2)
+        else
+          call oasis_put(ids(k), date, f, kinfo)
+        end if
         write (unit, '(a,1x,a,1x,i0,1x,i0)') 'put', onames(k), date, kinfo
       else if (anames(k) /= '') then
         f = -7777d0
@@ -148,7 +163,7 @@ program oasis_semantics
     end do
   end do
   close (unit)
-  deallocate(f, gidx, paral)  ! a main program's arrays are never freed for it
+  deallocate(f, f2, f3, gidx, paral)  ! a main program's arrays are never freed for it
   call oasis_terminate(kinfo)
   call expect(kinfo, OASIS_Ok, 'oasis_terminate')
   call MPI_Finalize(ierr)

@@ -9,7 +9,9 @@
 # GLOBAL, GLBPOS, BASBAL and BASPOS (the areas and masks from the files the program writes), and
 # one with LOCTRANS AVERAGE, MAPPING and CONSERV GLOBAL in a row, a lagged AVERAGE one (its
 # restart file r_LAV.nc written here too), one entry of two fields (ACCUMUL), and an OUTPUT one
-# (AVERAGE, written to a file only). compare_semantics.py
+# (AVERAGE, written to a file only), and two with higher-order terms (oasis_put's fld2, fld3:
+# INSTANT, and LOCTRANS AVERAGE then MAPPING, through w_hot.nc, 3 weights per link, src sum).
+# compare_semantics.py
 # then checks what arrived against OASIS3-MCT's rules and, given a second executable (the same
 # program built against Debian's OASIS3-MCT), against what that one received, call by call; and
 # then each library goes on from the other's restart files and from its own, and all four runs
@@ -40,7 +42,7 @@ run() {  # directory executable [directory whose restart files this run goes on 
   mkdir -p "$1"
   cat > "$1/namcouple" <<NAM
  \$NFIELDS
-   17
+   19
  \$END
  \$NBMODEL
    2  ocn atm
@@ -82,10 +84,23 @@ $(entry O_LAV A_LAV 7200 AVERAGE 3600)
  8 6 8 6 togr togr
  LOCTRANS
  AVERAGE
+ O_HOI A_HOI 1 7200 1 r_HOI.nc EXPORTED
+ 8 6 8 6 togr tagr LAG=0
+ P 0 P 0
+ MAPPING
+ w_hot.nc src sum
+ O_HOA A_HOA 1 7200 2 r_HOA.nc EXPORTED
+ 8 6 8 6 togr tagr LAG=0
+ P 0 P 0
+ LOCTRANS MAPPING
+ AVERAGE
+ w_hot.nc src sum
  \$END
 NAM
   python3 "$here/compare_semantics.py" --weights-cdl > "$1/w_mix.cdl"
   ncgen -o "$1/w_mix.nc" "$1/w_mix.cdl"
+  python3 "$here/compare_semantics.py" --weights-cdl hot > "$1/w_hot.cdl"
+  ncgen -o "$1/w_hot.nc" "$1/w_hot.cdl"
   if [ -n "${3:-}" ]; then
     cp "$3"/r_*.nc "$1/"
   else
