@@ -158,6 +158,9 @@ _SIGNATURES = {
     "isthmus_coupler_enddef": (ctypes.c_int, [ctypes.c_void_p]),
     "isthmus_coupler_put_flags": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                                  ctypes.c_void_p, ctypes.c_int, _c_int_p]),
+    "isthmus_coupler_put_terms": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                                 ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                                 ctypes.c_int, _c_int_p]),
     "isthmus_coupler_get": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                            ctypes.c_void_p, _c_int_p]),
     "isthmus_coupler_terminate": (ctypes.c_int, [ctypes.c_void_p]),
@@ -569,7 +572,8 @@ class Field:
             raise IsthmusError(ErrorCode.ARG, f"{where}: the array is read-only")
         return array
 
-    def put(self, date: int, array: np.ndarray, write_restart: bool = False) -> Info:
+    def put(self, date: int, array: np.ndarray, write_restart: bool = False,
+            terms: Sequence[Optional[np.ndarray]] = ()) -> Info:
         """Puts the field's values at ``date`` (seconds since the start of the run).
 
         Returns :attr:`Info.SENT` when sent, :attr:`Info.OK` when ``date`` is no coupling date,
@@ -577,12 +581,24 @@ class Field:
         group waits for the other fields. The array may be reused at once.
         ``write_restart``: also write the value (or the partial accumulation) to OASIS's
         restart files (OASIS's write_restart).
+        ``terms``: OASIS's higher-order terms fld2..fld5 (e.g. the two gradients of
+        second-order conservative remapping), arrays like ``array`` or None where not given;
+        multiplied by the weights file's further weights where the source side multiplies
+        (MAPPING ... sum; docs/coupler.md, "Mapping sides").
         """
         a = self._check("put", array, writable=False)
         info = ctypes.c_int(-1)
-        self.coupler._call(self.coupler._lib.isthmus_coupler_put_flags, self.id,
-                           operator.index(date), a.ctypes.data,
-                           _PUT_WRITE_RESTART if write_restart else 0, ctypes.byref(info))
+        flags = _PUT_WRITE_RESTART if write_restart else 0
+        if any(t is not None for t in terms):
+            checked = [None if t is None else self._check("put", t, writable=False) for t in terms]
+            ptrs = (ctypes.c_void_p * len(checked))(*[None if t is None else t.ctypes.data
+                                                      for t in checked])
+            self.coupler._call(self.coupler._lib.isthmus_coupler_put_terms, self.id,
+                               operator.index(date), a.ctypes.data, ptrs, len(checked), flags,
+                               ctypes.byref(info))
+        else:
+            self.coupler._call(self.coupler._lib.isthmus_coupler_put_flags, self.id,
+                               operator.index(date), a.ctypes.data, flags, ctypes.byref(info))
         return Info(info.value)
 
     def get(self, date: int, out: Optional[np.ndarray] = None) -> Received:

@@ -153,6 +153,20 @@ def test_toy_orca2_lmdz_both_ways_float32_and_bundle_match_the_serial_mapping():
 
 
 @needs_library
+def test_toy_refuses_higher_order_terms_where_they_cannot_apply():
+    for rank, res in native_toy(2, 3).items():
+        said = str(res["term_refused"])
+        if res["ocean"]:
+            assert ("put of O_SST at date 0: fld2 (a higher-order term) is multiplied where the "
+                    "source side multiplies, but entry O_SST (line 11) maps on the destination "
+                    "side (MAPPING bfb): write `sum` in its MAPPING line") in said, said
+        else:
+            assert ("put of A_FLX at date 0: fld2 (a higher-order term) needs 2 weights per "
+                    "link, but the weights file rmp_lmdz_to_torc_BILINEAR.nc of entry A_FLX "
+                    "(line 16) has 1") in said, said
+
+
+@needs_library
 def test_toy_destination_side_is_bit_for_bit_on_other_rank_counts():
     a, b = native_toy(1, 2), native_toy(2, 2)
     for field, levels in (("A_SST", 1), ("A_SST32", 1), ("A_BUN", LEVELS)):
@@ -308,6 +322,14 @@ def toy_main(rundir, nocean):
         for f in sends + receives:
             assert f.periods == [PERIODS[f.name]], (f.name, f.periods)
             assert f.is_configured
+        # a higher-order term (OASIS's fld2) is refused on these entries, before anything is
+        # sent: O_SST maps on the destination side, A_FLX's file has one weight per link
+        f, v = sends[0], values[0]
+        try:
+            f.put(0, v, terms=[v])
+            out["term_refused"] = ""
+        except isthmus.IsthmusError as e:
+            out["term_refused"] = str(e)
         for date in DATES:
             for f, v in zip(sends, values):
                 inquired = f.put_inquire(date)
