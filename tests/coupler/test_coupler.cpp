@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -251,6 +252,37 @@ TEST(Coupler, CouplingWithinOneComponentOnOverlappingRanks) {
 // An ORCA2 -> LMDZ weights file `file` in `dir`, mapped by the coupler on each side: the
 // destination side (bfb) gives the bits of a serial sum in file order of `reference`'s links
 // (first weights) at every rank count; the source side (sum) and auto agree to 1e-14.
+// A coupler of `cfg` after enddef, over two components (or one holding both grids when the
+// layout has one rank): the ocean's SO, SO2 on a random partition of ORCA2, the atmosphere's
+// SA, SA2 on one of LMDZ.
+struct TwoFields {
+  TwoFields(const Config& cfg, const CouplerOptions& opt) {
+    const int64_t ns = 182 * 149, nd = 96 * 72;
+    const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
+    c = std::make_unique<Coupler>(MPI_COMM_WORLD, L.two() ? L.component() : "both", cfg, opt);
+    src = !L.two() || L.ocean();
+    dst = !L.two() || !L.ocean();
+    sidx = random_part(ns, ls, lr, 7);
+    didx = random_part(nd, ls, lr, 8);
+    if (src) {
+      const int part = c->def_partition(ptr(list_of(ns, sidx)));
+      so = c->def_var("SO", part, VarDirection::Out, DataType::Double);
+      so2 = c->def_var("SO2", part, VarDirection::Out, DataType::Double);
+    }
+    if (dst) {
+      const int part = c->def_partition(ptr(list_of(nd, didx)));
+      sa = c->def_var("SA", part, VarDirection::In, DataType::Double);
+      sa2 = c->def_var("SA2", part, VarDirection::In, DataType::Double);
+    }
+    c->enddef();
+  }
+  Layout L;
+  std::unique_ptr<Coupler> c;
+  bool src = false, dst = false;
+  std::vector<int64_t> sidx, didx;
+  int so = -1, sa = -1, so2 = -1, sa2 = -1;
+};
+
 void check_orca2_lmdz_mapping(const std::string& dir, const std::string& file,
                               const std::string& reference) {
   Layout L;
@@ -282,23 +314,11 @@ void check_orca2_lmdz_mapping(const std::string& dir, const std::string& file,
     CouplerOptions opt;
     opt.run_dir = dir;
     // two components, or one component holding both grids at one rank
-    const std::string comp = L.two() ? L.component() : "both";
-    Coupler c(MPI_COMM_WORLD, comp, cfg, opt);
-    const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
-    const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
-    std::vector<int64_t> sidx = random_part(ns, ls, lr, 7), didx = random_part(nd, ls, lr, 8);
-    int so = -1, sa = -1, so2 = -1, sa2 = -1;
-    if (src) {
-      const int part = c.def_partition(ptr(list_of(ns, sidx)));
-      so = c.def_var("SO", part, VarDirection::Out, DataType::Double);
-      so2 = c.def_var("SO2", part, VarDirection::Out, DataType::Double);
-    }
-    if (dst) {
-      const int part = c.def_partition(ptr(list_of(nd, didx)));
-      sa = c.def_var("SA", part, VarDirection::In, DataType::Double);
-      sa2 = c.def_var("SA2", part, VarDirection::In, DataType::Double);
-    }
-    c.enddef();
+    TwoFields run(cfg, opt);
+    Coupler& c = *run.c;
+    const bool src = run.src, dst = run.dst;
+    const std::vector<int64_t>&sidx = run.sidx, &didx = run.didx;
+    const int so = run.so, sa = run.sa, so2 = run.so2, sa2 = run.sa2;
     // the second field is the first times 2: exactly twice its mapping's result
     std::vector<double> x(sidx.size()), x2(sidx.size()), y(didx.size(), -1.0), y2(didx.size(), -1.0);
     for (size_t i = 0; i < sidx.size(); ++i) x2[i] = 2 * (x[i] = src_value(sidx[i]));
@@ -437,23 +457,11 @@ TEST(Coupler, HigherOrderTermsOnTheSourceSide) {
   cfg.entries = {inst, avg};
   CouplerOptions opt;
   opt.run_dir = run.path();
-  const std::string comp = L.two() ? L.component() : "both";
-  Coupler c(MPI_COMM_WORLD, comp, cfg, opt);
-  const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
-  const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
-  std::vector<int64_t> sidx = random_part(ns, ls, lr, 7), didx = random_part(nd, ls, lr, 8);
-  int so = -1, sa = -1, so2 = -1, sa2 = -1;
-  if (src) {
-    const int part = c.def_partition(ptr(list_of(ns, sidx)));
-    so = c.def_var("SO", part, VarDirection::Out, DataType::Double);
-    so2 = c.def_var("SO2", part, VarDirection::Out, DataType::Double);
-  }
-  if (dst) {
-    const int part = c.def_partition(ptr(list_of(nd, didx)));
-    sa = c.def_var("SA", part, VarDirection::In, DataType::Double);
-    sa2 = c.def_var("SA2", part, VarDirection::In, DataType::Double);
-  }
-  c.enddef();
+  TwoFields two(cfg, opt);
+  Coupler& c = *two.c;
+  const bool src = two.src, dst = two.dst;
+  const std::vector<int64_t>&sidx = two.sidx, &didx = two.didx;
+  const int so = two.so, sa = two.sa, so2 = two.so2, sa2 = two.sa2;
   std::vector<double> ref, mag;
   int64_t wrong = 0;
   auto check = [&](const std::vector<double>& y, const char* what) {
@@ -516,6 +524,7 @@ TEST(Coupler, HigherOrderTermsOnTheSourceSide) {
       {MapSide::Src, TimeOp::TMax, 2,
        "put of SO at date 0: fld2 (a higher-order term): LOCTRANS T_MAX takes no higher-order "
        "terms (nor does OASIS3-MCT)"}};
+  const std::string comp = L.two() ? L.component() : "both";
   for (const Case& k : cases) {
     Config bad;
     bad.file = "namcouple";
