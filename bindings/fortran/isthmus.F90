@@ -19,6 +19,7 @@ module isthmus
                                 isthmus_error_name, isthmus_coupler_def_partition_oasis, &
                                 isthmus_coupler_def_var, isthmus_coupler_get_var_size, &
                                 isthmus_coupler_enddef, isthmus_coupler_put_flags, &
+                                isthmus_coupler_put_terms, &
                                 isthmus_coupler_get, isthmus_coupler_terminate, &
                                 oasis_paral_for_c
   implicit none
@@ -358,9 +359,58 @@ contains
     end if
   end function
 
+  ! A put's terms: each as many values as the field's array, at most 4 (fld2..fld5).
+  logical function terms_fit(self, n, rows, cols, stat) result(fits)
+    class(isthmus_coupler_t), intent(inout) :: self
+    integer, intent(in) :: n, rows, cols
+    integer, intent(out), optional :: stat
+    character(len=24) :: a, b, c
+    fits = .false.
+    if (rows /= n .or. cols < 1 .or. cols > 4) then
+      write(a, '(i0)') rows
+      write(b, '(i0)') cols
+      write(c, '(i0)') n
+      call fail(self, 'put', ISTHMUS_ERR_ARG, 'terms: '//trim(b)//' terms of '//trim(a)// &
+                ' values; expected 1 to 4 (fld2..fld5) of '//trim(c)//' (the array''s size)', &
+                stat)
+      return
+    end if
+    fits = .true.
+  end function
+
+  ! The put call: with higher-order terms (OASIS's fld2..fld5 as columns of `terms`, each of the
+  ! field's layout) through isthmus_coupler_put_terms, else isthmus_coupler_put_flags.
+  integer(c_int) function put_call(self, field, date, x, n, flags, info, terms) result(rc)
+    class(isthmus_coupler_t), intent(inout) :: self
+    type(isthmus_field_t), intent(in) :: field
+    integer, intent(in) :: date
+    integer, intent(in) :: n
+    real(c_double), intent(in) :: x(n)
+    integer(c_int), intent(in) :: flags
+    integer(c_int), intent(out) :: info
+    real(c_double), intent(in), optional :: terms(:, :)
+    real(c_double), allocatable, target :: t(:, :)
+    type(c_ptr) :: ptrs(4)
+    integer :: j
+    if (.not. present(terms)) then
+      rc = isthmus_coupler_put_flags(self%cpl, field%id, date, x, flags, info)
+      return
+    end if
+    ptrs = c_null_ptr
+    t = terms
+    do j = 1, min(size(t, 2), 4)
+      ptrs(j) = c_loc(t(1, j))
+    end do
+    rc = isthmus_coupler_put_terms(self%cpl, field%id, date, x, ptrs, int(size(t, 2), c_int), &
+                                   flags, info)
+  end function
+
   ! put: date in seconds since the start of the run; info: ISTHMUS_COUPLING_* (OASIS's codes).
+  ! terms: OASIS's higher-order terms (fld2..fld5: e.g. the gradients of second-order
+  ! conservative remapping), one column (1-D fields) or one (points, bundle) slab (bundles) each;
+  ! docs/coupler.md, "Mapping sides".
   ! A bundle's array is 2-D (points, bundle); write_restart: OASIS's argument.
-  subroutine put_r8_1(self, field, date, x, info, write_restart, stat)
+  subroutine put_r8_1(self, field, date, x, info, write_restart, stat, terms)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_field_t), intent(in) :: field
     integer, intent(in) :: date
@@ -368,15 +418,24 @@ contains
     integer, intent(out) :: info
     logical, intent(in), optional :: write_restart
     integer, intent(out), optional :: stat
+    real(c_double), intent(in), optional :: terms(:, :)
     integer(c_int) :: ci
     info = ISTHMUS_COUPLING_OK
     if (.not. fits(self, 'put', field, ISTHMUS_REAL8, size(x), 1, .false., stat)) return
-    call finish(self, 'put', isthmus_coupler_put_flags(self%cpl, field%id, date, x, &
-                                                      put_flags(write_restart), ci), stat)
+    if (present(terms)) then
+      if (.not. terms_fit(self, size(x), size(terms, 1), size(terms, 2), stat)) return
+      call finish(self, 'put', put_call(self, field, date, x, size(x), &
+                                        put_flags(write_restart), ci, &
+                                        terms), &
+                  stat)
+    else
+      call finish(self, 'put', put_call(self, field, date, x, size(x), &
+                                        put_flags(write_restart), ci), stat)
+    end if
     info = ci
   end subroutine
 
-  subroutine put_r4_1(self, field, date, x, info, write_restart, stat)
+  subroutine put_r4_1(self, field, date, x, info, write_restart, stat, terms)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_field_t), intent(in) :: field
     integer, intent(in) :: date
@@ -384,16 +443,24 @@ contains
     integer, intent(out) :: info
     logical, intent(in), optional :: write_restart
     integer, intent(out), optional :: stat
+    real(c_float), intent(in), optional :: terms(:, :)
     integer(c_int) :: ci
     info = ISTHMUS_COUPLING_OK
     if (.not. fits(self, 'put', field, ISTHMUS_REAL4, size(x), 1, .false., stat)) return
-    call finish(self, 'put', isthmus_coupler_put_flags(self%cpl, field%id, date, &
-                                                      real(x, c_double), &
-                                                      put_flags(write_restart), ci), stat)
+    if (present(terms)) then
+      if (.not. terms_fit(self, size(x), size(terms, 1), size(terms, 2), stat)) return
+      call finish(self, 'put', put_call(self, field, date, real(x, c_double), size(x), &
+                                        put_flags(write_restart), ci, &
+                                        real(terms, c_double)), &
+                  stat)
+    else
+      call finish(self, 'put', put_call(self, field, date, real(x, c_double), size(x), &
+                                        put_flags(write_restart), ci), stat)
+    end if
     info = ci
   end subroutine
 
-  subroutine put_r8_2(self, field, date, x, info, write_restart, stat)
+  subroutine put_r8_2(self, field, date, x, info, write_restart, stat, terms)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_field_t), intent(in) :: field
     integer, intent(in) :: date
@@ -401,17 +468,26 @@ contains
     integer, intent(out) :: info
     logical, intent(in), optional :: write_restart
     integer, intent(out), optional :: stat
+    real(c_double), intent(in), optional :: terms(:, :, :)
     integer(c_int) :: ci
     info = ISTHMUS_COUPLING_OK
     if (.not. fits(self, 'put', field, ISTHMUS_REAL8, size(x, 1), size(x, 2), .true., stat)) &
       return
     ! (points, bundle) in Fortran's order is the C API's level-major order
-    call finish(self, 'put', isthmus_coupler_put_flags(self%cpl, field%id, date, x, &
-                                                      put_flags(write_restart), ci), stat)
+    if (present(terms)) then
+      if (.not. terms_fit(self, size(x), size(terms, 1) * size(terms, 2), size(terms, 3), stat)) return
+      call finish(self, 'put', put_call(self, field, date, x, size(x), &
+                                        put_flags(write_restart), ci, &
+                                        reshape(terms, [size(terms, 1) * size(terms, 2), size(terms, 3)])), &
+                  stat)
+    else
+      call finish(self, 'put', put_call(self, field, date, x, size(x), &
+                                        put_flags(write_restart), ci), stat)
+    end if
     info = ci
   end subroutine
 
-  subroutine put_r4_2(self, field, date, x, info, write_restart, stat)
+  subroutine put_r4_2(self, field, date, x, info, write_restart, stat, terms)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_field_t), intent(in) :: field
     integer, intent(in) :: date
@@ -419,13 +495,21 @@ contains
     integer, intent(out) :: info
     logical, intent(in), optional :: write_restart
     integer, intent(out), optional :: stat
+    real(c_float), intent(in), optional :: terms(:, :, :)
     integer(c_int) :: ci
     info = ISTHMUS_COUPLING_OK
     if (.not. fits(self, 'put', field, ISTHMUS_REAL4, size(x, 1), size(x, 2), .true., stat)) &
       return
-    call finish(self, 'put', isthmus_coupler_put_flags(self%cpl, field%id, date, &
-                                                      real(x, c_double), &
-                                                      put_flags(write_restart), ci), stat)
+    if (present(terms)) then
+      if (.not. terms_fit(self, size(x), size(terms, 1) * size(terms, 2), size(terms, 3), stat)) return
+      call finish(self, 'put', put_call(self, field, date, real(x, c_double), size(x), &
+                                        put_flags(write_restart), ci, &
+                                        reshape(real(terms, c_double), [size(terms, 1) * size(terms, 2), size(terms, 3)])), &
+                  stat)
+    else
+      call finish(self, 'put', put_call(self, field, date, real(x, c_double), size(x), &
+                                        put_flags(write_restart), ci), stat)
+    end if
     info = ci
   end subroutine
 

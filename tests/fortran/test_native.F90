@@ -116,6 +116,20 @@ program test_native
     call cpl%put(fc, 0, c(2:, :), info, stat=stat)
   end if
   call expect(stat, ISTHMUS_ERR_ARG, 'a put of the wrong shape: stat')
+  ! higher-order terms: of the wrong size, and on an entry without a mapping (nothing to weigh
+  ! them with)
+  if (in_a) then
+    call cpl%put(fx, 0, x, info, stat=stat, terms=reshape(x(2:), [cnt - 1, 1]))
+  else
+    call cpl%put(fy, 0, y, info, stat=stat, terms=reshape(y(2:), [cnt - 1, 1]))
+  end if
+  call expect(stat, ISTHMUS_ERR_ARG, 'a put with terms of the wrong size: stat')
+  if (in_a) then
+    call cpl%put(fx, 0, x, info, stat=stat, terms=reshape([x, x], [cnt, 2]))
+  else
+    call cpl%put(fy, 0, y, info, stat=stat, terms=reshape([y, y], [cnt, 2]))
+  end if
+  call expect(stat, ISTHMUS_ERR_ARG, 'a put with terms on an entry without a mapping: stat')
 
   do date = 0, 3
     if (in_a) then
