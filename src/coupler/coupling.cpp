@@ -364,6 +364,7 @@ void Coupling::read_lagged_restart() {
   const Entry& e = *ends_.entry;
   read_restart(files(), in_run_dir(e.restart_file), ends_.src_points, src_shape_, "",
                src_fields(send_));
+  read_term_restarts(in_run_dir(e.restart_file), false);
 }
 
 void Coupling::read_partial_restart() {

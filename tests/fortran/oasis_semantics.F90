@@ -18,7 +18,7 @@
 !   - OUTPUT (AVERAGE): the ocean's field written to a file, no partner;
 !   - higher-order terms (oasis_put's fld2 and fld3, through a weights file of 3 weights per
 !     link, MAPPING src sum): INSTANT with fld3 left out at the steps 4 n + 2, and AVERAGE with
-!     fld2 at odd steps only.
+!     fld2 at odd steps only, and INSTANT lagged by a step with fld2 in its restart file.
 ! Every rank writes, for every call, its kinfo, and for every get that received, the values with
 ! their global indices:
 !   semantics_<comp>_<rank>.txt:  put|get FIELD DATE KINFO  [then, for a get that received,
@@ -28,15 +28,17 @@ program oasis_semantics
   use mpi
   use mod_oasis
   implicit none
-  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 20
+  integer, parameter :: nx = 8, ny = 6, nglob = nx * ny, dt = 3600, ndates = 12, nf = 21
   character(len=5), parameter :: onames(nf) = ['O_INS', 'O_AVG', 'O_ACC', 'O_MIN', 'O_MAX', 'O_LAG', &
                                                'O_MPD', 'O_MPS', 'O_OUT', 'O_CNS', 'O_CNP', &
                                                'O_CNB', 'O_CBP', 'O_AMC', 'O_LAV', 'O_MF1', &
-                                               'O_MF2', 'O_OPT', 'O_HOI', 'O_HOA']
+                                               'O_MF2', 'O_OPT', 'O_HOI', 'O_HOA', &
+                                               'O_HOL']
   character(len=5), parameter :: anames(nf) = ['A_INS', 'A_AVG', 'A_ACC', 'A_MIN', 'A_MAX', 'A_LAG', &
                                                'A_MPD', 'A_MPS', 'A_OUT', 'A_CNS', 'A_CNP', &
                                                'A_CNB', 'A_CBP', 'A_AMC', 'A_LAV', 'A_MF1', &
-                                               'A_MF2', '     ', 'A_HOI', 'A_HOA']  ! O_OPT: OUTPUT
+                                               'A_MF2', '     ', 'A_HOI', 'A_HOA', &
+                                               'A_HOL']  ! O_OPT: OUTPUT
   character(len=8) :: comp, kind
   character(len=64) :: path
   integer :: compid, kinfo, local, rank, nranks, ierr, date, k, i, j, npts, part, unit, row0, nrows
@@ -143,7 +145,7 @@ program oasis_semantics
           call oasis_put(ids(k), date, f, kinfo, f2, f3)
         else if (onames(k) == 'O_HOI') then
           call oasis_put(ids(k), date, f, kinfo, f2)
-        else if (onames(k) == 'O_HOA' .and. mod(date / dt, 2) == 1) then
+        else if (onames(k) == 'O_HOL' .or. (onames(k) == 'O_HOA' .and. mod(date / dt, 2) == 1)) then
           call oasis_put(ids(k), date, f, kinfo, f2)
         else
           call oasis_put(ids(k), date, f, kinfo)

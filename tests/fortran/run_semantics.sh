@@ -10,7 +10,8 @@
 # one with LOCTRANS AVERAGE, MAPPING and CONSERV GLOBAL in a row, a lagged AVERAGE one (its
 # restart file r_LAV.nc written here too), one entry of two fields (ACCUMUL), and an OUTPUT one
 # (AVERAGE, written to a file only), and two with higher-order terms (oasis_put's fld2, fld3:
-# INSTANT, and LOCTRANS AVERAGE then MAPPING, through w_hot.nc, 3 weights per link, src sum).
+# INSTANT, LOCTRANS AVERAGE then MAPPING, and INSTANT lagged by a step with fld2 in its restart
+# file, through w_hot.nc, 3 weights per link, src sum).
 # compare_semantics.py
 # then checks what arrived against OASIS3-MCT's rules and, given a second executable (the same
 # program built against Debian's OASIS3-MCT), against what that one received, call by call; and
@@ -42,7 +43,7 @@ run() {  # directory executable [directory whose restart files this run goes on 
   mkdir -p "$1"
   cat > "$1/namcouple" <<NAM
  \$NFIELDS
-   19
+   20
  \$END
  \$NBMODEL
    2  ocn atm
@@ -95,6 +96,11 @@ $(entry O_LAV A_LAV 7200 AVERAGE 3600)
  LOCTRANS MAPPING
  AVERAGE
  w_hot.nc src sum
+ O_HOL A_HOL 1 7200 1 r_HOL.nc EXPORTED
+ 8 6 8 6 togr tagr LAG=3600
+ P 0 P 0
+ MAPPING
+ w_hot.nc src sum
  \$END
 NAM
   python3 "$here/compare_semantics.py" --weights-cdl > "$1/w_mix.cdl"
@@ -104,7 +110,7 @@ NAM
   if [ -n "${3:-}" ]; then
     cp "$3"/r_*.nc "$1/"
   else
-    for f in LAG LAV; do
+    for f in LAG LAV HOL; do
       python3 "$here/compare_semantics.py" --restart-cdl $f > "$1/r_$f.cdl"
       ncgen -o "$1/r_$f.nc" "$1/r_$f.cdl"
     done
