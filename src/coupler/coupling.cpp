@@ -500,9 +500,16 @@ void Coupling::take_terms(int k, int date, const void* const* terms, DataType ty
   if (!mapping_)
     fail(ISTHMUS_ERR_ARG, what, " needs a MAPPING whose weights file has ", given,
          " weights per link; ", where(e), " has no mapping");
-  if (mapping_->info().side != remap::Side::Src)
+  // the mapping keeps the file's further weights only where the configuration asks for the
+  // source side (mapped_links), so that is checked, not the side opt chose
+  if (!e.mapping)
     fail(ISTHMUS_ERR_ARG, what, " is multiplied where the source side multiplies, but ", where(e),
-         " maps on the destination side (", e.mapping ? "MAPPING " + e.mapping->strategy : "SCRIPR",
+         " is a SCRIPR entry, which isthmus applies with its first weights: give its weights file "
+         "in a MAPPING line with `sum`");
+  if (side_of(e.mapping->side) != remap::Side::Src)
+    fail(ISTHMUS_ERR_ARG, what, " is multiplied where the source side multiplies, but ", where(e),
+         " does not multiply there (MAPPING ",
+         e.mapping->strategy.empty() ? "without a strategy word, i.e. bfb" : e.mapping->strategy,
          "): write `sum` in its MAPPING line (OASIS3-MCT applies higher-order terms on the put "
          "side only, too)");
   if (given > terms_)

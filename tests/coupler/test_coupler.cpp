@@ -515,7 +515,13 @@ TEST(Coupler, HigherOrderTermsOnTheSourceSide) {
   const Case cases[] = {
       {MapSide::Dst, std::nullopt, 2,
        "put of SO at date 0: fld2 (a higher-order term) is multiplied where the source side "
-       "multiplies, but entry SO (line 10) maps on the destination side (MAPPING bfb): "
+       "multiplies, but entry SO (line 10) does not multiply there (MAPPING bfb): "
+       "write `sum` in its MAPPING line (OASIS3-MCT applies higher-order terms on the put side "
+       "only, too)"},
+      // opt may choose the source side, but its mapping applies the first weights alone
+      {MapSide::Auto, std::nullopt, 2,
+       "put of SO at date 0: fld2 (a higher-order term) is multiplied where the source side "
+       "multiplies, but entry SO (line 10) does not multiply there (MAPPING opt): "
        "write `sum` in its MAPPING line (OASIS3-MCT applies higher-order terms on the put side "
        "only, too)"},
       {MapSide::Src, std::nullopt, 5,
@@ -532,7 +538,7 @@ TEST(Coupler, HigherOrderTermsOnTheSourceSide) {
     Entry e = orca2_to_lmdz(file);
     e.mapping->side = k.side;
     e.mapping->side_given = true;
-    e.mapping->strategy = k.side == MapSide::Dst ? "bfb" : "sum";
+    e.mapping->strategy = k.side == MapSide::Dst ? "bfb" : k.side == MapSide::Src ? "sum" : "opt";
     e.loctrans = k.op;
     bad.entries = {e};
     Coupler b(MPI_COMM_WORLD, comp, bad, opt);

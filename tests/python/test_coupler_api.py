@@ -158,8 +158,8 @@ def test_toy_refuses_higher_order_terms_where_they_cannot_apply():
         said = str(res["term_refused"])
         if res["ocean"]:
             assert ("put of O_SST at date 0: fld2 (a higher-order term) is multiplied where the "
-                    "source side multiplies, but entry O_SST (line 11) maps on the destination "
-                    "side (MAPPING bfb): write `sum` in its MAPPING line") in said, said
+                    "source side multiplies, but entry O_SST (line 11) does not multiply there "
+                    "(MAPPING bfb): write `sum` in its MAPPING line") in said, said
         else:
             assert ("put of A_FLX at date 0: fld2 (a higher-order term) needs 2 weights per "
                     "link, but the weights file rmp_lmdz_to_torc_BILINEAR.nc of entry A_FLX "
@@ -323,7 +323,7 @@ def toy_main(rundir, nocean):
             assert f.periods == [PERIODS[f.name]], (f.name, f.periods)
             assert f.is_configured
         # a higher-order term (OASIS's fld2) is refused on these entries, before anything is
-        # sent: O_SST maps on the destination side, A_FLX's file has one weight per link
+        # sent: O_SST multiplies on the destination side, A_FLX's file has one weight per link
         f, v = sends[0], values[0]
         try:
             f.put(0, v, terms=[v])
