@@ -636,7 +636,8 @@ int isthmus_mapping_destroy(isthmus_mapping** mapping);
  * conservation correction if one is set. Collective over the mapping's ranks. A file with W > 1
  * weights per link (SCRIP second-order conservative: W = 3) takes W source arrays per field,
  * src_fields[f * W + j]: the field, then its companions (the two gradients), and each link adds
- * w1 x + w2 g1 + w3 g2 (destination side only). */
+ * w1 x + w2 g1 + w3 g2. On the source side a companion may be NULL (its term left out); the
+ * destination side moves every companion, so there each must be given. */
 int isthmus_mapping_apply(isthmus_mapping* mapping, const double* const* src_fields,
                           double* const* dst_fields);
 
