@@ -564,6 +564,73 @@ TEST(Coupler, HigherOrderTermsOnTheSourceSide) {
   EXPECT_TRUE(all_ranks(!::testing::Test::HasFailure()));
 }
 
+// Higher-order terms of a bundle (2 levels, level-major as the field): each level's terms
+// multiply its own source values' weights, in one put; a term given for the bundle covers both
+// levels.
+TEST(Coupler, HigherOrderTermsOfABundle) {
+  Watchdog w("coupler higher-order terms of a bundle");
+  Layout L;
+  const TempRunDir run("higher_order_bundle");
+  const std::string file = three_weights_file(run.path());
+  const int64_t ns = 182 * 149, nd = 96 * 72;
+  const int levels = 2;
+  remap::WeightsInfo info;
+  const remap::LinkSlab slab = remap::read_scrip_weights(MPI_COMM_SELF, run.path() + "/" + file, {}, &info);
+  // term j of level l at source point g
+  auto term = [](int64_t g, int j, int l) { return std::cos(0.001 * g * (j + 1) + l) * (j ? 1.0 : 100.0) + l; };
+  std::vector<double> ref(static_cast<size_t>(nd) * levels, 0.0), mag(ref.size(), 0.0);
+  for (int l = 0; l < levels; ++l)
+    for (int64_t k = 0; k < slab.size(); ++k)
+      for (int j = 0; j < 3; ++j) {
+        const double t = slab.weights[3 * k + j] * term(slab.src[k], j, l);
+        ref[l * nd + slab.dst[k]] += t;
+        mag[l * nd + slab.dst[k]] += std::fabs(t);
+      }
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.runtime = 2;
+  Entry e = orca2_to_lmdz(file);
+  e.mapping->side = MapSide::Src;
+  e.mapping->side_given = true;
+  e.mapping->strategy = "sum";
+  cfg.entries = {e};
+  CouplerOptions opt;
+  opt.run_dir = run.path();
+  Coupler c(MPI_COMM_WORLD, L.two() ? L.component() : "both", cfg, opt);
+  const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
+  const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
+  const std::vector<int64_t> sidx = random_part(ns, ls, lr, 17), didx = random_part(nd, ls, lr, 18);
+  int so = -1, sa = -1;
+  if (src) so = c.def_var("SO", c.def_partition(ptr(list_of(ns, sidx))), VarDirection::Out, DataType::Double, levels);
+  if (dst) sa = c.def_var("SA", c.def_partition(ptr(list_of(nd, didx))), VarDirection::In, DataType::Double, levels);
+  c.enddef();
+  int64_t bad = 0;
+  if (src) {
+    const size_t n = sidx.size();
+    std::vector<double> x(n * levels), g1(n * levels), g2(n * levels);
+    for (int l = 0; l < levels; ++l)
+      for (size_t i = 0; i < n; ++i) {
+        x[l * n + i] = term(sidx[i], 0, l);
+        g1[l * n + i] = term(sidx[i], 1, l);
+        g2[l * n + i] = term(sidx[i], 2, l);
+      }
+    const void* terms[4] = {g1.data(), g2.data(), nullptr, nullptr};
+    EXPECT_EQ(c.put(so, 0, x.data(), false, terms), kSent);
+  }
+  if (dst) {
+    const size_t n = didx.size();
+    std::vector<double> y(n * levels);
+    EXPECT_EQ(c.get(sa, 0, y.data()), kRecvd);
+    for (int l = 0; l < levels; ++l)
+      for (size_t i = 0; i < n; ++i) {
+        const size_t r = static_cast<size_t>(l * nd + didx[i]);
+        if (!(std::fabs(y[l * n + i] - ref[r]) <= 1e-14 * mag[r])) ++bad;
+      }
+  }
+  c.terminate();
+  EXPECT_TRUE(all_ranks(bad == 0)) << bad << " values differ from the serial sums";
+}
+
 // A weights file that cannot be used fails enddef on every rank of both components with the
 // file's error (the component that multiplies reads it: the other must not be left waiting),
 // for each side; nothing hangs.
