@@ -166,6 +166,63 @@ def test_toy_refuses_higher_order_terms_where_they_cannot_apply():
                     "(line 16) has 1") in said, said
 
 
+TERMS_NAMCOUPLE = """$NFIELDS
+  1
+$END
+$RUNTIME
+  2
+$END
+$STRINGS
+O_T A_T 1 1 1 rst_t.nc EXPORTED
+182 149 96 72 torc lmdz
+P 2 P 0
+MAPPING
+rmp_torc_to_lmdz_3W.nc src sum
+$END
+"""
+
+
+def term_values(g, j):
+    """Term j (0: the field, 1: fld2, 2: fld3) at source points g."""
+    return (271.0 + 30 * np.sin(g * 0.0007)) if j == 0 else np.cos(g * 0.001 * (j + 1))
+
+
+@needs_library
+def test_put_with_higher_order_terms_matches_the_serial_sum(tmp_path):
+    """Field.put(terms=...) on a source-side entry whose weights file has 3 weights per link
+    (the shared bilinear file with two more columns): each link adds w1 x + w2 fld2 + w3 fld3."""
+    from netCDF4 import Dataset
+
+    with Dataset(DATA / "rmp_torc_to_lmdz_BILINEAR.nc") as f:
+        src = np.asarray(f["src_address"][:], np.int64) - 1
+        dst = np.asarray(f["dst_address"][:], np.int64) - 1
+        w1 = np.asarray(f["remap_matrix"][:])[:, 0]
+        k = np.arange(src.size)
+        real = (src >= 0) & (dst >= 0)  # SCRIP's padding links: address 0, weight 0, kept so
+        w = np.stack([w1, np.where(real, 0.5 + k % 7, 0.0), np.where(real, -0.25 * (k % 3), 0.0)],
+                     axis=1)
+        with Dataset(tmp_path / "rmp_torc_to_lmdz_3W.nc", "w") as o:
+            for name, dim in f.dimensions.items():
+                o.createDimension(name, 3 if name == "num_wgts" else len(dim))
+            for name, var in f.variables.items():
+                v = o.createVariable(name, var.dtype, var.dimensions)
+                v.setncatts({a: var.getncattr(a) for a in var.ncattrs()})
+                v[:] = w if name == "remap_matrix" else var[:]
+            o.setncatts({a: f.getncattr(a) for a in f.ncattrs()})
+    (tmp_path / "namcouple").write_text(TERMS_NAMCOUPLE)
+    check_run(mpirun(3, __file__, "terms", tmp_path))
+    s, d, w = src[real], dst[real], w[real]
+    ref, mag = np.zeros(NA), np.zeros(NA)
+    np.add.at(ref, d, sum(w[:, j] * term_values(s, j) for j in range(3)))
+    np.add.at(mag, d, sum(np.abs(w[:, j] * term_values(s, j)) for j in range(3)))
+    got = np.full(NA, np.nan)
+    for r in range(3):
+        res = dict(np.load(tmp_path / f"terms{r}.npz"))
+        if "A_T" in res:
+            got[res["indices"]] = res["A_T"]
+    assert np.all(np.abs(got - ref) <= 1e-14 * mag), np.max(np.abs(got - ref) / mag)
+
+
 @needs_library
 def test_toy_destination_side_is_bit_for_bit_on_other_rank_counts():
     a, b = native_toy(1, 2), native_toy(2, 2)
@@ -396,8 +453,41 @@ def errors_main(rundir):
     (Path(rundir) / f"errors{world.rank}.json").write_text(json.dumps(got))
 
 
+def terms_main(rundir):
+    """1 ocean rank puts O_T with two terms, 2 atmosphere ranks get A_T; terms<rank>.npz."""
+    from mpi4py import MPI
+
+    import isthmus
+
+    world = MPI.COMM_WORLD
+    ocean = world.rank == 0
+    out = {}
+    with isthmus.Coupler(world, "ocean" if ocean else "atmos", Path(rundir) / "namcouple",
+                         run_dir=rundir) as cpl:
+        local = cpl.local_comm
+        if ocean:
+            part = isthmus.Partition(cpl, [1, 0, NO], name="torc")
+            f = isthmus.Field("O_T", part, "out")
+        else:
+            g = atmos_indices(local.rank, local.size)
+            part = isthmus.Partition.from_indices(cpl, g, NA, name="lmdz")
+            f = isthmus.Field("A_T", part, "in")
+            out["indices"] = g
+        cpl.enddef()
+        if ocean:
+            g = np.arange(NO)
+            info = f.put(0, term_values(g, 0), terms=[term_values(g, 1), term_values(g, 2)])
+            assert info == isthmus.Info.SENT, info
+        else:
+            info, out["A_T"] = f.get(0)
+            assert info == isthmus.Info.RECVD, info
+    np.savez(Path(rundir) / f"terms{world.rank}.npz", **out)
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "toy":
+    if sys.argv[1] == "terms":
+        terms_main(sys.argv[2])
+    elif sys.argv[1] == "toy":
         toy_main(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "errors":
         errors_main(sys.argv[2])
