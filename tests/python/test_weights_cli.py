@@ -118,3 +118,30 @@ def test_python_api_writes_the_same_bits_and_caches(tmp_path):
     with pytest.raises(IsthmusError, match='"spline" is not a method'):
         isthmus.generate_weights(DATA / "grid_torc.nc", DATA / "grid_lmdz.nc", "spline",
                                  tmp_path / "x.nc", library=lib)
+
+
+def test_the_launcher_starts_open_mpi_without_its_network_search_only_on_this_node(monkeypatch):
+    """launch(): a singleton runs the program alone (which then sets its own Open MPI options);
+    mpirun outside a batch allocation gets the shared-memory PML (the cm PML's probing of
+    libfabric and PSM costs 0.2 s a process); inside one, or with $MPIRUN, or with the user's
+    own setting, nothing is changed."""
+    sys.path.insert(0, str(SOURCE / "python"))
+    from isthmus.commands.weights import launch
+
+    for var in ("OMPI_MCA_pml", "MPIRUN", "SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID",
+                "COBALT_JOBID", "FLUX_JOB_ID", "PE_HOSTFILE", "OMPI_MCA_orte_default_hostfile"):
+        monkeypatch.delenv(var, raising=False)
+    cmd, env = launch(["tool", "--x"], 1)
+    assert cmd == ["tool", "--x"] and "OMPI_MCA_pml" not in env
+    cmd, env = launch(["tool"], 2)
+    assert cmd[0] == "mpirun" and cmd[-1] == "tool" and env["OMPI_MCA_pml"] == "ob1"
+    monkeypatch.setenv("SLURM_JOB_ID", "42")
+    cmd, env = launch(["tool"], 2)
+    assert cmd[0] == "mpirun" and "OMPI_MCA_pml" not in env
+    monkeypatch.delenv("SLURM_JOB_ID")
+    monkeypatch.setenv("OMPI_MCA_pml", "ucx")
+    assert launch(["tool"], 2)[1]["OMPI_MCA_pml"] == "ucx"
+    monkeypatch.delenv("OMPI_MCA_pml")
+    monkeypatch.setenv("MPIRUN", "mpiexec.mpich")
+    cmd, env = launch(["tool"], 3)
+    assert cmd[:3] == ["mpiexec.mpich", "-n", "3"] and "OMPI_MCA_pml" not in env
