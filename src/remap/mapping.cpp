@@ -1176,10 +1176,11 @@ void Mapping::multiply(double* const* dst_fields) {
 
 namespace {
 
-// Rows p of a CSR matrix (one weight per link) applied to NB vectors at once: y[v][p] is the sum
-// over the row's links, in their order from the first term, of w[k] * x[v][col[k]].
-template <int NB, typename Col>
-void rows_times(int64_t nrows, const int64_t* rs, const Col* col, const double* w,
+// Rows p of a CSR matrix applied to NB vectors at once: y[v][p] is the sum over the row's links,
+// in their order from the first term, of w[k * ws] * x[v][col[k]] (Strided: the first of each
+// link's ws weights; else ws is 1).
+template <int NB, bool Strided, typename Col>
+void rows_times(int64_t nrows, const int64_t* rs, const Col* col, const double* w, int64_t ws,
                 const double* const* x, double* const* y, bool keep_empty, double fill) {
   const double* xv[NB];
   double* yv[NB];
@@ -1187,6 +1188,7 @@ void rows_times(int64_t nrows, const int64_t* rs, const Col* col, const double* 
     xv[v] = x[v];
     yv[v] = y[v];
   }
+  auto weight = [&](int64_t k) { return Strided ? w[k * ws] : w[k]; };
   for (int64_t p = 0; p < nrows; ++p) {
     const int64_t b = rs[p], e = rs[p + 1];
     if (b == e) {
@@ -1195,10 +1197,33 @@ void rows_times(int64_t nrows, const int64_t* rs, const Col* col, const double* 
       continue;
     }
     double sum[NB];
-    for (int v = 0; v < NB; ++v) sum[v] = w[b] * xv[v][col[b]];
+    for (int v = 0; v < NB; ++v) sum[v] = weight(b) * xv[v][col[b]];
     for (int64_t k = b + 1; k < e; ++k)
-      for (int v = 0; v < NB; ++v) sum[v] += w[k] * xv[v][col[k]];
+      for (int v = 0; v < NB; ++v) sum[v] += weight(k) * xv[v][col[k]];
     for (int v = 0; v < NB; ++v) yv[v][p] = sum[v];
+  }
+}
+
+// Every vector of x (nvec of them) through rows_times, in blocks of 8, 4, 2 and 1.
+template <bool Strided, typename Col>
+void rows_times_all(int nvec, int64_t nrows, const int64_t* rs, const Col* col, const double* w,
+                    int64_t ws, const double* const* x, double* const* y, bool keep_empty,
+                    double fill) {
+  for (int v0 = 0; v0 < nvec;) {
+    const int left = nvec - v0;
+    if (left >= 8) {
+      rows_times<8, Strided>(nrows, rs, col, w, ws, x + v0, y + v0, keep_empty, fill);
+      v0 += 8;
+    } else if (left >= 4) {
+      rows_times<4, Strided>(nrows, rs, col, w, ws, x + v0, y + v0, keep_empty, fill);
+      v0 += 4;
+    } else if (left >= 2) {
+      rows_times<2, Strided>(nrows, rs, col, w, ws, x + v0, y + v0, keep_empty, fill);
+      v0 += 2;
+    } else {
+      rows_times<1, Strided>(nrows, rs, col, w, ws, x + v0, y + v0, keep_empty, fill);
+      v0 += 1;
+    }
   }
 }
 
@@ -1222,24 +1247,17 @@ void Mapping::row_products(int64_t nrows, int nw, bool keep_empty, double fill, 
   const int64_t* rs = row_start_.data();
   const double* w = w_.data();
   if (nw == 1) {
-    for (int v0 = 0; v0 < nvec;) {
-      const double* const* x = xs_.data() + v0;
-      double* const* y = ys_.data() + v0;
-      const int left = nvec - v0;
-      if (left >= 8) {
-        rows_times<8>(nrows, rs, col, w, x, y, keep_empty, fill);
-        v0 += 8;
-      } else if (left >= 4) {
-        rows_times<4>(nrows, rs, col, w, x, y, keep_empty, fill);
-        v0 += 4;
-      } else if (left >= 2) {
-        rows_times<2>(nrows, rs, col, w, x, y, keep_empty, fill);
-        v0 += 2;
-      } else {
-        rows_times<1>(nrows, rs, col, w, x, y, keep_empty, fill);
-        v0 += 1;
-      }
-    }
+    rows_times_all<false>(nvec, nrows, rs, col, w, 1, xs_.data(), ys_.data(), keep_empty, fill);
+    return;
+  }
+  // several weights per link but no companion given (a source side's terms the caller does not
+  // use): the first weights alone, every vector in the blocks of one weight per link
+  bool companions = false;
+  for (int v = 0; v < nvec && !companions; ++v)
+    for (int j = 1; j < nw; ++j) companions = companions || xs_[static_cast<size_t>(v) * nw + j];
+  if (!companions) {
+    for (int v = 0; v < nvec; ++v) xs_[static_cast<size_t>(v)] = xs_[static_cast<size_t>(v) * nw];
+    rows_times_all<true>(nvec, nrows, rs, col, w, nw, xs_.data(), ys_.data(), keep_empty, fill);
     return;
   }
   // several weights per link (second order: the field and its gradients): a link's term is
