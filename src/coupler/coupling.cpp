@@ -688,10 +688,10 @@ int Coupling::put_timed(int k, int date, const void* data, DataType type, bool w
     // send buffer's copies. A term not given this time is left out: INSTANT's zeros.
     put_date_[k] = static_cast<int>(lagged);
     if (pending_) finish(nullptr, "put", date);  // the previous coupling, if still in flight
-    std::vector<const double*> src = {static_cast<const double*>(data)};
-    for (int t = 2; t <= terms_; ++t)
-      src.push_back(terms ? static_cast<const double*>(terms[t - 2]) : nullptr);
-    start(src.data());
+    const double* src[8] = {static_cast<const double*>(data)};  // a mapping's weights per link <= 8
+    for (int t = 2; t <= terms_ && t - 2 < kMaxTerms; ++t)
+      src[t - 1] = terms ? static_cast<const double*>(terms[t - 2]) : nullptr;
+    start(src);
     return kSent;
   }
   if (type == DataType::Float) acc_[k].add(static_cast<const float*>(data));
