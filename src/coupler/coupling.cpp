@@ -202,8 +202,6 @@ remap::Links mapped_links(remap::LinkSlab&& slab, int num_wgts, const Entry& e) 
   return remap::first_weights_of(std::move(slab), num_wgts);
 }
 
-std::string term_prefix(int t) { return "av" + std::to_string(t) + "_"; }
-
 }  // namespace
 
 bool Coupling::prepared_weights(const CouplingEnds& ends) {
@@ -430,9 +428,9 @@ void Coupling::write_term_restarts(const std::string& path, bool partial) {
     }
     std::vector<std::vector<double>> states;
     for (int f = 0; f < nfields_; ++f) states.push_back(term_acc_[t - 2][f].state());
-    const std::string av = "av" + std::to_string(t);
-    for (const std::string& prefix : {loctrans_prefix(ends_.number), loctrans_prefix_oasis2(time_op())})
-      write_restart(files(), path, ends_.src_points, src_shape_, av + prefix, src_fields(states));
+    for (const std::string& loc : {loctrans_prefix(ends_.number), loctrans_prefix_oasis2(time_op())})
+      write_restart(files(), path, ends_.src_points, src_shape_, term_loctrans_prefix(t, loc),
+                    src_fields(states));
   }
 }
 
@@ -442,13 +440,13 @@ void Coupling::read_term_restarts(const std::string& path, bool partial) {
   const Entry& e = *ends_.entry;
   const std::string first = level_name(e.src_names[0], 0, ends_.levels[0]);
   for (int t = 2; t <= terms_; ++t) {
-    const std::string av = "av" + std::to_string(t);
     std::string prefix;
     if (!partial) {
       if (restart_has_variable(files(), path, term_prefix(t) + first)) prefix = term_prefix(t);
     } else {
-      for (const std::string& p : {loctrans_prefix(ends_.number), loctrans_prefix_oasis2(time_op())})
-        if (prefix.empty() && restart_has_variable(files(), path, av + p + first)) prefix = av + p;
+      for (const std::string& loc : {loctrans_prefix(ends_.number), loctrans_prefix_oasis2(time_op())})
+        if (prefix.empty() && restart_has_variable(files(), path, term_loctrans_prefix(t, loc) + first))
+          prefix = term_loctrans_prefix(t, loc);
     }
     if (prefix.empty()) continue;
     switch_term_on(t);

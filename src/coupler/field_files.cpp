@@ -50,6 +50,10 @@ std::string loctrans_prefix_oasis2(TimeOp op) { return formatted("loc%02d_", oas
 std::string loctrans_counter_name_oasis2(TimeOp op) {
   return formatted("loc%02d_cnt", oasis2_code(op));
 }
+std::string term_prefix(int t) { return formatted("av%d_", t); }
+std::string term_loctrans_prefix(int t, const std::string& loctrans_prefix) {
+  return formatted("av%d", t) + loctrans_prefix;
+}
 std::string output_file_name(const std::string& level, const std::string& component, int entry) {
   return level + "_" + component + formatted("_%02d", entry) + ".nc";
 }

@@ -67,6 +67,11 @@ std::string loctrans_counter_name(int entry);
 // T_MIN 4, T_MAX 5): "loc<code %02d>_<name>", "loc<code %02d>_cnt". For reading old files.
 std::string loctrans_prefix_oasis2(TimeOp op);
 std::string loctrans_counter_name_oasis2(TimeOp op);
+// A higher-order term t (2..5: oasis_put's fld<t>) of a field: its lagged value
+// "av<t>_<name>", and its LOCTRANS state "av<t>" followed by the field's state prefix (either
+// naming above); the field's counter serves for its terms.
+std::string term_prefix(int t);
+std::string term_loctrans_prefix(int t, const std::string& loctrans_prefix);
 // EXPOUT/OUTPUT file of a field level: <level_name>_<component>_<entry %02d>.nc
 std::string output_file_name(const std::string& level_name, const std::string& component,
                              int entry);
