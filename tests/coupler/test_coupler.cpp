@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -395,6 +396,19 @@ std::string three_weights_file(const std::string& dir) {
   MPI_Barrier(MPI_COMM_WORLD);
   return three;
 }
+
+// A 3-weight slab applied serially to term(g, j) (j = 0: the field, 1 and 2: its higher-order
+// terms): each link's w_j * term added into ref at its destination point, and the terms'
+// magnitudes into mag (the scale of the rounding).
+void serial_terms(const remap::LinkSlab& slab, const std::function<double(int64_t, int)>& term,
+                  double* ref, double* mag) {
+  for (int64_t k = 0; k < slab.size(); ++k)
+    for (int j = 0; j < 3; ++j) {
+      const double t = slab.weights[3 * k + j] * term(slab.src[k], j);
+      ref[slab.dst[k]] += t;
+      mag[slab.dst[k]] += std::fabs(t);
+    }
+}
 }  // namespace
 
 // SCRIP's conservative weights files, as OASIS3-MCT's own, carry 3 weights per link (the 2nd and
@@ -434,12 +448,7 @@ TEST(Coupler, HigherOrderTermsOnTheSourceSide) {
                        std::vector<double>* mag) {
     sum->assign(nd, 0.0);
     mag->assign(nd, 0.0);
-    for (int64_t k = 0; k < slab.size(); ++k)
-      for (int j = 0; j < 3; ++j) {
-        const double t = slab.weights[3 * k + j] * term(slab.src[k], j);
-        (*sum)[slab.dst[k]] += t;
-        (*mag)[slab.dst[k]] += std::fabs(t);
-      }
+    serial_terms(slab, term, sum->data(), mag->data());
   };
   Config cfg;
   cfg.file = "namcouple";
@@ -580,12 +589,8 @@ TEST(Coupler, HigherOrderTermsOfABundle) {
   auto term = [](int64_t g, int j, int l) { return std::cos(0.001 * g * (j + 1) + l) * (j ? 1.0 : 100.0) + l; };
   std::vector<double> ref(static_cast<size_t>(nd) * levels, 0.0), mag(ref.size(), 0.0);
   for (int l = 0; l < levels; ++l)
-    for (int64_t k = 0; k < slab.size(); ++k)
-      for (int j = 0; j < 3; ++j) {
-        const double t = slab.weights[3 * k + j] * term(slab.src[k], j, l);
-        ref[l * nd + slab.dst[k]] += t;
-        mag[l * nd + slab.dst[k]] += std::fabs(t);
-      }
+    serial_terms(slab, [&](int64_t g, int j) { return term(g, j, l); }, ref.data() + l * nd,
+                 mag.data() + l * nd);
   Config cfg;
   cfg.file = "namcouple";
   cfg.runtime = 2;
