@@ -769,6 +769,14 @@ int isthmus_coupler_get_freqs(isthmus_coupler* cpl, int var, int n, int* periods
  * components; the caller frees the communicator. */
 int isthmus_coupler_get_intracomm(isthmus_coupler* cpl, const char* other, MPI_Comm* comm);
 int isthmus_coupler_get_intercomm(isthmus_coupler* cpl, const char* other, MPI_Comm* comm);
+/* The ranks of several components as one intracommunicator (OASIS's oasis_get_multi_intracomm):
+ * names[0..n-1] lists this component and at least one other, each once (blank or NULL names are
+ * skipped). The components follow in order of their number (isthmus_coupler_get_component_index),
+ * each with its coupling ranks in their local order; root_ranks[k] (n entries, or NULL) is the
+ * new communicator's rank of names[k]'s first local rank, -1 for a skipped name. Collective over
+ * the listed components' coupling ranks, which all pass the same list; the caller frees it. */
+int isthmus_coupler_get_multi_intracomm(isthmus_coupler* cpl, int n, const char* const* names,
+                                        MPI_Comm* comm, int* root_ranks);
 /* The communication report of this component's couplings: per entry, puts, gets, exchanges,
  * messages and bytes over the component's ranks, and the time in put, in get, waiting and
  * mapping (slowest rank / mean). Collective over the component; the text (NUL-terminated, cut
@@ -790,6 +798,10 @@ int isthmus_coupler_create_f(MPI_Fint world, const char* component, const char* 
 int isthmus_coupler_get_local_comm_f(const isthmus_coupler* cpl, MPI_Fint* comm);
 int isthmus_coupler_get_intracomm_f(isthmus_coupler* cpl, const char* other, MPI_Fint* comm);
 int isthmus_coupler_get_intercomm_f(isthmus_coupler* cpl, const char* other, MPI_Fint* comm);
+/* names as Fortran holds a character(len=len) array: n names of len characters each, padded
+ * with blanks (trailing blanks are not part of a name). */
+int isthmus_coupler_get_multi_intracomm_f(isthmus_coupler* cpl, int n, int len, const char* names,
+                                          MPI_Fint* comm, int* root_ranks);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Configuration files                                                                        */

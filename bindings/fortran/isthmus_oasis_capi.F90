@@ -44,6 +44,15 @@ module isthmus_oasis_capi
       character(kind=c_char), intent(in) :: other(*)
       integer(c_int), intent(out) :: comm
     end function
+    integer(c_int) function isthmus_coupler_get_multi_intracomm_f(cpl, n, len, names, comm, &
+        root_ranks) bind(C, name="isthmus_coupler_get_multi_intracomm_f")
+      import :: c_int, c_ptr, c_char
+      type(c_ptr), value :: cpl
+      integer(c_int), value :: n, len
+      character(kind=c_char), intent(in) :: names(*)
+      integer(c_int), intent(out) :: comm
+      integer(c_int), intent(out) :: root_ranks(*)
+    end function
     integer(c_int) function isthmus_coupler_set_couplcomm_f(cpl, coupling) &
         bind(C, name="isthmus_coupler_set_couplcomm_f")
       import :: c_int, c_ptr
@@ -232,6 +241,7 @@ module isthmus_oasis_capi
 
   public :: isthmus_coupler_create_f, isthmus_coupler_get_local_comm_f
   public :: isthmus_coupler_get_intracomm_f, isthmus_coupler_get_intercomm_f
+  public :: isthmus_coupler_get_multi_intracomm_f
   public :: isthmus_coupler_set_couplcomm_f, isthmus_coupler_is_configured
   public :: isthmus_coupler_get_var_size, isthmus_coupler_get_component_index
   public :: isthmus_coupler_destroy, isthmus_coupler_last_error, isthmus_error_name

@@ -285,6 +285,44 @@ contains
     new_comm = comm
   end subroutine
 
+  ! OASIS3-MCT 4.0's: the components cdnam names (this one and at least one other; blank names
+  ! skipped) as one communicator, in order of their compid, each with its ranks in its local
+  ! order; root_ranks(k): the new communicator's rank of cdnam(k)'s first local rank (-1 for a
+  ! blank). Collective over the named components; the caller frees the communicator. A wrong
+  ! list (a name twice, an unknown name, this component missing, one name only) stops the run,
+  ! as in OASIS.
+  subroutine oasis_get_multi_intracomm(new_comm, cdnam, root_ranks, kinfo)
+    integer(kind=ip_intwp_p), intent(out) :: new_comm
+    character(len=*), intent(in) :: cdnam(:)
+    integer(kind=ip_intwp_p), intent(out) :: root_ranks(:)
+    integer(kind=ip_intwp_p), intent(out) :: kinfo
+    character(kind=c_char), allocatable :: names(:)
+    integer(c_int), allocatable :: roots(:)
+    integer(c_int) :: comm
+    integer :: k, l, n, ln
+    character(len=160) :: why
+    kinfo = OASIS_Ok
+    call require_coupler('oasis_get_multi_intracomm')
+    n = size(cdnam)
+    ln = len(cdnam)
+    if (size(root_ranks) /= n) then
+      write(why, '(a,i0,a,i0,a)') 'cdnam has ', n, ' names but root_ranks ', size(root_ranks), &
+        ' entries (one per name)'
+      call fail('oasis_get_multi_intracomm', trim(why))
+    end if
+    allocate(names(max(1, n * ln)), roots(max(1, n)))
+    names = ' '
+    do k = 1, n
+      do l = 1, ln
+        names((k - 1) * ln + l) = cdnam(k)(l:l)
+      end do
+    end do
+    call check('oasis_get_multi_intracomm', isthmus_coupler_get_multi_intracomm_f( &
+               process%cpl, int(n, c_int), int(ln, c_int), names, comm, roots))
+    new_comm = comm
+    root_ranks = roots(1:n)
+  end subroutine
+
   subroutine oasis_get_debug(debug, kinfo)
     integer(kind=ip_intwp_p), intent(out) :: debug
     integer(kind=ip_intwp_p), intent(inout), optional :: kinfo

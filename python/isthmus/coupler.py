@@ -35,7 +35,7 @@ import ctypes
 import enum
 import operator
 import os
-from typing import TYPE_CHECKING, Any, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -173,6 +173,9 @@ _SIGNATURES = {
                                                        _c_int_p]),
     "isthmus_coupler_get_intercomm_f": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
                                                        _c_int_p]),
+    "isthmus_coupler_get_multi_intracomm_f": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int,
+                                                             ctypes.c_int, ctypes.c_char_p,
+                                                             _c_int_p, _c_int_p]),
     "isthmus_coupler_report": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int64,
                                               _c_i64_p]),
     "isthmus_coupler_is_configured": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
@@ -373,6 +376,23 @@ class Coupler:
         self._call(self._lib.isthmus_coupler_get_intracomm_f, other.encode(),
                    ctypes.byref(handle))
         return _intracomm(handle.value)
+
+    def multi_intracomm(self, components: Sequence[str]) -> Tuple["MPI.Intracomm", Dict[str, int]]:
+        """Several components' ranks as one intracommunicator (OASIS's
+        oasis_get_multi_intracomm): ``components`` lists this component and at least one
+        other, each once (blank names are skipped). The components follow in order of their
+        number (:attr:`component_index`), each with its ranks in their local order. Returns the
+        communicator and, per name, the communicator's rank of that component's first rank
+        (-1 for a blank name). Collective over the listed components, which all pass the same
+        list; free the communicator when done."""
+        names = [str(c) for c in components]
+        width = max([len(n.encode()) for n in names] + [1])
+        packed = b"".join(n.encode().ljust(width) for n in names)
+        handle = ctypes.c_int()
+        roots = (ctypes.c_int * max(1, len(names)))()
+        self._call(self._lib.isthmus_coupler_get_multi_intracomm_f, len(names), width, packed,
+                   ctypes.byref(handle), roots)
+        return _intracomm(handle.value), {n: roots[k] for k, n in enumerate(names)}
 
     def intercomm(self, other: str) -> "MPI.Intercomm":
         """An intercommunicator between this component and ``other`` (OASIS's

@@ -274,6 +274,22 @@ int isthmus_coupler_get_intercomm(isthmus_coupler* cpl, const char* other, MPI_C
   });
 }
 
+int isthmus_coupler_get_multi_intracomm(isthmus_coupler* cpl, int n, const char* const* names,
+                                        MPI_Comm* comm, int* root_ranks) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    if (n < 0) fail(ISTHMUS_ERR_ARG, "n is ", n, " (the number of names)");
+    if (n > 0) require(names, "names");
+    require(comm, "comm (the output pointer)");
+    std::vector<std::string> list(static_cast<size_t>(n));
+    for (int k = 0; k < n; ++k)
+      if (names[k]) list[k] = names[k];
+    std::vector<int> roots;
+    *comm = usable(cpl).multi_intracomm(list, &roots);
+    if (root_ranks) std::copy(roots.begin(), roots.end(), root_ranks);
+  });
+}
+
 int isthmus_coupler_report(isthmus_coupler* cpl, char* text, int64_t size, int64_t* length) {
   ISTHMUS_REQUIRE_HANDLE(cpl);
   return guarded(cpl->state.get(), __func__, [&] {
@@ -333,6 +349,25 @@ int isthmus_coupler_get_intracomm_f(isthmus_coupler* cpl, const char* other, MPI
 int isthmus_coupler_get_intercomm_f(isthmus_coupler* cpl, const char* other, MPI_Fint* comm) {
   MPI_Comm c = MPI_COMM_NULL;
   const int rc = isthmus_coupler_get_intercomm(cpl, other, &c);
+  if (rc == ISTHMUS_OK && comm) *comm = MPI_Comm_c2f(c);
+  return rc;
+}
+
+int isthmus_coupler_get_multi_intracomm_f(isthmus_coupler* cpl, int n, int len, const char* names,
+                                          MPI_Fint* comm, int* root_ranks) {
+  MPI_Comm c = MPI_COMM_NULL;
+  if (n < 0 || !names)  // the C function names what is wrong
+    return isthmus_coupler_get_multi_intracomm(cpl, n, nullptr, &c, nullptr);
+  if (len < 0) len = 0;
+  std::vector<std::string> list(static_cast<size_t>(n));
+  for (int k = 0; k < n; ++k) {
+    std::string s(names + static_cast<size_t>(k) * len, static_cast<size_t>(len));
+    s.erase(s.find_last_not_of(' ') + 1);  // Fortran's padding
+    list[k] = std::move(s);
+  }
+  std::vector<const char*> ptrs(list.size());
+  for (size_t k = 0; k < list.size(); ++k) ptrs[k] = list[k].c_str();
+  const int rc = isthmus_coupler_get_multi_intracomm(cpl, n, ptrs.data(), &c, root_ranks);
   if (rc == ISTHMUS_OK && comm) *comm = MPI_Comm_c2f(c);
   return rc;
 }

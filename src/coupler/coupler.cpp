@@ -21,6 +21,7 @@ namespace {
 
 constexpr int kTagDeclarations = 17;
 constexpr int kTagGroupLocal = 18;
+constexpr int kTagGroupMulti = 19;
 constexpr int kTagGroupPair = 100;  // + the pair's number
 
 // (never 0: 0 means "no component")
@@ -656,6 +657,50 @@ MPI_Comm Coupler::intercomm(const std::string& other) {
   MPI_Group_free(&pg);
   MPI_Group_free(&wg);
   ISTHMUS_MPI(MPI_Intercomm_create(local_, 0, pair, leader, 77, &c));
+  return c;
+}
+
+MPI_Comm Coupler::multi_intracomm(const std::vector<std::string>& names,
+                                   std::vector<int>* root_ranks) {
+  const char* what = "get_multi_intracomm";
+  // checked before any collective: every rank given the same list fails the same way
+  std::vector<int> ids(names.size(), -1), listed;
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (names[k].find_first_not_of(' ') == std::string::npos) continue;  // blank: skipped
+    ids[k] = component_named(names[k], what);
+    if (std::find(listed.begin(), listed.end(), ids[k]) != listed.end())
+      fail(ISTHMUS_ERR_ARG, what, ": component \"", names[k], "\" is listed twice (entry ", k + 1, ")");
+    listed.push_back(ids[k]);
+  }
+  if (std::find(listed.begin(), listed.end(), me_) == listed.end())
+    fail(ISTHMUS_ERR_ARG, what, ": the list must name this rank's own component, ", name_);
+  if (listed.size() < 2)
+    fail(ISTHMUS_ERR_ARG, what, ": the list must name at least two components (it names ",
+         listed.size(), ")");
+  std::sort(listed.begin(), listed.end());
+  // each component's first rank in the new communicator: the sizes of those before it
+  std::vector<int> offset(comps_.size(), -1);
+  RankSet members;
+  int at = 0;
+  for (int c : listed) {
+    offset[c] = at;
+    at += static_cast<int>(comps_[c].coupling_ranks.size());
+    members = members.empty() ? comps_[c].coupling_ranks : RankSet::merged(members, comps_[c].coupling_ranks);
+  }
+  // the listed ranks in world order, then in the order promised (a component's ranks in the
+  // order of its coupling communicator, which the user may have permuted)
+  MPI_Comm all = comm_of(world_, members, kTagGroupMulti, node_runs_);
+  int local_rank = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(local_, &local_rank));
+  MPI_Comm c = MPI_COMM_NULL;
+  const int rc = MPI_Comm_split(all, 0, offset[me_] + local_rank, &c);
+  MPI_Comm_free(&all);
+  ISTHMUS_MPI(rc);
+  if (root_ranks) {
+    root_ranks->assign(names.size(), -1);
+    for (size_t k = 0; k < names.size(); ++k)
+      if (ids[k] >= 0) (*root_ranks)[k] = offset[ids[k]];
+  }
   return c;
 }
 

@@ -99,6 +99,13 @@ class Coupler {
   // oasis_get_intercomm): collective over both components; the caller frees it.
   MPI_Comm intracomm(const std::string& other);
   MPI_Comm intercomm(const std::string& other);
+  // The ranks of several components as one intracommunicator (OASIS's
+  // oasis_get_multi_intracomm): `names` lists this component and at least one other, each once;
+  // blank names are skipped. The components follow in order of their number
+  // (component_index), each with its coupling ranks in their local order; root_ranks[k] is the
+  // new communicator's rank of names[k]'s first local rank (-1 for a blank name). Collective
+  // over the listed components' coupling ranks, which all pass the same list; the caller frees it.
+  MPI_Comm multi_intracomm(const std::vector<std::string>& names, std::vector<int>* root_ranks);
 
   // The couplings this rank takes part in, in configuration order (for reports and tests).
   const std::vector<std::unique_ptr<Coupling>>& couplings() const { return couplings_; }

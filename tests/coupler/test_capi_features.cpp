@@ -1102,3 +1102,102 @@ TEST(CapiFeatures, AGetWhosePutNeverComesTimesOut) {
   }
   EXPECT_EQ(total(bad), 0) << "atmosphere ranks with a wrong wait time or message";
 }
+
+// ---- 9. several components in one communicator (oasis_get_multi_intracomm) ---------------
+
+// Three components dealt round robin over the world (rank % 3: ice, atmos, ocean; numbered by
+// their first world rank, so ice 0, atmos 1, ocean 2, not in the order of their names), the
+// ocean's coupling communicator in reverse rank order: the joined communicator holds the listed
+// components in order of their number, each in its local order, and root_ranks points at each
+// one's first local rank. Wrong lists fail on the rank that gives them, before any collective,
+// naming what is wrong.
+TEST(CapiFeatures, MultiIntracommJoinsComponentsInTheirOrder) {
+  Watchdog w("capi features multi intracomm");
+  const int me = world_rank(), size = world_size();
+  if (size < 3) GTEST_SKIP() << "needs three components";
+  RunDir dir("multi");
+  const std::string nam = dir.write("namcouple", head(1, 2) +
+      "I_T O_T 1 1 0 rst.nc EXPORTED\n10 1 10 1 gi go\nR 0 R 0\n$END\n");
+  const char* names[3] = {"ice", "atmos", "ocean"};
+  const int comp = me % 3;
+  std::vector<int> count(3, 0);
+  for (int r = 0; r < size; ++r) ++count[r % 3];
+  Cpl cpl;
+  ASSERT_TRUE(all_ranks(create(cpl, names[comp], nam, dir.path()) == ISTHMUS_OK)) << cpl.err();
+  MPI_Comm full = MPI_COMM_NULL, reversed = MPI_COMM_NULL;
+  ASSERT_EQ(isthmus_coupler_get_local_comm(cpl.c, &full), ISTHMUS_OK);
+  int full_rank = 0;
+  MPI_Comm_rank(full, &full_rank);
+  if (comp == 2) {
+    MPI_Comm_split(full, 0, -full_rank, &reversed);
+    ASSERT_EQ(isthmus_coupler_set_couplcomm(cpl.c, reversed), ISTHMUS_OK) << cpl.err();
+  }
+  const int n = 10;
+  if (comp == 0) var(cpl, "I_T", partition(cpl, n, apple(n, count[0], full_rank), "gi"), ISTHMUS_VAR_OUT);
+  if (comp == 2) {
+    int lr = 0;
+    MPI_Comm_rank(reversed, &lr);
+    var(cpl, "O_T", partition(cpl, n, apple(n, count[2], lr), "go"), ISTHMUS_VAR_IN);
+  }
+  ASSERT_EQ(isthmus_coupler_enddef(cpl.c), ISTHMUS_OK) << cpl.err();
+  const int local_rank = cpl.local_rank();
+
+  // who is where in a joined communicator: (component, local rank) of each of its ranks
+  auto members = [&](MPI_Comm c) {
+    int s = 0;
+    MPI_Comm_size(c, &s);
+    std::vector<int> mine = {comp, local_rank}, all(2 * static_cast<size_t>(s));
+    MPI_Allgather(mine.data(), 2, MPI_INT, all.data(), 2, MPI_INT, c);
+    return all;
+  };
+  auto expected = [&](const std::vector<int>& comps) {
+    std::vector<int> e;
+    for (int c : comps)
+      for (int r = 0; r < count[c]; ++r) e.insert(e.end(), {c, r});
+    return e;
+  };
+  // ice and ocean, listed out of order with a blank between (C names)
+  if (comp != 1) {
+    const char* list[3] = {"ocean", "  ", "ice"};
+    MPI_Comm joined = MPI_COMM_NULL;
+    int roots[3] = {7, 7, 7};
+    ASSERT_EQ(isthmus_coupler_get_multi_intracomm(cpl.c, 3, list, &joined, roots), ISTHMUS_OK) << cpl.err();
+    EXPECT_EQ(members(joined), expected({0, 2}));
+    EXPECT_EQ(std::vector<int>(roots, roots + 3), (std::vector<int>{count[0], -1, 0}));
+    MPI_Comm_free(&joined);
+  }
+  // all three, as Fortran passes them (blank-padded, fixed length)
+  {
+    const std::string list = "atmos   ocean   ice     ";
+    MPI_Fint joined = 0;
+    int roots[3] = {7, 7, 7};
+    ASSERT_EQ(isthmus_coupler_get_multi_intracomm_f(cpl.c, 3, 8, list.c_str(), &joined, roots), ISTHMUS_OK)
+        << cpl.err();
+    MPI_Comm c = MPI_Comm_f2c(joined);
+    EXPECT_EQ(members(c), expected({0, 1, 2}));
+    EXPECT_EQ(std::vector<int>(roots, roots + 3), (std::vector<int>{count[0], count[0] + count[1], 0}));
+    MPI_Comm_free(&c);
+  }
+  // wrong lists: each fails alone, with nothing to wait for
+  // (errors name the rank of the whole component)
+  const std::string where = "isthmus: rank " + std::to_string(full_rank) + ": isthmus_coupler_get_multi_intracomm: ";
+  MPI_Comm none = MPI_COMM_NULL;
+  const char* alone[1] = {names[comp]};
+  EXPECT_EQ(isthmus_coupler_get_multi_intracomm(cpl.c, 1, alone, &none, nullptr), ISTHMUS_ERR_ARG);
+  EXPECT_EQ(std::string(cpl.err()), where + "get_multi_intracomm: the list must name at least two components (it names 1)");
+  const char* twice[3] = {names[comp], names[(comp + 1) % 3], names[comp]};
+  EXPECT_EQ(isthmus_coupler_get_multi_intracomm(cpl.c, 3, twice, &none, nullptr), ISTHMUS_ERR_ARG);
+  EXPECT_EQ(std::string(cpl.err()), where + "get_multi_intracomm: component \"" + names[comp] +
+                                        "\" is listed twice (entry 3)");
+  const char* unknown[2] = {names[comp], "land"};
+  EXPECT_EQ(isthmus_coupler_get_multi_intracomm(cpl.c, 2, unknown, &none, nullptr), ISTHMUS_ERR_ARG);
+  EXPECT_EQ(std::string(cpl.err()), where + "get_multi_intracomm: no component is named \"land\" "
+                                            "(components: ice, atmos, ocean)");
+  const char* others[2] = {names[(comp + 1) % 3], names[(comp + 2) % 3]};
+  EXPECT_EQ(isthmus_coupler_get_multi_intracomm(cpl.c, 2, others, &none, nullptr), ISTHMUS_ERR_ARG);
+  EXPECT_EQ(std::string(cpl.err()), where + "get_multi_intracomm: the list must name this rank's own component, " +
+                                        names[comp]);
+  EXPECT_EQ(none, MPI_COMM_NULL);
+  EXPECT_EQ(isthmus_coupler_terminate(cpl.c), ISTHMUS_OK) << cpl.err();
+  if (reversed != MPI_COMM_NULL) MPI_Comm_free(&reversed);
+}

@@ -21,7 +21,8 @@ program oasis_interface
   real(4), allocatable :: f4(:)
   integer, allocatable :: msk(:, :)
 #ifndef OASIS_2_0
-  integer :: id_bun
+  integer :: id_bun, multi, roots(3), nocean
+  character(len=3) :: mnames(3)
   real(8), allocatable :: bun(:, :)
   real(8), allocatable :: frac(:, :)
 #endif
@@ -150,6 +151,20 @@ program oasis_interface
   call expect(kinfo, OASIS_Ok, 'oasis_get_intercomm')
   call MPI_Comm_remote_size(inter, n, ierr)
   call expect(n, k - nranks, 'the remote size of the intercommunicator (oasis_get_intercomm)')
+#ifndef OASIS_2_0
+  ! both components in one communicator (OASIS 4.0), listed atmosphere first with a blank
+  ! between: the ocean, first in the world (compid 1), comes first, each in its local order
+  mnames = (/ 'atm', '   ', 'ocn' /)
+  call oasis_get_multi_intracomm(multi, mnames, roots, kinfo)
+  call expect(kinfo, OASIS_Ok, 'oasis_get_multi_intracomm')
+  nocean = merge(nranks, k - nranks, ocean)
+  call MPI_Comm_rank(multi, n, ierr)
+  call expect(n, merge(rank, nocean + rank, ocean), 'this rank''s place in oasis_get_multi_intracomm''s')
+  call expect(roots(1), nocean, 'the atmosphere''s root rank (oasis_get_multi_intracomm)')
+  call expect(roots(2), -1, 'a blank name''s root rank (oasis_get_multi_intracomm)')
+  call expect(roots(3), 0, 'the ocean''s root rank (oasis_get_multi_intracomm)')
+  call MPI_Comm_free(multi, ierr)
+#endif
 
   allocate(f8(1, npts * nx), ret(1, npts * nx), f4(npts * nx))
 #ifndef OASIS_2_0

@@ -241,6 +241,9 @@ def test_inquiries_local_comm_and_report():
         assert int(v["local_size"]) == (1 if v["ocean"] else 2)
         assert int(v["component_index"]) == (0 if v["ocean"] else 1)
         assert list(v["ncpl"]) == [1, 1, 1, 1]
+        # ocean (component 0) first, each in its local order; each name's first rank
+        assert int(v["multi_rank"]) == r
+        assert list(v["multi_roots"]) == [1, -1, 0]
     report = str(res[0]["report"])
     assert "component ocean, 1 ranks" in report and "O_SST>A_SST" in report
     assert str(res[2]["report"]) == ""  # the component's first rank has it, not the others
@@ -375,6 +378,11 @@ def toy_main(rundir, nocean):
         out["indices"] = g
         assert part.local_size == len(g)
         cpl.enddef()
+        # both components in one communicator (OASIS's get_multi_intracomm), listed out of order
+        joined, roots = cpl.multi_intracomm(["atmos", "", "ocean"])
+        out["multi_rank"], out["multi_roots"] = joined.rank, [roots["atmos"], roots[""],
+                                                              roots["ocean"]]
+        joined.Free()
         out["ncpl"] = [f.ncpl for f in sends + receives]
         for f in sends + receives:
             assert f.periods == [PERIODS[f.name]], (f.name, f.periods)

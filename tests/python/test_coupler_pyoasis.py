@@ -43,6 +43,8 @@ def test_pyoasis_toy_receives_what_the_native_api_receives(tmp_path):
     assert str(py[0]["component"]) == "Component: name: ocean, id: 1"
     assert str(py[1]["component"]) == "Component: name: atmos, id: 2"
     assert list(py[1]["freqs"]) == [4, 2, 2, 4]
+    for r in range(3):  # get_multi_intracomm: ocean first, then the atmosphere's two ranks
+        assert list(py[r]["multi"]) == [r, 1, 0]
 
 
 @needs_library
@@ -130,6 +132,9 @@ def toy_main(rundir, nocean):
                      LEVELS)]
     out["indices"] = g
     comp.enddef()
+    joined, roots = comp.get_multi_intracomm(["atmos", "ocean"])
+    out["multi"] = [joined.rank, roots["atmos"], roots["ocean"]]
+    joined.Free()
     out["freqs"] = [v.cpl_freqs[0] for v in sends + [r[0] for r in receives]]
     for date in DATES:
         for var, v in zip(sends, values):

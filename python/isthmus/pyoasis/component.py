@@ -160,9 +160,19 @@ class Component:
             raise oasis_error("Error in get_intercomm", e) from None
 
     def get_multi_intracomm(self, complist: List[str]) -> Tuple[MPI.Intracomm, dict]:
-        """Not supported by isthmus (raises :class:`PyOasisException`)."""
-        raise PyOasisException("get_multi_intracomm is not supported by isthmus's pyoasis; "
-                               "use get_intracomm for each partner")
+        """:param complist: the names of the components to join, this one among them
+        :returns: their ranks as one intracommunicator (components in order of their number,
+            each in its local order) and a dictionary of each name's root rank in it
+        :raises OasisException: if isthmus is unable to create the intracommunicator (a name
+            twice or unknown, this component missing, fewer than two components)
+        """
+        # (a list of names: check_types's list is one of integers)
+        if not isinstance(complist, list) or any(type(e) is not str for e in complist):
+            raise PyOasisException("The elements of the list in argument 0 must be strings.")
+        try:
+            return self.coupler.multi_intracomm(complist)
+        except IsthmusError as e:
+            raise oasis_error("Error in get_multi_intracomm", e) from None
 
     @staticmethod
     def enddef() -> None:
