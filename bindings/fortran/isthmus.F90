@@ -21,6 +21,9 @@ module isthmus
                                 isthmus_coupler_enddef, isthmus_coupler_put_flags, &
                                 isthmus_coupler_put_terms, &
                                 isthmus_coupler_get, isthmus_coupler_terminate, &
+                                isthmus_coupler_get_intracomm_f, &
+                                isthmus_coupler_get_intercomm_f, &
+                                isthmus_coupler_get_multi_intracomm_f, &
                                 oasis_paral_for_c
   implicit none
   private
@@ -72,6 +75,9 @@ module isthmus
   contains
     procedure :: create => coupler_create
     procedure :: local_comm => coupler_local_comm
+    procedure :: intracomm => coupler_intracomm
+    procedure :: intercomm => coupler_intercomm
+    procedure :: multi_intracomm => coupler_multi_intracomm
     procedure :: def_partition => coupler_def_partition
     procedure :: def_field => coupler_def_field
     procedure :: enddef => coupler_enddef
@@ -234,6 +240,74 @@ contains
     if (missing(self, 'local_comm', stat)) return
     call finish(self, 'local_comm', isthmus_coupler_get_local_comm_f(self%cpl, c), stat)
     comm = c
+  end subroutine
+
+  ! This component's and `other`'s ranks as one intracommunicator (in world order), or an
+  ! intercommunicator between them (OASIS's oasis_get_intracomm, oasis_get_intercomm).
+  ! Collective over both components, after enddef; the caller frees the communicator.
+  subroutine coupler_intracomm(self, other, comm, stat)
+    class(isthmus_coupler_t), intent(inout) :: self
+    character(len=*), intent(in) :: other
+    integer, intent(out) :: comm
+    integer, intent(out), optional :: stat
+    integer(c_int) :: c
+    comm = -1
+    if (missing(self, 'intracomm', stat)) return
+    call finish(self, 'intracomm', isthmus_coupler_get_intracomm_f(self%cpl, c_str(other), c), stat)
+    comm = c
+  end subroutine
+
+  subroutine coupler_intercomm(self, other, comm, stat)
+    class(isthmus_coupler_t), intent(inout) :: self
+    character(len=*), intent(in) :: other
+    integer, intent(out) :: comm
+    integer, intent(out), optional :: stat
+    integer(c_int) :: c
+    comm = -1
+    if (missing(self, 'intercomm', stat)) return
+    call finish(self, 'intercomm', isthmus_coupler_get_intercomm_f(self%cpl, c_str(other), c), stat)
+    comm = c
+  end subroutine
+
+  ! Several components as one intracommunicator (OASIS's oasis_get_multi_intracomm): names
+  ! lists this component and at least one other, each once (blank names are skipped); the
+  ! components follow in order of their number, each with its ranks in their local order;
+  ! root_ranks(k) (optional, size(names) entries): the communicator's rank of names(k)'s first
+  ! rank, -1 for a blank. Collective over the listed components; the caller frees it.
+  subroutine coupler_multi_intracomm(self, names, comm, root_ranks, stat)
+    class(isthmus_coupler_t), intent(inout) :: self
+    character(len=*), intent(in) :: names(:)
+    integer, intent(out) :: comm
+    integer, intent(out), optional :: root_ranks(:)
+    integer, intent(out), optional :: stat
+    character(kind=c_char), allocatable :: packed(:)
+    integer(c_int), allocatable :: roots(:)
+    integer(c_int) :: c
+    integer :: k, l, ln
+    character(len=24) :: a, b
+    comm = -1
+    if (missing(self, 'multi_intracomm', stat)) return
+    if (present(root_ranks)) then
+      if (size(root_ranks) /= size(names)) then
+        write(a, '(i0)') size(root_ranks)
+        write(b, '(i0)') size(names)
+        call fail(self, 'multi_intracomm', ISTHMUS_ERR_ARG, 'root_ranks has '//trim(a)// &
+                  ' entries but names '//trim(b)//' (one per name)', stat)
+        return
+      end if
+    end if
+    ln = len(names)
+    allocate(packed(max(1, size(names) * ln)), roots(max(1, size(names))))
+    packed = ' '
+    do k = 1, size(names)
+      do l = 1, ln
+        packed((k - 1) * ln + l) = names(k)(l:l)
+      end do
+    end do
+    call finish(self, 'multi_intracomm', isthmus_coupler_get_multi_intracomm_f(self%cpl, &
+                int(size(names), c_int), int(ln, c_int), packed, c, roots), stat)
+    comm = c
+    if (present(root_ranks)) root_ranks = roots(1:size(names))
   end subroutine
 
   ! Collective over the component. ig_paral: an OASIS partition (serial, apple, box, orange,

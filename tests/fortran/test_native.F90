@@ -5,7 +5,8 @@
 ! (real(4), a bundle of 2) from natb. nata holds an apple partition, natb a points one (1-based,
 ! as in OASIS). Every value and every info code is checked. Errors through stat, after which the
 ! program goes on: def_field of a partition that does not exist, a put of the wrong kind, a put
-! of the wrong shape (1-D for a bundle, a wrong size) and a second create. Also: local_comm, run_dir, timeout, report.
+! of the wrong shape (1-D for a bundle, a wrong size) and a second create. Also: local_comm, run_dir, timeout, report,
+! intracomm, intercomm and multi_intracomm (and two wrong lists).
 program test_native
   use mpi
   use isthmus
@@ -15,7 +16,7 @@ program test_native
   type(isthmus_partition_t) :: part, nopart
   type(isthmus_field_t) :: fx, fb, fy, fc, fbad
   integer :: wrank, wsize, comm, lrank, lsize, ierr, stat, info, date, i, k, first, cnt
-  integer :: bad, allbad, u
+  integer :: bad, allbad, u, joined, roots(3), jrank, jsize
   integer, allocatable :: gidx(:), paral(:)
   logical :: in_a
   real(8), allocatable :: x(:), b(:, :)
@@ -90,6 +91,30 @@ program test_native
   call expect(fb%bundle, nb, 'the bundle''s size')
   call cpl%enddef(stat=stat)
   call expect(stat, ISTHMUS_OK, 'enddef''s stat')
+
+  ! communicators with the other component: both in world order (nata's ranks first)
+  call cpl%intracomm(merge('natb', 'nata', in_a), joined)
+  call MPI_Comm_rank(joined, jrank, ierr)
+  call expect(jrank, wrank, 'this rank''s place in intracomm''s communicator')
+  call MPI_Comm_free(joined, ierr)
+  call cpl%intercomm(merge('natb', 'nata', in_a), joined)
+  call MPI_Comm_remote_size(joined, jsize, ierr)
+  call expect(jsize, merge(1, wsize - 1, in_a), 'intercomm''s remote size')
+  call MPI_Comm_free(joined, ierr)
+  call cpl%multi_intracomm([character(len=5) :: 'natb', ' ', 'nata'], joined, roots)
+  call MPI_Comm_rank(joined, jrank, ierr)
+  call expect(jrank, wrank, 'this rank''s place in multi_intracomm''s communicator')
+  call expect(roots(1), wsize - 1, 'natb''s root rank (multi_intracomm)')
+  call expect(roots(2), -1, 'a blank name''s root rank (multi_intracomm)')
+  call expect(roots(3), 0, 'nata''s root rank (multi_intracomm)')
+  call MPI_Comm_free(joined, ierr)
+  ! wrong lists fail through stat on the rank that gives them, before any collective
+  call cpl%multi_intracomm(['nata', 'natb'], joined, roots, stat=stat)
+  call expect(stat, ISTHMUS_ERR_ARG, 'multi_intracomm with a wrong root_ranks size: stat')
+  call expect_message('multi_intracomm: root_ranks has 3 entries but names 2 (one per name)')
+  call cpl%multi_intracomm([merge('nata', 'natb', in_a)], joined, stat=stat)
+  call expect(stat, ISTHMUS_ERR_ARG, 'multi_intracomm of one component: stat')
+  call expect_message('the list must name at least two components (it names 1)')
 
   allocate(x(cnt), b(cnt, nb), y(cnt), c(cnt, nc))
   ! errors found before any call: the wrong kind, the wrong shape; nothing is sent
@@ -226,6 +251,15 @@ contains
     character(len=*), intent(in) :: what
     if (got == want) return
     write(*, '(a,i0,a,i0,a,i0)') 'world rank ', wrank, ': '//what//': ', got, ' instead of ', want
+    bad = bad + 1
+  end subroutine
+
+  ! the last error's message contains `part`
+  subroutine expect_message(part)
+    character(len=*), intent(in) :: part
+    if (index(cpl%last_error(), part) > 0) return
+    write(*, '(a,i0,a)') 'world rank ', wrank, ': unexpected message: '//cpl%last_error()// &
+                         ' (expected it to contain: '//part//')'
     bad = bad + 1
   end subroutine
 end program test_native
