@@ -8,6 +8,7 @@
 #   MPIRUN           `isthmus weights`'s launcher: tests/mpirun.sh, which drops the Open MPI
 #                    flags that command adds (--allow-run-as-root, --oversubscribe)
 #   ISTHMUS_MPIF90   the Fortran wrapper tests/fortran/test_install.sh compiles a model with
+#   ISTHMUS_MPICC    and the C wrapper it compiles a C model with
 #   PYTHONUSERBASE   a user site holding mpi4py built against MPICH (scripts/install-deps.sh
 #                    --mpich DIR): it comes before the site-packages, whose mpi4py is Open MPI's
 #   ISTHMUS_MPICH_PRELOAD  libisthmus_mpich_yield.so, which tests/mpirun.sh preloads into the
@@ -66,6 +67,7 @@ function(isthmus_mpich_test_environment)
          "set(ENV{ISTHMUS_MPIEXEC} \"${ISTHMUS_MPICH_MPIEXEC}\")\n"
          "set(ENV{MPIRUN} \"${PROJECT_SOURCE_DIR}/tests/mpirun.sh\")\n"
          "set(ENV{ISTHMUS_MPIF90} \"${ISTHMUS_MPICH_MPIF90}\")\n"
+         "set(ENV{ISTHMUS_MPICC} \"${ISTHMUS_MPICH_MPICC}\")\n"
          "set(ENV{PYTHONUSERBASE} \"${ISTHMUS_MPICH_PYTHONUSERBASE}\")\n"
          "set(ENV{ISTHMUS_MPICH_PRELOAD} \"$<TARGET_FILE:isthmus_mpich_yield>\")\n")
   file(GENERATE OUTPUT ${_env} CONTENT "${_content}")
