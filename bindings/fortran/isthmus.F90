@@ -329,7 +329,8 @@ contains
     if (present(global_size)) gsize = global_size
     pname = ''
     if (present(name)) pname = name
-    paral = oasis_paral_for_c(ig_paral)  ! OASIS's 1-based points, 0-based for isthmus
+    allocate(paral(size(ig_paral)))  ! (allocated first: gfortran's sanitizer build warns otherwise)
+    paral(:) = oasis_paral_for_c(ig_paral)  ! OASIS's 1-based points, 0-based for isthmus
     id = -1
     call finish(self, 'def_partition', &
                 isthmus_coupler_def_partition_oasis(self%cpl, gsize, paral, size(paral), &
@@ -471,7 +472,8 @@ contains
       return
     end if
     ptrs = c_null_ptr
-    t = terms
+    allocate(t(size(terms, 1), size(terms, 2)))  ! (not t = terms: gfortran's sanitizer build
+    t(:, :) = terms(:, :)                         ! warns of its descriptor)
     do j = 1, min(size(t, 2), 4)
       ptrs(j) = c_loc(t(1, j))
     end do
@@ -613,7 +615,8 @@ contains
     real(c_double), allocatable :: d(:)
     info = ISTHMUS_COUPLING_OK
     if (.not. fits(self, 'get', field, ISTHMUS_REAL4, size(x), 1, .false., stat)) return
-    d = real(x, c_double)
+    allocate(d(size(x)))  ! (allocated first: gfortran's sanitizer build warns otherwise)
+    d(:) = real(x, c_double)
     call finish(self, 'get', isthmus_coupler_get(self%cpl, field%id, date, d, ci), stat)
     info = ci
     x = real(d, c_float)  ! exact where nothing was received: d holds x's values
@@ -646,7 +649,8 @@ contains
     info = ISTHMUS_COUPLING_OK
     if (.not. fits(self, 'get', field, ISTHMUS_REAL4, size(x, 1), size(x, 2), .true., stat)) &
       return
-    d = real(x, c_double)
+    allocate(d(size(x, 1), size(x, 2)))
+    d(:, :) = real(x, c_double)
     call finish(self, 'get', isthmus_coupler_get(self%cpl, field%id, date, d, ci), stat)
     info = ci
     x = real(d, c_float)  ! exact where nothing was received: d holds x's values

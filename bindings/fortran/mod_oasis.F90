@@ -377,7 +377,8 @@ contains
     id_part = OASIS_NotDef
     call require_coupler('oasis_def_partition')
     if (.not. process%coupled) return
-    paral = oasis_paral_for_c(kparal)  ! OASIS's 1-based points, 0-based for isthmus
+    allocate(paral(size(kparal)))  ! (allocated first: gfortran's sanitizer build warns otherwise)
+    paral(:) = oasis_paral_for_c(kparal)  ! OASIS's 1-based points, 0-based for isthmus
     gsize = -1
     if (present(ig_size)) gsize = ig_size
     if (present(name)) then
