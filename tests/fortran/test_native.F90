@@ -55,12 +55,14 @@ program test_native
   if (in_a) then
     first = n * lrank / lsize
     cnt = n * (lrank + 1) / lsize - first
-    paral = [1, first, cnt]
-    gidx = [(first + i - 1, i = 1, cnt)]
+    allocate(paral(3), gidx(cnt))  ! (allocated first: gfortran's sanitizer build warns otherwise)
+    paral(:) = [1, first, cnt]
+    gidx(:) = [(first + i - 1, i = 1, cnt)]
   else
     cnt = n
-    paral = [4, 12, (6 + i, i = 1, 6), (i, i = 1, 6)]
-    gidx = [(6 + i - 1, i = 1, 6), (i - 1, i = 1, 6)]
+    allocate(paral(14), gidx(n))
+    paral(:) = [4, 12, (6 + i, i = 1, 6), (i, i = 1, 6)]
+    gidx(:) = [(6 + i - 1, i = 1, 6), (i - 1, i = 1, 6)]
   end if
   call cpl%def_partition(part, paral, global_size=n, name=merge('agrid', 'bgrid', in_a))
   call expect(part%id, 0, 'the partition''s id')
