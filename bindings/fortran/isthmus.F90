@@ -24,6 +24,10 @@ module isthmus
                                 isthmus_coupler_get_intracomm_f, &
                                 isthmus_coupler_get_intercomm_f, &
                                 isthmus_coupler_get_multi_intracomm_f, &
+                                isthmus_coupler_set_couplcomm_f, &
+                                isthmus_coupler_get_component_index, &
+                                isthmus_coupler_put_inquire, isthmus_coupler_get_ncpl, &
+                                isthmus_coupler_get_freqs, &
                                 oasis_paral_for_c
   implicit none
   private
@@ -78,6 +82,10 @@ module isthmus
     procedure :: intracomm => coupler_intracomm
     procedure :: intercomm => coupler_intercomm
     procedure :: multi_intracomm => coupler_multi_intracomm
+    procedure :: set_couplcomm => coupler_set_couplcomm
+    procedure :: component_index => coupler_component_index
+    procedure :: put_inquire => coupler_put_inquire
+    procedure :: periods => coupler_periods
     procedure :: def_partition => coupler_def_partition
     procedure :: def_field => coupler_def_field
     procedure :: enddef => coupler_enddef
@@ -308,6 +316,71 @@ contains
                 int(size(names), c_int), int(ln, c_int), packed, c, roots), stat)
     comm = c
     if (present(root_ranks)) root_ranks = roots(1:size(names))
+  end subroutine
+
+  ! OASIS's oasis_set_couplcomm: the ranks of the component that couple. Collective over the
+  ! whole component, before any definition; coupling: a communicator of those ranks (e.g.
+  ! MPI_Comm_split of local_comm's), MPI_COMM_NULL on the others, which then only call enddef
+  ! and terminate. Afterwards local_comm gives the coupler's duplicate of it.
+  subroutine coupler_set_couplcomm(self, coupling, stat)
+    class(isthmus_coupler_t), intent(inout) :: self
+    integer, intent(in) :: coupling
+    integer, intent(out), optional :: stat
+    if (missing(self, 'set_couplcomm', stat)) return
+    call finish(self, 'set_couplcomm', isthmus_coupler_set_couplcomm_f(self%cpl, int(coupling, c_int)), &
+                stat)
+  end subroutine
+
+  ! This component's number among the world's components, from 0, in order of their first
+  ! world rank (-1 on a rank without component).
+  subroutine coupler_component_index(self, index, stat)
+    class(isthmus_coupler_t), intent(inout) :: self
+    integer, intent(out) :: index
+    integer, intent(out), optional :: stat
+    integer(c_int) :: i
+    index = -1
+    if (missing(self, 'component_index', stat)) return
+    call finish(self, 'component_index', isthmus_coupler_get_component_index(self%cpl, i), stat)
+    index = i
+  end subroutine
+
+  ! What a put of `field` at `date` would return (ISTHMUS_COUPLING_*), doing nothing (OASIS's
+  ! oasis_put_inquire).
+  subroutine coupler_put_inquire(self, field, date, info, stat)
+    class(isthmus_coupler_t), intent(inout) :: self
+    type(isthmus_field_t), intent(in) :: field
+    integer, intent(in) :: date
+    integer, intent(out) :: info
+    integer, intent(out), optional :: stat
+    integer(c_int) :: ci
+    info = ISTHMUS_COUPLING_OK
+    if (missing(self, 'put_inquire', stat)) return
+    call finish(self, 'put_inquire', isthmus_coupler_put_inquire(self%cpl, field%id, int(date, c_int), &
+                ci), stat)
+    info = ci
+  end subroutine
+
+  ! The coupling periods of `field` in seconds, one per configuration entry that names it, in
+  ! configuration order (OASIS's oasis_get_ncpl and oasis_get_freqs: size(periods) is ncpl).
+  subroutine coupler_periods(self, field, periods, stat)
+    class(isthmus_coupler_t), intent(inout) :: self
+    type(isthmus_field_t), intent(in) :: field
+    integer, allocatable, intent(out) :: periods(:)
+    integer, intent(out), optional :: stat
+    integer(c_int) :: n, rc
+    integer(c_int), allocatable :: p(:)
+    allocate(periods(0))
+    if (missing(self, 'periods', stat)) return
+    rc = isthmus_coupler_get_ncpl(self%cpl, field%id, n)
+    if (rc == ISTHMUS_OK) then
+      allocate(p(max(1, n)))
+      rc = isthmus_coupler_get_freqs(self%cpl, field%id, n, p)
+    end if
+    call finish(self, 'periods', int(rc), stat)
+    if (rc /= ISTHMUS_OK) return
+    deallocate(periods)
+    allocate(periods(n))
+    periods(:) = p(1:n)
   end subroutine
 
   ! Collective over the component. ig_paral: an OASIS partition (serial, apple, box, orange,

@@ -645,18 +645,23 @@ MPI_Comm Coupler::intercomm(const std::string& other) {
   const int o = component_named(other, "get_intercomm");
   if (o == me_) fail(ISTHMUS_ERR_ARG, "get_intercomm: ", other, " is this rank's own component");
   MPI_Comm c = MPI_COMM_NULL;
-  // the other component's first rank, as a rank of the pair's communicator (both are ordered
-  // by world rank)
+  // Each side's leader is its component's lowest world rank, which both sides know: a coupling
+  // communicator's rank 0 is not (set_couplcomm may order its ranks any way), and leaders the
+  // two sides disagree on never meet. The local leader as a rank of local_, the remote one as a
+  // rank of the pair's communicator (ordered by world rank).
   const MPI_Comm pair = pair_comm(me_, o);
-  MPI_Group pg, wg;
+  MPI_Group pg, wg, lg;
   ISTHMUS_MPI(MPI_Comm_group(pair, &pg));
   ISTHMUS_MPI(MPI_Comm_group(world_, &wg));
-  int leader = -1;
-  const int first = comps_[o].coupling_ranks.front();
+  ISTHMUS_MPI(MPI_Comm_group(local_, &lg));
+  int leader = -1, local_leader = -1;
+  const int first = comps_[o].coupling_ranks.front(), mine = comps_[me_].coupling_ranks.front();
   ISTHMUS_MPI(MPI_Group_translate_ranks(wg, 1, &first, pg, &leader));
+  ISTHMUS_MPI(MPI_Group_translate_ranks(wg, 1, &mine, lg, &local_leader));
   MPI_Group_free(&pg);
   MPI_Group_free(&wg);
-  ISTHMUS_MPI(MPI_Intercomm_create(local_, 0, pair, leader, 77, &c));
+  MPI_Group_free(&lg);
+  ISTHMUS_MPI(MPI_Intercomm_create(local_, local_leader, pair, leader, 77, &c));
   return c;
 }
 

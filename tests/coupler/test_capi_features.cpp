@@ -1178,6 +1178,18 @@ TEST(CapiFeatures, MultiIntracommJoinsComponentsInTheirOrder) {
     EXPECT_EQ(std::vector<int>(roots, roots + 3), (std::vector<int>{count[0], count[0] + count[1], 0}));
     MPI_Comm_free(&c);
   }
+  // an intercommunicator between ice and the ocean, whose coupling communicator is reversed:
+  // both sides take each component's lowest world rank as its leader (the ocean's rank 0 is
+  // its highest), or they would wait for leaders that never meet
+  if (comp != 1) {
+    MPI_Comm inter = MPI_COMM_NULL;
+    ASSERT_EQ(isthmus_coupler_get_intercomm(cpl.c, comp == 0 ? "ocean" : "ice", &inter), ISTHMUS_OK)
+        << cpl.err();
+    int remote = 0;
+    MPI_Comm_remote_size(inter, &remote);
+    EXPECT_EQ(remote, count[comp == 0 ? 2 : 0]);
+    MPI_Comm_free(&inter);
+  }
   // wrong lists: each fails alone, with nothing to wait for
   // (errors name the rank of the whole component)
   const std::string where = "isthmus: rank " + std::to_string(full_rank) + ": isthmus_coupler_get_multi_intracomm: ";

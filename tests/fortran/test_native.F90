@@ -16,7 +16,8 @@ program test_native
   type(isthmus_partition_t) :: part, nopart
   type(isthmus_field_t) :: fx, fb, fy, fc, fbad
   integer :: wrank, wsize, comm, lrank, lsize, ierr, stat, info, date, i, k, first, cnt
-  integer :: bad, allbad, u, joined, roots(3), jrank, jsize
+  integer :: bad, allbad, u, joined, roots(3), jrank, jsize, couplcomm, cmp, cidx
+  integer, allocatable :: periods(:)
   integer, allocatable :: gidx(:), paral(:)
   logical :: in_a
   real(8), allocatable :: x(:), b(:, :)
@@ -49,6 +50,18 @@ program test_native
   call MPI_Comm_rank(comm, lrank, ierr)
   call MPI_Comm_size(comm, lsize, ierr)
   call expect(lsize, merge(wsize - 1, 1, in_a), 'the local communicator''s size')
+  ! nata's ranks couple through a communicator of their own, in reverse order (OASIS's
+  ! oasis_set_couplcomm); local_comm gives the coupler's duplicate of it
+  if (in_a) then
+    call MPI_Comm_split(comm, 0, lsize - lrank, couplcomm, ierr)
+    call cpl%set_couplcomm(couplcomm)
+    call cpl%local_comm(comm)
+    call MPI_Comm_compare(comm, couplcomm, cmp, ierr)
+    call expect(cmp, MPI_CONGRUENT, 'local_comm after set_couplcomm')
+    call MPI_Comm_rank(comm, lrank, ierr)
+  end if
+  call cpl%component_index(cidx)
+  call expect(cidx, merge(0, 1, in_a), 'component_index')
 
   ! nata: an apple partition; natb (one rank): a points partition (OASIS's 1-based indices),
   ! 7..12 then 1..6, i.e. global points 6..11 then 0..5
@@ -94,7 +107,21 @@ program test_native
   call cpl%enddef(stat=stat)
   call expect(stat, ISTHMUS_OK, 'enddef''s stat')
 
-  ! communicators with the other component: both in world order (nata's ranks first)
+  ! the inquiries: every entry's period is 2 s; a put at 0 sends, at 1 does nothing
+  if (in_a) then
+    call cpl%periods(fx, periods)
+    call expect(size(periods), 1, 'periods'' size (the couplings of A_X)')
+    call expect(periods(1), 2, 'the period of A_X')
+    call cpl%put_inquire(fx, 0, info)
+    call expect(info, ISTHMUS_COUPLING_SENT, 'put_inquire at 0 s')
+    call cpl%put_inquire(fx, 1, info)
+    call expect(info, ISTHMUS_COUPLING_OK, 'put_inquire at 1 s')
+    call cpl%put_inquire(fy, 0, info, stat=stat)
+    call expect(stat, ISTHMUS_ERR_ARG, 'put_inquire of a field declared in: stat')
+  end if
+
+  ! communicators with the other component: both in world order (nata's ranks first; a
+  ! component's ranks in their coupling communicator's order: nata's reversed)
   call cpl%intracomm(merge('natb', 'nata', in_a), joined)
   call MPI_Comm_rank(joined, jrank, ierr)
   call expect(jrank, wrank, 'this rank''s place in intracomm''s communicator')
@@ -105,7 +132,7 @@ program test_native
   call MPI_Comm_free(joined, ierr)
   call cpl%multi_intracomm([character(len=5) :: 'natb', ' ', 'nata'], joined, roots)
   call MPI_Comm_rank(joined, jrank, ierr)
-  call expect(jrank, wrank, 'this rank''s place in multi_intracomm''s communicator')
+  call expect(jrank, merge(lrank, wsize - 1, in_a), 'this rank''s place in multi_intracomm''s communicator')
   call expect(roots(1), wsize - 1, 'natb''s root rank (multi_intracomm)')
   call expect(roots(2), -1, 'a blank name''s root rank (multi_intracomm)')
   call expect(roots(3), 0, 'nata''s root rank (multi_intracomm)')
