@@ -258,11 +258,7 @@ contains
     character(len=*), intent(in) :: other
     integer, intent(out) :: comm
     integer, intent(out), optional :: stat
-    integer(c_int) :: c
-    comm = -1
-    if (missing(self, 'intracomm', stat)) return
-    call finish(self, 'intracomm', isthmus_coupler_get_intracomm_f(self%cpl, c_str(other), c), stat)
-    comm = c
+    call pair_comm(self, .false., other, comm, stat)
   end subroutine
 
   subroutine coupler_intercomm(self, other, comm, stat)
@@ -270,10 +266,26 @@ contains
     character(len=*), intent(in) :: other
     integer, intent(out) :: comm
     integer, intent(out), optional :: stat
-    integer(c_int) :: c
+    call pair_comm(self, .true., other, comm, stat)
+  end subroutine
+
+  subroutine pair_comm(self, inter, other, comm, stat)
+    class(isthmus_coupler_t), intent(inout) :: self
+    logical, intent(in) :: inter
+    character(len=*), intent(in) :: other
+    integer, intent(out) :: comm
+    integer, intent(out), optional :: stat
+    character(len=9) :: routine
+    integer(c_int) :: c, rc
     comm = -1
-    if (missing(self, 'intercomm', stat)) return
-    call finish(self, 'intercomm', isthmus_coupler_get_intercomm_f(self%cpl, c_str(other), c), stat)
+    routine = merge('intercomm', 'intracomm', inter)
+    if (missing(self, routine, stat)) return
+    if (inter) then
+      rc = isthmus_coupler_get_intercomm_f(self%cpl, c_str(other), c)
+    else
+      rc = isthmus_coupler_get_intracomm_f(self%cpl, c_str(other), c)
+    end if
+    call finish(self, routine, int(rc), stat)
     comm = c
   end subroutine
 
