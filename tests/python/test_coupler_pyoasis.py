@@ -94,6 +94,11 @@ def test_pyoasis_exceptions(tmp_path):
     assert got["enddef_error"] == [
         "OasisException", "Error in enddef (1): " + me + "isthmus_coupler_enddef: enddef after "
         "enddef (component ocean)"]
+    assert got["multi_alone"] == [
+        "OasisException", "Error in get_multi_intracomm (1): " + me + "isthmus_coupler_get_multi_"
+        "intracomm: get_multi_intracomm: the list must name at least two components (it names 1)"]
+    assert got["multi_not_names"] == ["PyOasisException",
+                                      "The elements of the list in argument 0 must be strings."]
 
 
 # ---- the MPI side ---------------------------------------------------------------------------
@@ -201,6 +206,8 @@ def errors_main(rundir):
     codes.append(back.get(2, received).name)
     got["put_loctrans"] = codes + [float(received.min()), float(received.max())]
     catch("enddef_error", lambda: comp.enddef())
+    catch("multi_alone", lambda: comp.get_multi_intracomm(["ocean"]))
+    catch("multi_not_names", lambda: comp.get_multi_intracomm(["ocean", 2]))
     lon, lat = np.meshgrid(np.arange(4.0) * 90, np.arange(5.0) * 30 - 60, indexing="ij")
     grid = pyoasis.Grid("ga", 4, 5, pyoasis.asarray(lon), pyoasis.asarray(lat))
     grid.set_corners(pyoasis.asarray(np.stack([lon - 45, lon + 45, lon + 45, lon - 45], 2)),
