@@ -12,7 +12,7 @@ module isthmus
   use, intrinsic :: iso_c_binding
   use, intrinsic :: iso_fortran_env, only: error_unit, int64
   use mpi, only: MPI_COMM_WORLD
-  use isthmus_oasis_capi, only: c_str, c_message, ISTHMUS_OK, ISTHMUS_DOUBLE, &
+  use isthmus_oasis_capi, only: c_str, c_message, c_names, ISTHMUS_OK, ISTHMUS_DOUBLE, &
                                 ISTHMUS_VAR_IN, ISTHMUS_VAR_OUT, ISTHMUS_PUT_WRITE_RESTART, &
                                 isthmus_coupler_create_f, isthmus_coupler_get_local_comm_f, &
                                 isthmus_coupler_destroy, isthmus_coupler_last_error, &
@@ -300,10 +300,8 @@ contains
     integer, intent(out) :: comm
     integer, intent(out), optional :: root_ranks(:)
     integer, intent(out), optional :: stat
-    character(kind=c_char), allocatable :: packed(:)
     integer(c_int), allocatable :: roots(:)
     integer(c_int) :: c
-    integer :: k, l, ln
     character(len=24) :: a, b
     comm = -1
     if (missing(self, 'multi_intracomm', stat)) return
@@ -316,16 +314,9 @@ contains
         return
       end if
     end if
-    ln = len(names)
-    allocate(packed(max(1, size(names) * ln)), roots(max(1, size(names))))
-    packed = ' '
-    do k = 1, size(names)
-      do l = 1, ln
-        packed((k - 1) * ln + l) = names(k)(l:l)
-      end do
-    end do
+    allocate(roots(max(1, size(names))))
     call finish(self, 'multi_intracomm', isthmus_coupler_get_multi_intracomm_f(self%cpl, &
-                int(size(names), c_int), int(ln, c_int), packed, c, roots), stat)
+                int(size(names), c_int), int(len(names), c_int), c_names(names), c, roots), stat)
     comm = c
     if (present(root_ranks)) root_ranks = roots(1:size(names))
   end subroutine

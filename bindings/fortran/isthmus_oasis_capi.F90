@@ -6,7 +6,7 @@ module isthmus_oasis_capi
   use, intrinsic :: iso_c_binding
   implicit none
   private
-  public :: c_str, c_message
+  public :: c_str, c_message, c_names
 
   ! isthmus.h's enums
   integer(c_int), parameter, public :: ISTHMUS_OK = 0
@@ -276,6 +276,22 @@ contains
     character(len=*), intent(in) :: s
     character(kind=c_char, len=:), allocatable :: c
     c = trim(s)//c_null_char
+  end function
+
+  ! A character array as isthmus_coupler_get_multi_intracomm_f takes it: size(names) names of
+  ! len(names) characters each, blank-padded, one after the other (at least one character).
+  function c_names(names) result(packed)
+    character(len=*), intent(in) :: names(:)
+    character(kind=c_char), allocatable :: packed(:)
+    integer :: k, l, ln
+    ln = len(names)
+    allocate(packed(max(1, size(names) * ln)))
+    packed(:) = ' '
+    do k = 1, size(names)
+      do l = 1, ln
+        packed((k - 1) * ln + l) = names(k)(l:l)
+      end do
+    end do
   end function
 
   ! A C string (const char*) as a Fortran string; "" for NULL.

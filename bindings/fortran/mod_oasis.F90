@@ -19,10 +19,11 @@ module mod_oasis
 
   ! A model that includes mpif.h or uses its own modules must not see ours through mod_oasis.
   private :: MPI_COMM_WORLD, MPI_COMM_NULL, MPI_INTEGER, error_unit
-  private :: c_str, c_message, ISTHMUS_OK, ISTHMUS_DOUBLE, ISTHMUS_VAR_IN, ISTHMUS_VAR_OUT
+  private :: c_str, c_message, c_names, ISTHMUS_OK, ISTHMUS_DOUBLE, ISTHMUS_VAR_IN, ISTHMUS_VAR_OUT
   private :: ISTHMUS_PUT_WRITE_RESTART
   private :: isthmus_coupler_create_f, isthmus_coupler_get_local_comm_f
   private :: isthmus_coupler_get_intracomm_f, isthmus_coupler_get_intercomm_f
+  private :: isthmus_coupler_get_multi_intracomm_f
   private :: isthmus_coupler_set_couplcomm_f, isthmus_coupler_is_configured
   private :: isthmus_coupler_get_var_size, isthmus_coupler_get_component_index
   private :: isthmus_coupler_destroy, isthmus_coupler_last_error, isthmus_error_name
@@ -296,29 +297,21 @@ contains
     character(len=*), intent(in) :: cdnam(:)
     integer(kind=ip_intwp_p), intent(out) :: root_ranks(:)
     integer(kind=ip_intwp_p), intent(out) :: kinfo
-    character(kind=c_char), allocatable :: names(:)
     integer(c_int), allocatable :: roots(:)
     integer(c_int) :: comm
-    integer :: k, l, n, ln
+    integer :: n
     character(len=160) :: why
     kinfo = OASIS_Ok
     call require_coupler('oasis_get_multi_intracomm')
     n = size(cdnam)
-    ln = len(cdnam)
     if (size(root_ranks) /= n) then
       write(why, '(a,i0,a,i0,a)') 'cdnam has ', n, ' names but root_ranks ', size(root_ranks), &
         ' entries (one per name)'
       call fail('oasis_get_multi_intracomm', trim(why))
     end if
-    allocate(names(max(1, n * ln)), roots(max(1, n)))
-    names = ' '
-    do k = 1, n
-      do l = 1, ln
-        names((k - 1) * ln + l) = cdnam(k)(l:l)
-      end do
-    end do
+    allocate(roots(max(1, n)))
     call check('oasis_get_multi_intracomm', isthmus_coupler_get_multi_intracomm_f( &
-               process%cpl, int(n, c_int), int(ln, c_int), names, comm, roots))
+               process%cpl, int(n, c_int), int(len(cdnam), c_int), c_names(cdnam), comm, roots))
     new_comm = comm
     root_ranks = roots(1:n)
   end subroutine
