@@ -510,52 +510,48 @@ contains
     end if
   end function
 
-  ! A put's terms: each as many values as the field's array, at most 4 (fld2..fld5).
-  logical function terms_fit(self, n, rows, cols, stat) result(fits)
-    class(isthmus_coupler_t), intent(inout) :: self
-    integer, intent(in) :: n, rows, cols
-    integer, intent(out), optional :: stat
-    character(len=24) :: a, b, c
-    fits = .false.
-    if (rows /= n .or. cols < 1 .or. cols > 4) then
-      write(a, '(i0)') rows
-      write(b, '(i0)') cols
-      write(c, '(i0)') n
-      call fail(self, 'put', ISTHMUS_ERR_ARG, 'terms: '//trim(b)//' terms of '//trim(a)// &
-                ' values; expected 1 to 4 (fld2..fld5) of '//trim(c)//' (the array''s size)', &
-                stat)
-      return
-    end if
-    fits = .true.
-  end function
-
-  ! The put call: with higher-order terms (OASIS's fld2..fld5 as columns of `terms`, each of the
-  ! field's layout) through isthmus_coupler_put_terms, else isthmus_coupler_put_flags.
-  integer(c_int) function put_call(self, field, date, x, n, flags, info, terms) result(rc)
+  ! The put of n values (as double): with higher-order terms (OASIS's fld2..fld5 as the
+  ! columns of `terms`, each as many values as the field's array, at most 4) through
+  ! isthmus_coupler_put_terms, else isthmus_coupler_put_flags; the error through stat or abort.
+  subroutine put_values(self, field, date, x, n, write_restart, info, stat, terms)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_field_t), intent(in) :: field
-    integer, intent(in) :: date
-    integer, intent(in) :: n
+    integer, intent(in) :: date, n
     real(c_double), intent(in) :: x(n)
-    integer(c_int), intent(in) :: flags
-    integer(c_int), intent(out) :: info
+    logical, intent(in), optional :: write_restart
+    integer, intent(out) :: info
+    integer, intent(out), optional :: stat
     real(c_double), intent(in), optional :: terms(:, :)
     real(c_double), allocatable, target :: t(:, :)
     type(c_ptr) :: ptrs(4)
+    character(len=24) :: a, b, c
+    integer(c_int) :: ci, rc
     integer :: j
+    info = ISTHMUS_COUPLING_OK
     if (.not. present(terms)) then
-      rc = isthmus_coupler_put_flags(self%cpl, field%id, date, x, flags, info)
-      return
+      rc = isthmus_coupler_put_flags(self%cpl, field%id, date, x, put_flags(write_restart), ci)
+    else
+      if (size(terms, 1) /= n .or. size(terms, 2) < 1 .or. size(terms, 2) > 4) then
+        write(a, '(i0)') size(terms, 1)
+        write(b, '(i0)') size(terms, 2)
+        write(c, '(i0)') n
+        call fail(self, 'put', ISTHMUS_ERR_ARG, 'terms: '//trim(b)//' terms of '//trim(a)// &
+                  ' values; expected 1 to 4 (fld2..fld5) of '//trim(c)//' (the array''s size)', &
+                  stat)
+        return
+      end if
+      ptrs = c_null_ptr
+      allocate(t(size(terms, 1), size(terms, 2)))  ! (not t = terms: gfortran's sanitizer build
+      t(:, :) = terms(:, :)                         ! warns of its descriptor)
+      do j = 1, size(t, 2)
+        ptrs(j) = c_loc(t(1, j))
+      end do
+      rc = isthmus_coupler_put_terms(self%cpl, field%id, date, x, ptrs, int(size(t, 2), c_int), &
+                                     put_flags(write_restart), ci)
     end if
-    ptrs = c_null_ptr
-    allocate(t(size(terms, 1), size(terms, 2)))  ! (not t = terms: gfortran's sanitizer build
-    t(:, :) = terms(:, :)                         ! warns of its descriptor)
-    do j = 1, min(size(t, 2), 4)
-      ptrs(j) = c_loc(t(1, j))
-    end do
-    rc = isthmus_coupler_put_terms(self%cpl, field%id, date, x, ptrs, int(size(t, 2), c_int), &
-                                   flags, info)
-  end function
+    call finish(self, 'put', int(rc), stat)
+    info = ci
+  end subroutine
 
   ! put: date in seconds since the start of the run; info: ISTHMUS_COUPLING_* (OASIS's codes).
   ! terms: OASIS's higher-order terms (fld2..fld5: e.g. the gradients of second-order
@@ -571,20 +567,9 @@ contains
     logical, intent(in), optional :: write_restart
     integer, intent(out), optional :: stat
     real(c_double), intent(in), optional :: terms(:, :)
-    integer(c_int) :: ci
     info = ISTHMUS_COUPLING_OK
     if (.not. fits(self, 'put', field, ISTHMUS_REAL8, size(x), 1, .false., stat)) return
-    if (present(terms)) then
-      if (.not. terms_fit(self, size(x), size(terms, 1), size(terms, 2), stat)) return
-      call finish(self, 'put', put_call(self, field, date, x, size(x), &
-                                        put_flags(write_restart), ci, &
-                                        terms), &
-                  stat)
-    else
-      call finish(self, 'put', put_call(self, field, date, x, size(x), &
-                                        put_flags(write_restart), ci), stat)
-    end if
-    info = ci
+    call put_values(self, field, date, x, size(x), write_restart, info, stat, terms)
   end subroutine
 
   subroutine put_r4_1(self, field, date, x, info, write_restart, stat, terms)
@@ -596,20 +581,14 @@ contains
     logical, intent(in), optional :: write_restart
     integer, intent(out), optional :: stat
     real(c_float), intent(in), optional :: terms(:, :)
-    integer(c_int) :: ci
     info = ISTHMUS_COUPLING_OK
     if (.not. fits(self, 'put', field, ISTHMUS_REAL4, size(x), 1, .false., stat)) return
     if (present(terms)) then
-      if (.not. terms_fit(self, size(x), size(terms, 1), size(terms, 2), stat)) return
-      call finish(self, 'put', put_call(self, field, date, real(x, c_double), size(x), &
-                                        put_flags(write_restart), ci, &
-                                        real(terms, c_double)), &
-                  stat)
+      call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat, &
+                      real(terms, c_double))
     else
-      call finish(self, 'put', put_call(self, field, date, real(x, c_double), size(x), &
-                                        put_flags(write_restart), ci), stat)
+      call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat)
     end if
-    info = ci
   end subroutine
 
   subroutine put_r8_2(self, field, date, x, info, write_restart, stat, terms)
@@ -621,22 +600,16 @@ contains
     logical, intent(in), optional :: write_restart
     integer, intent(out), optional :: stat
     real(c_double), intent(in), optional :: terms(:, :, :)
-    integer(c_int) :: ci
     info = ISTHMUS_COUPLING_OK
     if (.not. fits(self, 'put', field, ISTHMUS_REAL8, size(x, 1), size(x, 2), .true., stat)) &
       return
-    ! (points, bundle) in Fortran's order is the C API's level-major order
+    ! (points, bundle) in Fortran's order is the C API's level-major order; so is a term's slab
     if (present(terms)) then
-      if (.not. terms_fit(self, size(x), size(terms, 1) * size(terms, 2), size(terms, 3), stat)) return
-      call finish(self, 'put', put_call(self, field, date, x, size(x), &
-                                        put_flags(write_restart), ci, &
-                                        reshape(terms, [size(terms, 1) * size(terms, 2), size(terms, 3)])), &
-                  stat)
+      call put_values(self, field, date, x, size(x), write_restart, info, stat, &
+                      reshape(terms, [size(terms, 1) * size(terms, 2), size(terms, 3)]))
     else
-      call finish(self, 'put', put_call(self, field, date, x, size(x), &
-                                        put_flags(write_restart), ci), stat)
+      call put_values(self, field, date, x, size(x), write_restart, info, stat)
     end if
-    info = ci
   end subroutine
 
   subroutine put_r4_2(self, field, date, x, info, write_restart, stat, terms)
@@ -648,21 +621,15 @@ contains
     logical, intent(in), optional :: write_restart
     integer, intent(out), optional :: stat
     real(c_float), intent(in), optional :: terms(:, :, :)
-    integer(c_int) :: ci
     info = ISTHMUS_COUPLING_OK
     if (.not. fits(self, 'put', field, ISTHMUS_REAL4, size(x, 1), size(x, 2), .true., stat)) &
       return
     if (present(terms)) then
-      if (.not. terms_fit(self, size(x), size(terms, 1) * size(terms, 2), size(terms, 3), stat)) return
-      call finish(self, 'put', put_call(self, field, date, real(x, c_double), size(x), &
-                                        put_flags(write_restart), ci, &
-                                        reshape(real(terms, c_double), [size(terms, 1) * size(terms, 2), size(terms, 3)])), &
-                  stat)
+      call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat, &
+                      reshape(real(terms, c_double), [size(terms, 1) * size(terms, 2), size(terms, 3)]))
     else
-      call finish(self, 'put', put_call(self, field, date, real(x, c_double), size(x), &
-                                        put_flags(write_restart), ci), stat)
+      call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat)
     end if
-    info = ci
   end subroutine
 
   ! get: waits for its data at a coupling date; a get that receives nothing leaves x alone.
