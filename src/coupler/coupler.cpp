@@ -29,6 +29,16 @@ uint64_t hash_of(const std::string& s, uint64_t seed) { return hash_text(s, seed
 
 const char* direction_name(VarDirection d) { return d == VarDirection::In ? "in" : "out"; }
 
+// The place of `e`, from 1, among the entries sorted by SEQ (a stable sort, an entry without
+// SEQ counting as 1), which OASIS3-MCT 4 and 5 put in the names of EXPOUT and OUTPUT files
+// (mod_oasis_namcouple's sort by SEQ; the namcouple's own order where no SEQ is given).
+int output_number(const std::vector<Entry>& entries, const Entry& e) {
+  auto seq = [](const Entry& x) { return x.seq > 0 ? x.seq : 1; };
+  int before = 0;
+  for (const Entry& x : entries)
+    if (seq(x) < seq(e) || (seq(x) == seq(e) && &x < &e)) ++before;
+  return before + 1;
+}
 
 // The communicator of some ranks of `world` (in the order given), made by them alone — never a
 // collective over the world — with MPI errors returned, and the nodes of its ranks attached
@@ -426,6 +436,7 @@ void Coupler::enddef() {
     CouplingEnds ends;
     ends.entry = &e;
     ends.number = static_cast<int>(&e - config_.entries.data()) + 1;
+    ends.output_number = output_number(config_.entries, e);
     ends.local = local_;
     ends.allow_no_restart = config_.nnorest.value_or(false);
     ends.src_component = comps_[sc].name;
@@ -470,8 +481,29 @@ void Coupler::enddef() {
     const int dp = ends.dst ? partition_of(e.dst_names) : -1;
     if (ends.src) ends.src_points = partitions_[sp];
     if (ends.dst) ends.dst_points = partitions_[dp];
+    if (e.src_nx > 0 && e.src_ny > 0) ends.src_nx = e.src_nx, ends.src_ny = e.src_ny;
+    if (e.dst_nx > 0 && e.dst_ny > 0) ends.dst_nx = e.dst_nx, ends.dst_ny = e.dst_ny;
     // a one-sided entry exchanges nothing: no pair communicator is made for it
     pending.push_back({std::move(ends), sc, dc, has_src && has_dst, sp, dp});
+  }
+  // OASIS keeps a grid's 2-D shape per partition, from the first entry that gives one: an
+  // entry whose line gives none (an OUTPUT entry names only its grids) takes it from another
+  // entry on the same partition of this component.
+  auto shape_of_partition = [&](int partition, int64_t& nx, int64_t& ny) {
+    for (const Pending& q : pending) {
+      if (q.ends.src && q.src_partition == partition && q.ends.src_nx > 0) {
+        nx = q.ends.src_nx, ny = q.ends.src_ny;
+        return;
+      }
+      if (q.ends.dst && q.dst_partition == partition && q.ends.dst_nx > 0) {
+        nx = q.ends.dst_nx, ny = q.ends.dst_ny;
+        return;
+      }
+    }
+  };
+  for (Pending& p : pending) {
+    if (p.ends.src && p.ends.src_nx == 0) shape_of_partition(p.src_partition, p.ends.src_nx, p.ends.src_ny);
+    if (p.ends.dst && p.ends.dst_nx == 0) shape_of_partition(p.dst_partition, p.ends.dst_nx, p.ends.dst_ny);
   }
   // Two phases: first each component reads and routes the weights of the entries it multiplies
   // (over its own ranks: both components at the same time, with no communication between

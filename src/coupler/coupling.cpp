@@ -96,8 +96,8 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
       nfields_(static_cast<int>(ends_.levels.size())),
       run_dir_(run_dir) {
   const Entry& e = *ends_.entry;
-  src_shape_ = shape_of(e.src_nx, e.src_ny, ends_.src_grid_size);
-  dst_shape_ = shape_of(e.dst_nx, e.dst_ny, ends_.dst_grid_size);
+  src_shape_ = shape_of(ends_.src_nx, ends_.src_ny, ends_.src_grid_size);
+  dst_shape_ = shape_of(ends_.dst_nx, ends_.dst_ny, ends_.dst_grid_size);
 
   // OASIS's oasis_advance_init: a lagged put entry starts from its restart file. Whether the
   // file is usable is settled before the exchange is built, so that its agreement fails every
@@ -168,10 +168,10 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
   const std::string dir = run_dir_ + "/";
   if (ends_.src && (e.status == FieldStatus::Expout || e.status == FieldStatus::Output))
     src_output_ = std::make_unique<OutputFile>(files(), ends_.src_points, src_shape_,
-                                               ends_.src_component, ends_.number, dir);
+                                               ends_.src_component, ends_.output_number, dir);
   if (ends_.dst && e.status == FieldStatus::Expout)
     dst_output_ = std::make_unique<OutputFile>(files(), ends_.dst_points, dst_shape_,
-                                               ends_.dst_component, ends_.number, dir);
+                                               ends_.dst_component, ends_.output_number, dir);
   if (ends_.dst && e.status == FieldStatus::Input) {
     const bool absolute = !e.input_file.empty() && e.input_file[0] == '/';
     input_ = std::make_unique<InputFile>(files(), ends_.dst_points, dst_shape_, e.input_file,

@@ -43,10 +43,18 @@ enum Info : int {
 struct CouplingEnds {
   const Entry* entry = nullptr;
   int number = 1;                               // the entry's place in the configuration, from 1
-                                                // (OASIS's LOCTRANS and output file names)
+                                                // (OASIS's names in LOCTRANS restarts)
+  int output_number = 1;                        // its place once sorted by SEQ (stable; no SEQ
+                                                // counts as 1): OASIS 4's number in output
+                                                // file names (<field>_<component>_NN.nc)
   MPI_Comm local = MPI_COMM_NULL;               // this rank's component (files are written and
                                                 // read collectively over it)
   bool allow_no_restart = false;                // $NNOREST: a missing lagged field is zeros
+  // The grids' 2-D shapes (0: none known, the grid is a line of its points): the entry's own,
+  // or, where its namcouple line gives none (an OUTPUT entry's "torc torc"), those another
+  // entry gives for the same partition, as OASIS keeps them per partition; files are written
+  // in that shape.
+  int64_t src_nx = 0, src_ny = 0, dst_nx = 0, dst_ny = 0;
   // The weights of a MAPPING entry, read and routed by the component that multiplies, or by
   // each for opt (Coupling::prepare_weights); empty on a component that prepares nothing.
   remap::PreparedLinks weights;

@@ -396,8 +396,16 @@ void write_restart(MPI_Comm comm, const std::string& path, const IndexList& poin
       for (const FieldData& d : fields)
         for (int l = 0; l < d.nlevels; ++l) {
           const std::string v = prefix + level_name(d.name, l, d.nlevels);
-          // Defined nx first as OASIS does; Fortran (nx, ny) is C (ny, nx): global index
+          // A variable the file has already (the restart file a user prepared, whatever
+          // its dimensions are called) is written in place when it holds nx * ny numbers in
+          // 1 or 2 dimensions, as OASIS's oasis_io_write_avfile does; otherwise it is
+          // defined, nx first as OASIS does; Fortran (nx, ny) is C (ny, nx): global index
           // i + nx * j at [j][i].
+          int have = -1;
+          if (nc_inq_varid(f.id, v.c_str(), &have) == NC_NOERR) {
+            vars.push_back(field_variable(f, v, n, shape));
+            continue;
+          }
           const int nx = dimension(f, v + "_nx", shape.nx, v);
           const int ny = dimension(f, v + "_ny", shape.ny, v);
           vars.push_back(variable(f, v, NC_DOUBLE, {ny, nx}));

@@ -582,6 +582,105 @@ TEST(CouplerFiles, OutputEntryWritesWithoutPartner) {
   EXPECT_TRUE(same_bits(f.doubles("SST", expected.size()), expected));
 }
 
+// Output files are numbered as OASIS3-MCT 4 and 5 number them: by the entry's place once the
+// entries are sorted by SEQ (a stable sort; an entry without SEQ counts as SEQ=1), not by its
+// line in the namcouple. Three OUTPUT entries, SEQ=2, none, 1: files _03, _01, _02.
+TEST(CouplerFiles, OutputFilesNumberedInSeqOrder) {
+  Watchdog w("output seq");
+  Layout L;
+  Dir dir("outseq");
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.runtime = 2;
+  const std::vector<std::pair<std::string, int>> fields = {{"SST", 2}, {"SSS", 0}, {"ICE", 1}};
+  for (const auto& [name, seq] : fields) {
+    Entry e = entry(name, name, 1, 10 + seq);
+    e.status = FieldStatus::Output;
+    e.seq = seq;
+    cfg.entries.push_back(e);
+  }
+  CouplerOptions opt;
+  opt.run_dir = dir.path();
+  Coupler c(MPI_COMM_WORLD, L.component(), cfg, opt);
+  const std::vector<int64_t> sidx = random_part(kN, L.local_size(), L.local_rank(), 5);
+  std::vector<int> ids;
+  if (L.src())
+    for (const auto& f : fields)
+      ids.push_back(c.def_var(f.first, c.def_partition(ptr(list_of(sidx))), VarDirection::Out,
+                              DataType::Double));
+  c.enddef();
+  int64_t bad = 0;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    std::vector<double> x(sidx.size());
+    for (size_t i = 0; i < sidx.size(); ++i) x[i] = value(sidx[i], 0, 0, static_cast<int>(k));
+    bad += c.put(ids[k], 0, x.data()) != kOutput;
+  }
+  c.terminate();
+  EXPECT_TRUE(all_ranks(bad == 0));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() != 0) return;
+  const std::vector<std::string> names = {"SST", "SSS", "ICE"}, numbers = {"03", "01", "02"};
+  for (size_t k = 0; k < names.size(); ++k) {
+    const std::string file = names[k] + "_" + L.src_component() + "_" + numbers[k] + ".nc";
+    NcReader f(dir / file);
+    ASSERT_TRUE(f.ok()) << file;
+    std::vector<double> sent;
+    for (int64_t g = 0; g < kN; ++g) sent.push_back(value(g, 0, 0, static_cast<int>(k)));
+    EXPECT_TRUE(same_bits(f.doubles(names[k], sent.size()), sent)) << file;
+  }
+}
+
+// An OUTPUT entry whose namcouple line names only its grids ("torc torc", as OASIS3-MCT's
+// tutorial writes it) is written in the 2-D shape another entry gives the same partition, as
+// OASIS keeps the shape per partition; with no such entry, as a line of points.
+TEST(CouplerFiles, OutputEntryTakesThePartitionsShape) {
+  Watchdog w("output shape");
+  Layout L;
+  Dir dir("outshape");
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.runtime = 2;
+  Entry out = entry("SST", "SST", 1, 10);
+  out.status = FieldStatus::Output;
+  out.src_nx = out.src_ny = out.dst_nx = out.dst_ny = 0;  // "gsrc gsrc": no dimensions
+  Entry lone = out;                                        // on a partition of its own
+  lone.src_names = lone.dst_names = {"SSS"};
+  cfg.entries.push_back(out);
+  cfg.entries.push_back(lone);
+  Entry sent = entry("SST", "SSTA", 1, 12);  // an exchange of SST giving 13 x 7
+  sent.status = FieldStatus::Exported;
+  cfg.entries.push_back(sent);
+  CouplerOptions opt;
+  opt.run_dir = dir.path();
+  Coupler c(MPI_COMM_WORLD, L.component(), cfg, opt);
+  const std::vector<int64_t> sidx = random_part(kN, L.local_size(), L.local_rank(), 6);
+  const std::vector<int64_t> didx = random_part(kN, L.local_size(), L.local_rank(), 7);
+  int sst = -1, sss = -1, in = -1;
+  if (L.src()) {
+    sst = c.def_var("SST", c.def_partition(ptr(list_of(sidx))), VarDirection::Out, DataType::Double);
+    sss = c.def_var("SSS", c.def_partition(ptr(list_of(sidx))), VarDirection::Out, DataType::Double);
+  }
+  if (L.dst())
+    in = c.def_var("SSTA", c.def_partition(ptr(list_of(didx))), VarDirection::In, DataType::Double);
+  c.enddef();
+  std::vector<double> x(sidx.size()), y(didx.size());
+  for (size_t i = 0; i < sidx.size(); ++i) x[i] = value(sidx[i], 0);
+  if (L.src()) {
+    c.put(sst, 0, x.data());
+    c.put(sss, 0, x.data());
+  }
+  if (L.dst()) c.get(in, 0, y.data());
+  c.terminate();
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() != 0) return;
+  NcReader f(dir / ("SST_" + L.src_component() + "_01.nc"));
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f.dims("SST"), (std::vector<std::string>{"time=1", "ny=7", "nx=13"}));
+  NcReader g(dir / ("SSS_" + L.src_component() + "_02.nc"));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g.dims("SSS"), (std::vector<std::string>{"time=1", "ny=1", "nx=91"}));
+}
+
 // INPUT: the get reads the record of its date from the entry's file at each coupling date and
 // returns kInput (kOk between); records at other times are left alone.
 TEST(CouplerFiles, InputEntryReadsItsDates) {

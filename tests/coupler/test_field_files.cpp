@@ -288,6 +288,66 @@ TEST_F(FieldFiles, ReadsOasisLayoutWrittenByHand) {
   EXPECT_FALSE(restart_has_variable(MPI_COMM_WORLD, dir() + "none.nc", "SSTOCEAN"));
 }
 
+// A restart file a user prepared, as OASIS3-MCT's tutorial ships them (fdocn.nc: the field
+// over dimensions named i and j, beside the grid's coordinates): the lagged field is written into
+// the variable that is there, whatever its dimensions are called and whether it is double or
+// float (as OASIS's oasis_io_write_avfile does), and the file's other variables are kept.
+TEST_F(FieldFiles, WritesIntoAPreparedRestartFile) {
+  Watchdog w("prepared restart");
+  const std::string path = dir() + "fdocn.nc";
+  if (world_rank() == 0) {
+    int id = -1, di = -1, dj = -1, dn = -1, v = -1, lon = -1, f = -1;
+    nc_ok(nc_create(path.c_str(), NC_CLOBBER, &id), "create");
+    nc_ok(nc_def_dim(id, "i", kShape.nx, &di), "i");
+    nc_ok(nc_def_dim(id, "j", kShape.ny, &dj), "j");
+    nc_ok(nc_def_dim(id, "n", kN, &dn), "n");
+    int dims[2] = {dj, di};
+    nc_ok(nc_def_var(id, "FSENDOCN", NC_DOUBLE, 2, dims, &v), "var");
+    nc_ok(nc_def_var(id, "torc.lon", NC_DOUBLE, 2, dims, &lon), "lon");
+    nc_ok(nc_def_var(id, "FSENDICE", NC_FLOAT, 1, &dn, &f), "float var");
+    nc_ok(nc_enddef(id), "enddef");
+    std::vector<double> zero(kN, 0.0), coord(kN);
+    for (int64_t g = 0; g < kN; ++g) coord[g] = 0.5 * g;
+    nc_ok(nc_put_var_double(id, v, zero.data()), "put");
+    nc_ok(nc_put_var_double(id, lon, coord.data()), "put");
+    nc_ok(nc_put_var_double(id, f, zero.data()), "put");
+    nc_close(id);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const IndexList p = random_points(MPI_COMM_WORLD, 11);
+  std::vector<double> a = local_values<double>(p, 1, 0), b = local_values<double>(p, 1, 1);
+  write_restart(MPI_COMM_WORLD, path, p, kShape, "",
+                {{"FSENDOCN", 1, DataType::Double, a.data()},
+                 {"FSENDICE", 1, DataType::Double, b.data()}});
+  if (world_rank() == 0) {
+    int id = -1, v = -1, lon = -1, f = -1;
+    nc_ok(nc_open(path.c_str(), NC_NOWRITE, &id), "open");
+    nc_ok(nc_inq_varid(id, "FSENDOCN", &v), "var");
+    nc_ok(nc_inq_varid(id, "torc.lon", &lon), "lon");
+    nc_ok(nc_inq_varid(id, "FSENDICE", &f), "float var");
+    EXPECT_EQ(dim_names(id, v), (std::vector<std::string>{"j", "i"}));
+    EXPECT_EQ(dim_names(id, f), (std::vector<std::string>{"n"}));
+    nc_type t = NC_NAT;
+    nc_ok(nc_inq_vartype(id, f, &t), "type");
+    EXPECT_EQ(t, NC_FLOAT);
+    std::vector<double> got(kN), gotf(kN), coord(kN);
+    nc_ok(nc_get_var_double(id, v, got.data()), "get");
+    nc_ok(nc_get_var_double(id, f, gotf.data()), "get");
+    nc_ok(nc_get_var_double(id, lon, coord.data()), "get");
+    nc_close(id);
+    for (int64_t g = 0; g < kN; ++g) {
+      ASSERT_EQ(got[g], value(g, 0, 0)) << g;
+      ASSERT_EQ(gotf[g], value(g, 0, 1)) << g;  // exact in float
+      ASSERT_EQ(coord[g], 0.5 * g) << g;
+    }
+  }
+  // read back through another decomposition
+  const IndexList q = random_points(MPI_COMM_WORLD, 12);
+  std::vector<double> ra(q.size());
+  read_restart(MPI_COMM_WORLD, path, q, kShape, "", {{"FSENDOCN", 1, DataType::Double, ra.data()}});
+  EXPECT_TRUE(all_ranks(same_bits(ra, local_values<double>(q, 1, 0))));
+}
+
 // Each error with its code and exact message, the same on every rank.
 TEST_F(FieldFiles, RestartErrorsAgreedOnEveryRank) {
   Watchdog w("restart errors");
@@ -341,7 +401,8 @@ TEST_F(FieldFiles, RestartErrorsAgreedOnEveryRank) {
          }),
          ISTHMUS_ERR_FILE,
          "restart file \"" + path +
-             "\": dimension \"SST_nx\" of variable \"SST\" has length 15, expected 16");
+             "\": variable \"SST\" has dimensions (SST_ny = 11, SST_nx = 15), expected 16 x 11 "
+             "= 176 points in 1 or 2 dimensions");
   // The failed write left the file as it was.
   std::vector<double> back(p.size());
   read_restart(MPI_COMM_WORLD, path, p, kShape, "", {{"SST", 1, DataType::Double, back.data()}});
