@@ -52,6 +52,7 @@ std::string dated_file(const char* kind, int date, const std::string& file) {
 // normalisation (FRACNNEI serves uncovered active points by their nearest neighbour inside the
 // conservative method) and order.
 std::string scripr_stack(const ScriprSpec& r, remap::GenOptions* o) {
+  o->oasis_masks = true;  // what SCRIP's weights give a relinked OASIS3-MCT model
   if (r.method == "BILINEAR" || r.method == "BICUBIC") {
     o->num_neighbours = 1;
     return r.method == "BILINEAR" ? "bilinear,nearest" : "bicubic,nearest";

@@ -15,7 +15,11 @@
 //
 // Unlike OASIS, which takes the n nearest points of the whole source grid and then drops the
 // masked ones (falling back to the single nearest active point when all n are masked), masked
-// source points never enter the search: a point always gets min(n, active) links.
+// source points never enter the search: a point always gets min(n, active) links. With
+// GenOptions::oasis_masks (the coupler's SCRIPR entries) the search is OASIS's: a second tree
+// holds every source point with finite coordinates, masked or not; a point's n nearest in it
+// are asked for, the masked ones dropped, and where none is left the nearest active point
+// (from the first tree) serves it alone, with weight 1.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -45,7 +49,7 @@ bool finite(double lon, double lat) { return std::isfinite(lon) && std::isfinite
 class NeighbourSearch {
  public:
   NeighbourSearch(const Grid& src, const Grid& dst, const GenOptions& o, const char* method)
-      : dst_(dst), n_(o.num_neighbours) {
+      : dst_(dst), n_(o.num_neighbours), src_(src) {
     if (n_ < 1)
       fail(ISTHMUS_ERR_ARG, method, ": the number of neighbours must be at least 1, not ", n_);
     if (static_cast<int64_t>(src.lat.size()) != src.size() ||
@@ -55,16 +59,8 @@ class NeighbourSearch {
     if (static_cast<int64_t>(dst.lat.size()) != dst.size())
       fail(ISTHMUS_ERR_ARG, method, ": destination grid ", dst.name, " has ", dst.size(),
            " longitudes and ", dst.lat.size(), " latitudes");
-    std::vector<Vec3> pts;
-    std::vector<int64_t> ids;
-    pts.reserve(static_cast<size_t>(src.size()));
-    ids.reserve(static_cast<size_t>(src.size()));
-    for (int64_t s = 0; s < src.size(); ++s) {
-      if (!src.active(s) || !finite(src.lon[s], src.lat[s])) continue;
-      pts.push_back(to_xyz(src.lon[s], src.lat[s]));
-      ids.push_back(s);
-    }
-    if (!ids.empty()) index_ = std::make_unique<PointIndex>(std::move(pts), std::move(ids));
+    index_ = points(src, true);
+    if (o.oasis_masks && index_) all_ = points(src, false);
   }
 
   // Neighbours of every point of todo in turn: weigh(ids, dist, weights) fills the weights of
@@ -91,7 +87,28 @@ class NeighbourSearch {
         unserved->push_back(d);
         continue;
       }
-      index_->nearest(to_xyz(lon, lat), n_, &ids, &dist);
+      const Vec3 q = to_xyz(lon, lat);
+      if (all_) {
+        // OASIS: the n nearest of every point, the masked ones dropped; none left, the
+        // nearest active point alone
+        all_->nearest(q, n_, &ids, &dist);
+        size_t kept = 0;
+        for (size_t k = 0; k < ids.size(); ++k)
+          if (src_.active(ids[k])) {
+            ids[kept] = ids[k];
+            dist[kept++] = dist[k];
+          }
+        ids.resize(kept);
+        dist.resize(kept);
+        if (kept == 0) {
+          index_->nearest(q, 1, &ids, &dist);
+          for (size_t k = 0; k < ids.size(); ++k) out->add(ids[k], d, 1.0);
+          if (ids.empty()) unserved->push_back(d);
+          continue;
+        }
+      } else {
+        index_->nearest(q, n_, &ids, &dist);
+      }
       w.assign(ids.size(), 0.0);
       bool ok = !ids.empty() && weigh(ids, dist, &w);
       for (size_t k = 0; ok && k < w.size(); ++k) ok = std::isfinite(w[k]);
@@ -104,9 +121,26 @@ class NeighbourSearch {
   }
 
  private:
+  // The source points with finite coordinates (only the active ones: active_only), or null.
+  static std::unique_ptr<PointIndex> points(const Grid& src, bool active_only) {
+    std::vector<Vec3> pts;
+    std::vector<int64_t> ids;
+    pts.reserve(static_cast<size_t>(src.size()));
+    ids.reserve(static_cast<size_t>(src.size()));
+    for (int64_t s = 0; s < src.size(); ++s) {
+      if ((active_only && !src.active(s)) || !finite(src.lon[s], src.lat[s])) continue;
+      pts.push_back(to_xyz(src.lon[s], src.lat[s]));
+      ids.push_back(s);
+    }
+    if (ids.empty()) return nullptr;
+    return std::make_unique<PointIndex>(std::move(pts), std::move(ids));
+  }
+
   const Grid& dst_;
   int n_;
-  std::unique_ptr<PointIndex> index_;  // null: no active source point
+  const Grid& src_;
+  std::unique_ptr<PointIndex> index_;  // the active source points; null: none
+  std::unique_ptr<PointIndex> all_;    // every source point (GenOptions::oasis_masks), or null
 };
 
 // DISTWGT: weights 1/d normalised; a coincident point (d < kCoincident) takes weight 1 alone.

@@ -179,9 +179,14 @@ GenOptions parse_gen_options(const std::string& text) {
       if (v != 1 && v != 2)
         fail(ISTHMUS_ERR_ARG, "weight generation option \"", word, "\": the order is 1 or 2");
       o.conservative_order = static_cast<int>(v);
+    } else if (key == "masks") {
+      const std::string m = lower(value);
+      if (m != "isthmus" && m != "oasis")
+        fail(ISTHMUS_ERR_ARG, "weight generation option \"", word, "\": the masks are isthmus or oasis");
+      o.oasis_masks = m == "oasis";
     } else {
       fail(ISTHMUS_ERR_ARG, "weight generation option \"", word,
-           "\" is not known (expected normalization, neighbours, variance or order)");
+           "\" is not known (expected normalization, neighbours, variance, order or masks)");
     }
   }
   return o;
@@ -436,16 +441,23 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
   for (const auto& m : methods) num_wgts = std::max(num_wgts, m->num_wgts());
   out.links.num_wgts = num_wgts;
 
-  // The block of this rank: equal numbers of active destination points, in index order.
+  // The points to serve: the active destination points, or with OASIS's mask rules and a
+  // stack beginning with conservative, all of them (GenOptions::oasis_masks).
+  const bool all_points = options.oasis_masks && !out.stack.empty() && out.stack[0].name == "conservative";
+  auto target = [&](int64_t d) { return all_points || dst.active(d); };
+  // The block of this rank: equal numbers of points to serve, in index order.
   const int64_t n = dst.size();
-  int64_t active_total = 0;
-  for (int64_t d = 0; d < n; ++d) active_total += dst.active(d) ? 1 : 0;
-  const int64_t first_active = active_total * rank / nranks;
-  const int64_t end_active = active_total * (rank + 1) / nranks;
+  int64_t active_total = 0, target_total = 0;
+  for (int64_t d = 0; d < n; ++d) {
+    active_total += dst.active(d) ? 1 : 0;
+    target_total += target(d) ? 1 : 0;
+  }
+  const int64_t first_active = target_total * rank / nranks;
+  const int64_t end_active = target_total * (rank + 1) / nranks;
   std::vector<int64_t> todo;
   int64_t seen = 0;
   for (int64_t d = 0; d < n && seen < end_active; ++d) {
-    if (!dst.active(d)) continue;
+    if (!target(d)) continue;
     if (seen >= first_active) todo.push_back(d);
     ++seen;
   }
@@ -767,6 +779,7 @@ std::string weights_key(const Grid& src, const Grid& dst, const std::string& sta
   h = hash_doubles(h, {o.gaussian_variance});
   h = hash_text(h, o.normalization);
   h = mix64(h ^ static_cast<uint64_t>(o.conservative_order));
+  if (o.oasis_masks) h = mix64(h ^ 0x6f61736973ull);  // keys made before the option stay valid
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;

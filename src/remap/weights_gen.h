@@ -66,11 +66,20 @@ struct GenOptions {
   // conservative: "destarea", "fracarea" or "fracnnei" (OASIS CONSERV's normalisations).
   std::string normalization = "fracarea";
   int conservative_order = 1;     // 1 or 2 (2: three weights per link)
+  // OASIS's SCRIPR mask rules ("masks=oasis"; the coupler's SCRIPR entries set it), so that a
+  // relinked OASIS3-MCT model receives what SCRIP's weights give it. nearest and gaussian take
+  // the n nearest source points, masked or not, and weigh the active ones among them; when all
+  // n are masked, the nearest active point alone, with weight 1 (SCRIP's remap_distwgt and
+  // remap_gauswgt). A stack beginning with conservative serves the masked destination points
+  // too (SCRIP's remap_conserv applies the source mask only: "the grid1 mask is the master
+  // mask"). Otherwise ("masks=isthmus", the default) masked source points never enter a search
+  // and masked destination points get no link. bilinear and bicubic are the same either way.
+  bool oasis_masks = false;
 };
 
 // Options from "key=value" words separated by spaces (the C API's and the command line's
 // form): normalization=destarea|fracarea|fracnnei, neighbours=N (or neighbors), variance=V,
-// order=1|2. Errors: ISTHMUS_ERR_ARG naming the word.
+// order=1|2, masks=isthmus|oasis. Errors: ISTHMUS_ERR_ARG naming the word.
 GenOptions parse_gen_options(const std::string& text);
 
 // The methods (each in its own source file). src and dst must outlive the method.

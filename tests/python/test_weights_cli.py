@@ -91,6 +91,30 @@ def test_the_rank_count_changes_no_bit(tmp_path):
     assert (method[imask == 1] >= 0).all() and (method[imask == 0] == -1).all()
 
 
+def test_oasis_masks_drop_the_masked_among_the_nearest(tmp_path):
+    """--masks oasis: SCRIP's DISTWGT rule. Near LMDZ's coasts some of an ORCA2 point's 4 nearest
+    LMDZ points are land: they are dropped, not replaced by the next ocean points (the default);
+    the links that remain are the same points with renormalised weights."""
+    (tmp_path / "oasis").mkdir()
+    ours, _ = generate(tmp_path, "lmdz", "torc", "nearest", 2)
+    oasis, _ = generate(tmp_path / "oasis", "lmdz", "torc", "nearest", 2, "--masks", "oasis")
+    with Dataset(DATA / "grid_lmdz.nc") as nc:
+        active = np.asarray(nc["imask"][:]).ravel() == 1  # this file: 1 = active
+    (s0, d0, w0), (s1, d1, w1) = links(ours), links(oasis)
+    assert active[s0 - 1].all() and active[s1 - 1].all()
+    n0 = np.bincount(d0, minlength=d0.max() + 1)
+    n1 = np.bincount(d1, minlength=d0.max() + 1)
+    served = n0 > 0
+    # fewer than 4 links: by default only where a source point coincides (weight 1 alone)
+    assert (n1[served] >= 1).all() and (n1[served] <= 4).all()
+    assert (n1[served] < 4).sum() > (n0[served] < 4).sum() + 100
+    # every weight sums to 1 per destination point either way
+    assert np.allclose(np.bincount(d1, weights=w1.ravel())[served], 1.0, atol=1e-13)
+    r = run("--src", str(DATA / "grid_lmdz.nc"), "--dst", str(DATA / "grid_torc.nc"),
+            "--method", "nearest", "--masks", "scrip", "--out", str(tmp_path / "x.nc"))
+    assert r.returncode == 2 and "invalid choice: 'scrip'" in r.stderr
+
+
 def test_bad_input_names_what_is_wrong(tmp_path):
     r = run("--src", str(DATA / "grid_torc.nc"), "--dst", str(DATA / "grid_lmdz.nc"),
             "--method", "bilinear,spline", "--out", str(tmp_path / "x.nc"))

@@ -228,6 +228,66 @@ TEST(GenNearest, MaskedRandomSourceAgainstBruteForce) {
   }
 }
 
+// OASIS's mask rules (GenOptions::oasis_masks, the coupler's SCRIPR): the n nearest of all
+// source points by brute force, masked ones dropped and the rest weighed; where all n are
+// masked, the nearest active point alone with weight 1. A mask in large patches (whole bands of
+// latitude) makes both cases common.
+TEST(GenNearest, OasisMaskRulesAgainstBruteForce) {
+  Grid src = random_grid(3000, 21, 0.0);
+  for (int64_t s = 0; s < src.size(); ++s)
+    src.mask[s] = std::sin(3.0 * src.lat[s]) + 0.5 * std::cos(2.0 * src.lon[s]) > 0.3 ? 0 : 1;
+  const Grid dst = gaussian_grid(40, 20);
+  Grid unmasked = src;
+  unmasked.mask.assign(src.size(), 1);
+  for (Kind kind : {Kind::kNearest, Kind::kGaussian})
+    for (int n : {1, 4, 9}) {
+      SCOPED_TRACE(std::to_string(n) + (kind == Kind::kNearest ? " nearest" : " gaussian"));
+      GenOptions o;
+      o.num_neighbours = n;
+      o.oasis_masks = true;
+      auto m = make(kind, src, dst, o);
+      const auto todo = active_points(dst);
+      GenLinks links;
+      std::vector<int64_t> unserved;
+      m->compute(todo, &links, &unserved);
+      EXPECT_TRUE(unserved.empty());
+      const double sigma2 = o.gaussian_variance * std::pow(mean_consecutive(src), 2);
+      int64_t at = 0, partly = 0, fallback = 0;
+      std::vector<int64_t> ids;
+      std::vector<double> dist;
+      for (const int64_t d : todo) {
+        brute_nearest(unmasked, dst.lon[d], dst.lat[d], n, &ids, &dist);
+        std::vector<int64_t> kid;
+        std::vector<double> kd;
+        for (size_t k = 0; k < ids.size(); ++k)
+          if (src.active(ids[k])) kid.push_back(ids[k]), kd.push_back(dist[k]);
+        std::vector<double> w;
+        if (kid.empty()) {
+          brute_nearest(src, dst.lon[d], dst.lat[d], 1, &kid, &kd);
+          w = {1.0};
+          ++fallback;
+        } else {
+          partly += kid.size() < ids.size();
+          double sum = 0.0;
+          for (double x : kd)
+            sum += w.emplace_back(kind == Kind::kNearest ? 1.0 / x : std::exp(-x * x / (2.0 * sigma2)));
+          for (double& x : w) x /= sum;
+        }
+        for (size_t k = 0; k < kid.size(); ++k, ++at) {
+          ASSERT_LT(at, links.size());
+          ASSERT_EQ(links.dst[at], d);
+          ASSERT_EQ(links.src[at], kid[k]) << "destination " << d << " neighbour " << k;
+          EXPECT_NEAR(links.w[at], w[k], 1e-13) << "destination " << d;
+        }
+      }
+      EXPECT_EQ(at, links.size());
+      if (n > 1) {
+        EXPECT_GT(partly, 0);  // both cases were met
+      }
+      EXPECT_GT(fallback, 0);
+    }
+}
+
 TEST(GenNearest, ExactHitTakesWeightOneAlone) {
   const Grid src = gaussian_grid(32, 16);
   Grid dst = src;

@@ -212,7 +212,12 @@ TEST(WeightsStack, BadStacksAndOptionsNameTheWord) {
             std::string::npos);
   EXPECT_NE(message([] { parse_gen_options("radius=3"); }).find("\"radius=3\" is not known"),
             std::string::npos);
-  const GenOptions o = parse_gen_options("  normalization=DESTAREA neighbours=7 order=2 variance=0.5 ");
+  EXPECT_NE(message([] { parse_gen_options("masks=scrip"); }).find("the masks are isthmus or oasis"),
+            std::string::npos);
+  EXPECT_FALSE(parse_gen_options("").oasis_masks);
+  EXPECT_FALSE(parse_gen_options("masks=isthmus").oasis_masks);
+  const GenOptions o = parse_gen_options("  normalization=DESTAREA neighbours=7 order=2 variance=0.5 masks=OASIS ");
+  EXPECT_TRUE(o.oasis_masks);
   EXPECT_EQ(o.normalization, "destarea");
   EXPECT_EQ(o.num_neighbours, 7);
   EXPECT_EQ(o.conservative_order, 2);
@@ -249,6 +254,36 @@ TEST(WeightsGen, StacksGiveTheSameBitsAtEveryRankCount) {
     // No link from a masked source point.
     for (int64_t s : w.links.src) EXPECT_TRUE(src.active(s)) << stack << " source " << s;
   }
+}
+
+// OASIS's mask rules (the coupler's SCRIPR): a stack beginning with conservative serves the
+// masked destination points too, with the links they have without their mask, and the same bits
+// at every rank count; the other stacks leave them alone as before. The option is part of the
+// cache key.
+TEST(WeightsGen, OasisMasksServeMaskedDestinationsConservatively) {
+  Watchdog dog("WeightsGen.OasisMasksServeMaskedDestinationsConservatively", 120);
+  const Grid src = lonlat_grid("src", 36, 18, 0.0, true);
+  Grid dst = lonlat_grid("dst", 48, 30, -180.0, false);
+  Grid unmasked = dst;
+  for (int64_t d = 0; d < dst.size(); d += 7) dst.mask[size_t(d)] = 0;
+  GenOptions oasis;
+  oasis.oasis_masks = true;
+  GeneratedWeights w;
+  expect_same_bits_as_one_rank(src, dst, "conservative", oasis, &w);
+  const Gathered with = gather(w, MPI_COMM_WORLD);
+  const Gathered without = gather(generate_weights(MPI_COMM_WORLD, src, unmasked, "conservative", {}),
+                                  MPI_COMM_WORLD);
+  if (world_rank() == 0) {
+    EXPECT_EQ(with.src, without.src);
+    EXPECT_EQ(with.dst, without.dst);
+    EXPECT_EQ(with.w, without.w);
+    EXPECT_EQ(with.method_of, without.method_of);
+  }
+  EXPECT_EQ(w.masked, (dst.size() + 6) / 7);
+  // bilinear is not conservative: its masked destination points keep no link
+  const GeneratedWeights b = generate_weights(MPI_COMM_WORLD, src, dst, "bilinear", oasis);
+  for (int64_t d : b.links.dst) EXPECT_TRUE(dst.active(d)) << d;
+  EXPECT_NE(weights_key(src, dst, "conservative", oasis), weights_key(src, dst, "conservative", {}));
 }
 
 // bilinear alone leaves destination points inside the masked continent to the next step; with

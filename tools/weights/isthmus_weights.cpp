@@ -3,7 +3,7 @@
 //
 //   isthmus_weights --src GRID --dst GRID --method STACK --out FILE
 //                   [--normalization destarea|fracarea|fracnnei] [--neighbours N]
-//                   [--variance V] [--order 1|2] [--quiet]
+//                   [--variance V] [--order 1|2] [--masks isthmus|oasis] [--quiet]
 //                   [--stream-source | --no-stream-source] [--slab-points N]
 //
 // A SCRIP source of more than 2^23 points with --method conservative is streamed from its file
@@ -36,7 +36,8 @@ namespace {
   std::fprintf(stderr,
                "isthmus_weights: %s\n"
                "usage: isthmus_weights --src GRID --dst GRID --method STACK --out FILE "
-               "[--normalization N] [--neighbours N] [--variance V] [--order 1|2] [--quiet]\n",
+               "[--normalization N] [--neighbours N] [--variance V] [--order 1|2] "
+               "[--masks isthmus|oasis] [--quiet]\n",
                why);
   std::exit(2);
 }
@@ -108,6 +109,11 @@ int main(int argc, char** argv) {
     else if (a == "--neighbours" || a == "--neighbors") o.num_neighbours = std::atoi(value().c_str());
     else if (a == "--variance") o.gaussian_variance = std::atof(value().c_str());
     else if (a == "--order") o.conservative_order = std::atoi(value().c_str());
+    else if (a == "--masks") {
+      const std::string m = value();
+      if (m != "isthmus" && m != "oasis") usage("--masks is isthmus or oasis");
+      o.oasis_masks = m == "oasis";
+    }
     else if (a == "--quiet") quiet = true;
     else if (a == "--stream-source") stream = 1;
     else if (a == "--no-stream-source") stream = 0;

@@ -2,7 +2,8 @@
 
     isthmus weights --src GRID --dst GRID --method STACK --out FILE [--ranks N]
                     [--normalization destarea|fracarea|fracnnei] [--neighbours N]
-                    [--variance V] [--order 1|2] [--stream-source] [--slab-points N]
+                    [--variance V] [--order 1|2] [--masks isthmus|oasis]
+                    [--stream-source] [--slab-points N]
     isthmus weights --check FILE [--json]
 
 GRID is a SCRIP grid file, a CF file with lon/lat bounds, a file laid out as the shared data's
@@ -81,7 +82,7 @@ def generate(args) -> int:
     argv = [str(tool), "--src", args.src, "--dst", args.dst, "--method", args.method,
             "--out", args.out, "--normalization", args.normalization,
             "--neighbours", str(args.neighbours), "--variance", str(args.variance),
-            "--order", str(args.order)]
+            "--order", str(args.order), "--masks", args.masks]
     if args.stream_source is not None:
         argv.append("--stream-source" if args.stream_source else "--no-stream-source")
     if args.slab_points:
@@ -227,6 +228,9 @@ def register(subparsers):
     p.add_argument("--variance", type=float, default=1.0, help="gaussian: OASIS GAUSWGT's VAR")
     p.add_argument("--order", type=int, default=1, choices=[1, 2],
                    help="conservative: first or second order")
+    p.add_argument("--masks", default="isthmus", choices=["isthmus", "oasis"],
+                   help="oasis: SCRIP's mask rules (nearest/gaussian drop the masked among the n "
+                        "nearest; conservative serves masked destination points), as SCRIPR")
     p.add_argument("--stream-source", dest="stream_source", action="store_true", default=None,
                    help="conservative: read the source (a SCRIP grid file) in slabs instead of "
                    "whole (the default for sources of more than 2^23 points)")
