@@ -158,18 +158,22 @@ std::unique_ptr<WeightMethod> make(Kind kind, const Grid& src, const Grid& dst,
   return kind == Kind::kNearest ? make_nearest(src, dst, o) : make_gaussian(src, dst, o);
 }
 
+// The links of every active destination point, all of them served.
+GenLinks serve_all(const WeightMethod& m, const Grid& dst) {
+  GenLinks links;
+  std::vector<int64_t> unserved;
+  m.compute(active_points(dst), &links, &unserved);
+  EXPECT_TRUE(unserved.empty());
+  return links;
+}
+
 void run_and_check(const Grid& src, const Grid& dst, int n, Kind kind, double var = 1.0) {
   GenOptions o;
   o.num_neighbours = n;
   o.gaussian_variance = var;
   auto m = make(kind, src, dst, o);
   EXPECT_EQ(m->num_wgts(), 1);
-  const auto todo = active_points(dst);
-  GenLinks links;
-  std::vector<int64_t> unserved;
-  m->compute(todo, &links, &unserved);
-  EXPECT_TRUE(unserved.empty());
-  check_against_brute(src, dst, o, kind, todo, links);
+  check_against_brute(src, dst, o, kind, active_points(dst), serve_all(*m, dst));
 }
 
 TEST(GenNearest, Names) {
@@ -245,12 +249,8 @@ TEST(GenNearest, OasisMaskRulesAgainstBruteForce) {
       GenOptions o;
       o.num_neighbours = n;
       o.oasis_masks = true;
-      auto m = make(kind, src, dst, o);
+      const GenLinks links = serve_all(*make(kind, src, dst, o), dst);
       const auto todo = active_points(dst);
-      GenLinks links;
-      std::vector<int64_t> unserved;
-      m->compute(todo, &links, &unserved);
-      EXPECT_TRUE(unserved.empty());
       const double sigma2 = o.gaussian_variance * std::pow(mean_consecutive(src), 2);
       int64_t at = 0, partly = 0, fallback = 0;
       std::vector<int64_t> ids;
@@ -326,14 +326,9 @@ TEST(GenNearest, FewerActiveSourcePointsThanNeighbours) {
   for (Kind kind : {Kind::kNearest, Kind::kGaussian}) {
     GenOptions o;
     o.num_neighbours = 8;
-    auto m = make(kind, src, dst, o);
-    const auto todo = active_points(dst);
-    GenLinks links;
-    std::vector<int64_t> unserved;
-    m->compute(todo, &links, &unserved);
-    EXPECT_TRUE(unserved.empty());
+    const GenLinks links = serve_all(*make(kind, src, dst, o), dst);
     EXPECT_EQ(links.size(), 3 * dst.size());
-    check_against_brute(src, dst, o, kind, todo, links);
+    check_against_brute(src, dst, o, kind, active_points(dst), links);
   }
 }
 
