@@ -80,6 +80,7 @@ def test_pyoasis_exceptions(tmp_path):
                                 "Data type of field can only by float32 or float64"]
     assert got["date_not_int"] == ["PyOasisException", "Argument 0 must be of type <class 'int'>."]
     assert got["is_active"] == [True, False]
+    assert got["private"] == ["O_A", 1, "OASIS_OUT", 1]
     assert got["box_points"] == 20 and got["cube_points"] == 60
     assert got["put_loctrans"] == ["OASIS_SENT", "OASIS_RECVD", "OASIS_LOCTRANS", "OASIS_SENT",
                                    "OASIS_RECVD", 2.0, 2.0]
@@ -190,6 +191,8 @@ def errors_main(rundir):
     var = pyoasis.Var("O_A", part, OASIS.OUT)
     unused = pyoasis.Var("O_UNUSED", part, OASIS.IN)
     got["is_active"] = [var.is_active, unused.is_active]
+    # pyoasis's private names that scripts read (Eophis logs var._name)
+    got["private"] = [var._name, var._bundle_size, var._inout.name, comp._id]
     field = pyoasis.asarray(np.ones((4, 5)))
     catch("get_before_enddef", lambda: unused.get(0, field))
     catch("wrong_size", lambda: var.put(0, pyoasis.asarray(np.ones(7))))

@@ -75,6 +75,19 @@ class Var:
         """:returns: name of the field"""
         return self.name
 
+    # pyoasis keeps these under private names that scripts read (Eophis logs ``var._name``)
+    @property
+    def _name(self) -> str:
+        return self.name
+
+    @property
+    def _inout(self) -> OasisParameters:
+        return self.direction
+
+    @property
+    def _bundle_size(self) -> int:
+        return self.bundle_size
+
     def _check(self, field: numpy.ndarray) -> None:
         if field.dtype not in (numpy.float64, numpy.float32):
             raise PyOasisException("Data type of field can only by float32 or float64")
