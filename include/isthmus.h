@@ -621,7 +621,8 @@ int isthmus_mapping_create_file(isthmus_context* ctx, const char* path, const is
  * SCRIP grid file, a CF file with lon/lat bounds, or OASIS's "DIR/grids.nc:NAME". stack: the
  * interpolation stack, methods tried in order per destination point, e.g.
  * "conservative,bilinear,nearest,fixed=0". options: NULL or "key=value" words separated by
- * spaces: normalization=destarea|fracarea|fracnnei, neighbours=N, variance=V, order=1|2.
+ * spaces: normalization=destarea|fracarea|fracnnei, neighbours=N, variance=V, order=1|2,
+ * masks=isthmus|oasis (oasis: SCRIP's mask rules, as the coupler's SCRIPR entries use them).
  * A cache, as OASIS's SCRIPR: if out_path holds a file isthmus made from the same grids, stack
  * and options (its attribute isthmus_weights_key), or a file another tool made, nothing is
  * computed. *generated (may be NULL) is set to 1 if the file was written, 0 if reused.

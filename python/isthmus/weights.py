@@ -41,7 +41,8 @@ def generate_weights(src_grid: PathLike, dst_grid: PathLike, method: str, out: P
     any rank count. Grids: a SCRIP grid file, a CF file with lon/lat bounds, or OASIS's
     ``"DIR/grids.nc:NAME"``. ``method``: the interpolation stack, e.g.
     ``"conservative,bilinear,creep"``. ``options``: ``normalization`` (destarea, fracarea,
-    fracnnei), ``neighbours``, ``variance``, ``order``.
+    fracnnei), ``neighbours``, ``variance``, ``order``, ``masks`` (isthmus, or oasis: SCRIP's mask
+    rules, as the coupler's SCRIPR uses them; docs/weights.md).
 
     Returns True if the file was written, False if an up-to-date file was already there (one
     isthmus made from the same grids, stack and options, or one another tool made). Raises
