@@ -90,7 +90,7 @@ class NeighbourSearch {
       const Vec3 q = to_xyz(lon, lat);
       if (all_) {
         // OASIS: the n nearest of every point, the masked ones dropped; none left, the
-        // nearest active point alone
+        // nearest active point alone (weighed below like any single neighbour: weight 1)
         all_->nearest(q, n_, &ids, &dist);
         size_t kept = 0;
         for (size_t k = 0; k < ids.size(); ++k)
@@ -100,12 +100,7 @@ class NeighbourSearch {
           }
         ids.resize(kept);
         dist.resize(kept);
-        if (kept == 0) {
-          index_->nearest(q, 1, &ids, &dist);
-          for (size_t k = 0; k < ids.size(); ++k) out->add(ids[k], d, 1.0);
-          if (ids.empty()) unserved->push_back(d);
-          continue;
-        }
+        if (kept == 0) index_->nearest(q, 1, &ids, &dist);
       } else {
         index_->nearest(q, n_, &ids, &dist);
       }

@@ -452,13 +452,13 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
     active_total += dst.active(d) ? 1 : 0;
     target_total += target(d) ? 1 : 0;
   }
-  const int64_t first_active = target_total * rank / nranks;
-  const int64_t end_active = target_total * (rank + 1) / nranks;
+  const int64_t first_target = target_total * rank / nranks;
+  const int64_t end_target = target_total * (rank + 1) / nranks;
   std::vector<int64_t> todo;
   int64_t seen = 0;
-  for (int64_t d = 0; d < n && seen < end_active; ++d) {
+  for (int64_t d = 0; d < n && seen < end_target; ++d) {
     if (!target(d)) continue;
-    if (seen >= first_active) todo.push_back(d);
+    if (seen >= first_target) todo.push_back(d);
     ++seen;
   }
   // Masked points belong to the block their index falls in: rank 0 starts at 0, the last ends

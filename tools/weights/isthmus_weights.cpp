@@ -110,9 +110,11 @@ int main(int argc, char** argv) {
     else if (a == "--variance") o.gaussian_variance = std::atof(value().c_str());
     else if (a == "--order") o.conservative_order = std::atoi(value().c_str());
     else if (a == "--masks") {
-      const std::string m = value();
-      if (m != "isthmus" && m != "oasis") usage("--masks is isthmus or oasis");
-      o.oasis_masks = m == "oasis";
+      try {  // one rule for the option's values: the options text's
+        o.oasis_masks = parse_gen_options("masks=" + value()).oasis_masks;
+      } catch (const Error& e) {
+        usage(e.what());
+      }
     }
     else if (a == "--quiet") quiet = true;
     else if (a == "--stream-source") stream = 1;
