@@ -929,7 +929,7 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   xmap_ = src_side_ ? std::make_shared<Xmap>(comm, &part, dst, xo, map_agreement)
                     : std::make_shared<Xmap>(comm, src, node_stage ? &first_part : &part, xo, map_agreement);
   Agreement redist_agreement;
-  redist_ = std::make_unique<Redist>(xmap_, specs, opt_.method, redist_agreement, comm);
+  lanes_[0].redist = std::make_unique<Redist>(xmap_, specs, opt_.method, redist_agreement, comm);
   info_.node_stage = node_stage;
   if (node_stage) {
     info_.first_points = static_cast<int64_t>(first.size());
@@ -938,11 +938,11 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
       Agreement node_agreement;
       node_xmap_ = std::make_shared<Xmap>(node_comm_, &first_part, &part, XmapOptions{}, node_agreement);
       Agreement node_redist_agreement;
-      node_redist_ = std::make_unique<Redist>(node_xmap_, specs, Method::P2P, node_redist_agreement, node_comm_);
+      lanes_[0].node_redist = std::make_unique<Redist>(node_xmap_, specs, Method::P2P, node_redist_agreement, node_comm_);
     }
     for (const FieldSpec& spec : specs) {
-      first_.emplace_back(first.size() * spec.nlevels, 0.0);
-      first_ptrs_.push_back(first_.back().data());
+      lanes_[0].first.emplace_back(first.size() * spec.nlevels, 0.0);
+      lanes_[0].first_ptrs.push_back(lanes_[0].first.back().data());
     }
   }
   info_.needed_points = src_side_ ? 0 : static_cast<int64_t>(staged.size());
@@ -954,10 +954,10 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   } else {
     for (int64_t p = 0; p < dst_size_; ++p) info_.unmapped_points += row_start_[p] == row_start_[p + 1];
   }
-  needed_.resize(specs.size());
+  lanes_[0].needed.resize(specs.size());
   for (size_t a = 0; a < specs.size(); ++a) {
-    needed_[a].assign(staged.size() * specs[a].nlevels, 0.0);
-    needed_ptrs_.push_back(needed_[a].data());
+    lanes_[0].needed[a].assign(staged.size() * specs[a].nlevels, 0.0);
+    lanes_[0].needed_ptrs.push_back(lanes_[0].needed[a].data());
   }
   if (masked && !src_side_) drop_masked_sources(comm);
   // The apply streams the matrix once per block of fields: its columns in 32 bits where they
@@ -973,7 +973,7 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
 void Mapping::drop_masked_sources(MPI_Comm comm) {
   // The destination ranks learn which of the source points they need are masked: one exchange
   // of the mask over the mapping's own map, at creation; then the links from them go.
-  std::vector<double> mask(static_cast<size_t>(src_size_)), need(needed_.empty() ? 0 : info_.needed_points);
+  std::vector<double> mask(static_cast<size_t>(src_size_)), need(lanes_[0].needed.empty() ? 0 : info_.needed_points);
   for (int64_t i = 0; i < src_size_; ++i) mask[i] = opt_.src_mask[i] ? 1.0 : 0.0;
   std::vector<double> first(static_cast<size_t>(info_.first_points));
   Agreement a;
@@ -1028,11 +1028,12 @@ void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
                           reinterpret_cast<void* const*>(dst_fields));
     return;
   }
+  Lane& L = lanes_[0];
   if (src_side_) {
     // Partial sums of this rank's links, then one exchange that adds them up in source-rank
     // order; a rank without its inputs still takes part, flagged (its partial arrays withheld).
-    const std::optional<Error> missing = partial_sums(src_fields);
-    redist_->exchange(missing ? nullptr : reinterpret_cast<const void* const*>(needed_ptrs_.data()),
+    const std::optional<Error> missing = partial_sums(src_fields, L);
+    lanes_[0].redist->exchange(missing ? nullptr : reinterpret_cast<const void* const*>(lanes_[0].needed_ptrs.data()),
                       reinterpret_cast<void* const*>(dst_fields));
     if (missing) throw *missing;
     return;
@@ -1041,18 +1042,18 @@ void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
   const std::optional<Error> missing = missing_output(dst_fields);
   if (info_.node_stage) {
     node_exchange([&] {
-      redist_->exchange(reinterpret_cast<const void* const*>(src_fields),
-                        reinterpret_cast<void* const*>(first_ptrs_.data()));
-    });
+      L.redist->exchange(reinterpret_cast<const void* const*>(src_fields),
+                         reinterpret_cast<void* const*>(L.first_ptrs.data()));
+    }, L);
   } else {
-    redist_->exchange(reinterpret_cast<const void* const*>(src_fields),
-                      reinterpret_cast<void* const*>(needed_ptrs_.data()));
+    lanes_[0].redist->exchange(reinterpret_cast<const void* const*>(src_fields),
+                      reinterpret_cast<void* const*>(lanes_[0].needed_ptrs.data()));
   }
   if (missing) throw *missing;
-  multiply(dst_fields);
+  multiply(dst_fields, L);
 }
 
-void Mapping::node_exchange(const std::function<void()>& first) {
+void Mapping::node_exchange(const std::function<void()>& first, Lane& L) {
   // A rank whose first exchange failed still takes part in its node's exchange, its messages
   // flagged (no input), so that its node's ranks are not left waiting.
   std::optional<Error> failure;
@@ -1061,10 +1062,10 @@ void Mapping::node_exchange(const std::function<void()>& first) {
   } catch (const Error& e) {
     failure = e;
   }
-  if (node_redist_) {
+  if (L.node_redist) {
     try {
-      node_redist_->exchange(failure ? nullptr : reinterpret_cast<const void* const*>(first_ptrs_.data()),
-                             reinterpret_cast<void* const*>(needed_ptrs_.data()));
+      L.node_redist->exchange(failure ? nullptr : reinterpret_cast<const void* const*>(L.first_ptrs.data()),
+                              reinterpret_cast<void* const*>(L.needed_ptrs.data()));
     } catch (const Error& e) {
       if (!failure) failure = e;
     }
@@ -1117,18 +1118,20 @@ bool Mapping::plan_node_stage(const std::vector<int64_t>& needed, int64_t src_gr
 }
 
 void Mapping::set_wait_timeout(double seconds, std::function<std::string(int rank)> describe_peer) {
-  if (node_redist_) {
+  for (Lane& L : lanes_) {
+    if (!L.node_redist) continue;
     std::function<std::string(int)> describe_node;
     if (describe_peer)
       describe_node = [describe_peer, to = node_to_comm_](int r) { return describe_peer(to[r]); };
     else
       describe_node = [to = node_to_comm_](int r) { return "rank " + std::to_string(to[r]); };
-    node_redist_->set_wait_timeout(seconds, std::move(describe_node));
+    L.node_redist->set_wait_timeout(seconds, std::move(describe_node));
   }
+  for (int k = 1; k < lanes(); ++k) lanes_[k].redist->set_wait_timeout(seconds, describe_peer);
   redist().set_wait_timeout(seconds, std::move(describe_peer));
 }
 
-std::optional<Error> Mapping::partial_sums(const double* const* src_fields) {
+std::optional<Error> Mapping::partial_sums(const double* const* src_fields, Lane& L) {
   const int nfields = static_cast<int>(opt_.nlevels.size());
   for (int f = 0; f < nfields && src_size_ > 0; ++f)
     if (!src_fields || !src_fields[f * nw_])
@@ -1146,7 +1149,7 @@ std::optional<Error> Mapping::partial_sums(const double* const* src_fields) {
         const double* x = src_size_ > 0 ? src_fields[f * nw_ + j] : nullptr;
         xs_.push_back(x ? x + l * src_size_ : nullptr);
       }
-      ys_.push_back(needed_[f].data() + l * np);
+      ys_.push_back(L.needed[f].data() + l * np);
     }
   row_products(np, nw_, true, 0.0);  // every partial sum has a link
   return std::nullopt;
@@ -1162,13 +1165,13 @@ std::optional<Error> Mapping::missing_output(double* const* dst_fields) const {
   return std::nullopt;
 }
 
-void Mapping::multiply(double* const* dst_fields) {
+void Mapping::multiply(double* const* dst_fields, Lane& L) {
   const int64_t nneed = info_.needed_points;
   xs_.clear();
   ys_.clear();
   for (size_t f = 0; f < opt_.nlevels.size(); ++f)
     for (int l = 0; l < opt_.nlevels[f]; ++l) {
-      for (int j = 0; j < nw_; ++j) xs_.push_back(needed_[f * nw_ + j].data() + l * nneed);
+      for (int j = 0; j < nw_; ++j) xs_.push_back(L.needed[f * nw_ + j].data() + l * nneed);
       ys_.push_back(dst_size_ > 0 ? dst_fields[f] + l * dst_size_ : nullptr);
     }
   row_products(dst_size_, nw_, opt_.keep_unmapped, opt_.fill_value);
@@ -1293,17 +1296,42 @@ void Mapping::check_split() const {
                           "(keep_unmapped); use apply or the destination side");
 }
 
-void Mapping::start(const double* const* src_fields) {
+int Mapping::add_lane() {
+  if (inner_) fail(ISTHMUS_ERR_ARG, "mapping: the unfused path has one lane");
+  if (cons_.type != Conserv::None)
+    fail(ISTHMUS_ERR_ARG, "mapping: a mapping with a conservation step has one lane");
+  const int k = lanes();
+  const Lane& base = lanes_[0];
+  Lane L;
+  const int tag = Redist::kTwinTags + 2 * (k - 1);
+  L.redist = std::make_unique<Redist>(*base.redist, tag);
+  if (base.node_redist) L.node_redist = std::make_unique<Redist>(*base.node_redist, tag);
+  for (const auto& a : base.first) {
+    L.first.emplace_back(a.size(), 0.0);
+    L.first_ptrs.push_back(L.first.back().data());
+  }
+  for (const auto& a : base.needed) {
+    L.needed.emplace_back(a.size(), 0.0);
+    L.needed_ptrs.push_back(L.needed.back().data());
+  }
+  lanes_.push_back(std::move(L));
+  return k;
+}
+
+void Mapping::start(const double* const* src_fields, int lane) {
   check_split();
-  if (split_pending_) fail(ISTHMUS_ERR_ARG, "mapping: start called twice without finish");
+  if (lane < 0 || lane >= lanes())
+    fail(ISTHMUS_ERR_ARG, "mapping: lane ", lane, " (this mapping has ", lanes(), ")");
+  Lane& L = lanes_[lane];
+  if (L.pending) fail(ISTHMUS_ERR_ARG, "mapping: start called twice without finish");
   const int nfields = static_cast<int>(opt_.nlevels.size());
-  if ((inner_ || src_side_) && received_.empty())
+  if ((inner_ || src_side_) && L.received.empty())
     for (int f = 0; f < nfields; ++f) {
-      received_.emplace_back(static_cast<size_t>(dst_size_ * opt_.nlevels[f]), opt_.fill_value);
-      received_ptrs_.push_back(received_.back().data());
+      L.received.emplace_back(static_cast<size_t>(dst_size_ * opt_.nlevels[f]), opt_.fill_value);
+      L.received_ptrs.push_back(L.received.back().data());
     }
-  auto out = reinterpret_cast<void* const*>(received_ptrs_.data());
-  split_pending_ = true;
+  auto out = reinterpret_cast<void* const*>(L.received_ptrs.data());
+  L.pending = true;
   if (cons_.type != Conserv::None && src_comm_ != MPI_COMM_NULL) {
     // the source integrals, among the source ranks only; the previous ones have left by now
     // unless the destination is behind by a whole coupling (then this waits for it)
@@ -1321,30 +1349,32 @@ void Mapping::start(const double* const* src_fields) {
     inner_->map(src_fields, mapped_ptrs_.data());
     out_redist_->start(0, reinterpret_cast<const void* const*>(mapped_ptrs_.data()), out);
   } else if (src_side_) {
-    const std::optional<Error> missing = partial_sums(src_fields);
-    redist_->start(0, missing ? nullptr : reinterpret_cast<const void* const*>(needed_ptrs_.data()),
-                   out);
+    const std::optional<Error> missing = partial_sums(src_fields, L);
+    L.redist->start(0, missing ? nullptr : reinterpret_cast<const void* const*>(L.needed_ptrs.data()), out);
     if (missing) throw *missing;
   } else {
-    redist_->start(0, reinterpret_cast<const void* const*>(src_fields),
-                   reinterpret_cast<void* const*>((info_.node_stage ? first_ptrs_ : needed_ptrs_).data()));
+    L.redist->start(0, reinterpret_cast<const void* const*>(src_fields),
+                    reinterpret_cast<void* const*>((info_.node_stage ? L.first_ptrs : L.needed_ptrs).data()));
   }
 }
 
-void Mapping::finish(double* const* dst_fields) {
-  if (!split_pending_) fail(ISTHMUS_ERR_ARG, "mapping: finish called without start");
-  split_pending_ = false;
+void Mapping::finish(double* const* dst_fields, int lane) {
+  if (lane < 0 || lane >= lanes())
+    fail(ISTHMUS_ERR_ARG, "mapping: lane ", lane, " (this mapping has ", lanes(), ")");
+  Lane& L = lanes_[lane];
+  if (!L.pending) fail(ISTHMUS_ERR_ARG, "mapping: finish called without start");
+  L.pending = false;
   if (info_.node_stage) {
-    node_exchange([&] { redist_->wait(); });
+    node_exchange([&] { L.redist->wait(); }, L);
   } else {
-    (inner_ ? *out_redist_ : *redist_).wait();
+    (inner_ ? *out_redist_ : *L.redist).wait();
   }
   if (auto missing = missing_output(dst_fields)) throw *missing;
   if (!inner_ && !src_side_) {
-    multiply(dst_fields);
+    multiply(dst_fields, L);
   } else if (dst_size_ > 0) {  // a rank without destination points may pass NULL
-    for (size_t f = 0; f < received_.size(); ++f)
-      std::copy(received_[f].begin(), received_[f].end(), dst_fields[f]);
+    for (size_t f = 0; f < L.received.size(); ++f)
+      std::copy(L.received[f].begin(), L.received[f].end(), dst_fields[f]);
   }
   if (cons_.type == Conserv::None || dst_comm_ == MPI_COMM_NULL) return;
   int r = 0;
@@ -1361,7 +1391,9 @@ void Mapping::finish(double* const* dst_fields) {
 
 Mapping::~Mapping() {
   if (ss_request_ != MPI_REQUEST_NULL) wmpi::Wait(&ss_request_, MPI_STATUS_IGNORE);
-  node_redist_.reset();
+  // the twins before the exchanges whose communicators they share
+  while (lanes_.size() > 1) lanes_.pop_back();
+  lanes_[0].node_redist.reset();
   node_xmap_.reset();
   for (MPI_Comm* c : {&cons_comm_, &src_comm_, &dst_comm_, &node_comm_})
     if (*c != MPI_COMM_NULL) MPI_Comm_free(c);

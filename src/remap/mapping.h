@@ -185,9 +185,19 @@ class Mapping {
   // finish sums the destination integrals among the destination ranks (so neither side joins
   // the other's global sum: with the reproducible sums the bits are apply's). Not with
   // keep_unmapped on the source side (ISTHMUS_ERR_ARG, on every rank alike: agreed at creation).
-  void start(const double* const* src_fields);
-  void finish(double* const* dst_fields);
-  bool pending() const { return split_pending_; }
+  // lane: which of the mapping's lanes carries this apply (add_lane).
+  void start(const double* const* src_fields, int lane = 0);
+  void finish(double* const* dst_fields, int lane = 0);
+  bool pending(int lane = 0) const { return lanes_.at(lane).pending; }
+
+  // A further lane: one more apply may be in flight beside the others, each started and
+  // finished on its own (the coupler's fracwgt sends a field's numerator and denominator at
+  // once). Local (its exchanges are twins of lane 0's: Redist's twin constructor), so every
+  // rank of the mapping that takes part in its applies adds it when it learns it is needed,
+  // before the lane's first use; returns its number. Not on the unfused path, nor with a
+  // conservation step (ISTHMUS_ERR_ARG).
+  int add_lane();
+  int lanes() const { return static_cast<int>(lanes_.size()); }
 
   // Collective: from now on every apply ends with this correction. Computes the active areas'
   // global sums once (one global sum); each apply then costs one more global sum for all
@@ -199,24 +209,25 @@ class Mapping {
   int64_t source_points() const { return src_size_; }
   int64_t destination_points() const { return dst_size_; }
   // The redistribution of the fields (unfused: the final transfer).
-  Redist& redist() { return out_redist_ ? *out_redist_ : *redist_; }
-  const Redist& redist() const { return out_redist_ ? *out_redist_ : *redist_; }
+  Redist& redist(int lane = 0) { return out_redist_ ? *out_redist_ : *lanes_.at(lane).redist; }
+  const Redist& redist(int lane = 0) const { return out_redist_ ? *out_redist_ : *lanes_.at(lane).redist; }
   // The node stage's exchange within the node (ranks of the node's communicator), or null.
-  Redist* node_redist() { return node_redist_.get(); }
+  Redist* node_redist(int lane = 0) { return lanes_.at(lane).node_redist.get(); }
   // Redist::set_wait_timeout on every exchange of an apply; describe_peer takes ranks of the
   // mapping's communicator.
   void set_wait_timeout(double seconds, std::function<std::string(int rank)> describe_peer = nullptr);
 
  private:
+  struct Lane;  // what one apply in flight needs of its own (below)
   // The constructors' work: from links (routed here) or from prepared rows.
   void build(const IndexList* src, const IndexList* dst, int64_t src_grid_size,
              int64_t dst_grid_size, const Links* links, PreparedLinks* prepared,
              Agreement& agreement);
   void map(const double* const* src_fields, double* const* dst_fields);
-  // src side: this rank's partial sums into needed_; the error of a missing input, if any
-  std::optional<Error> partial_sums(const double* const* src_fields);
-  // dst side: the destination values from the received source values in needed_
-  void multiply(double* const* dst_fields);
+  // src side: this rank's partial sums into the lane's needed; the error of a missing input, if any
+  std::optional<Error> partial_sums(const double* const* src_fields, Lane& lane);
+  // dst side: the destination values from the received source values in the lane's needed
+  void multiply(double* const* dst_fields, Lane& lane);
   // ys_[v][p] = row p's links applied to the vectors xs_[v * nw ..] (one pass for all v); an
   // empty row gets `fill` unless keep_empty
   void row_products(int64_t nrows, int nw, bool keep_empty, double fill);
@@ -241,9 +252,9 @@ class Mapping {
   bool plan_node_stage(const std::vector<int64_t>& needed, int64_t src_grid_size,
                        std::vector<int64_t>& first);
   // dst side with the node stage: runs `first` (the first exchange, or its completion), then
-  // the node stage's exchange even if `first` threw, so the needed points are in needed_.
+  // the node stage's exchange even if `first` threw, so the needed points are in the lane's needed.
   // Throws the first failure.
-  void node_exchange(const std::function<void()>& first);
+  void node_exchange(const std::function<void()>& first, Lane& lane);
   void conserve(const double* const* src_fields, double* const* dst_fields,
                 const std::optional<Error>& failure);
 
@@ -266,20 +277,26 @@ class Mapping {
   std::vector<int32_t> col32_;           // the columns once built, where they fit (col_ freed)
   std::vector<double> w_;
   std::shared_ptr<Xmap> xmap_;
-  std::unique_ptr<Redist> redist_;
-  std::vector<std::vector<double>> needed_;  // per field, level-major: received source values
   std::vector<const double*> xs_;  // row_products' vectors (kept: no allocation per apply)
   std::vector<double*> ys_;
-                                             // (dst side) or partial sums (src side)
-  std::vector<double*> needed_ptrs_;
-  // the node stage (dst side): what the first exchange brings to this rank for its node, and
-  // the exchange within the node that gives every rank its needed points
+  // the node stage (dst side): the exchange within the node that gives every rank its needed
+  // points, after the first exchange brought this rank those it receives for its node
   MPI_Comm node_comm_ = MPI_COMM_NULL;
   std::vector<int> node_to_comm_;            // node rank -> rank of comm_
   std::shared_ptr<Xmap> node_xmap_;
-  std::unique_ptr<Redist> node_redist_;
-  std::vector<std::vector<double>> first_;
-  std::vector<double*> first_ptrs_;
+  // Its exchanges (Redist's twins beyond lane 0) and its buffers.
+  struct Lane {
+    std::unique_ptr<Redist> redist;          // the one redistribution
+    std::unique_ptr<Redist> node_redist;     // the node stage's, or null
+    std::vector<std::vector<double>> needed; // per array, level-major: received source values
+    std::vector<double*> needed_ptrs;        // (dst side) or partial sums (src side)
+    std::vector<std::vector<double>> first;  // the node stage: what the first exchange brings
+    std::vector<double*> first_ptrs;
+    std::vector<std::vector<double>> received;  // split apply (src side, unfused): the results,
+    std::vector<double*> received_ptrs;         // copied out by finish
+    bool pending = false;                    // started, not finished
+  };
+  std::vector<Lane> lanes_ = std::vector<Lane>(1);  // lane 0 built with the mapping
   // the unfused path: a fused mapping to blocks of the destination grid on the source ranks,
   // then a transfer of its results
   std::unique_ptr<Mapping> inner_;
@@ -287,10 +304,6 @@ class Mapping {
   std::unique_ptr<Redist> out_redist_;
   std::vector<std::vector<double>> mapped_;
   std::vector<double*> mapped_ptrs_;
-  // split apply (src side and unfused): the results, copied out by finish
-  std::vector<std::vector<double>> received_;
-  std::vector<double*> received_ptrs_;
-  bool split_pending_ = false;
   bool has_src_ = false, has_dst_ = false;  // this rank was given a part (maybe empty)
   // split conservation: each side's ranks, and the first ranks' link (comm_ ranks)
   MPI_Comm cons_comm_ = MPI_COMM_NULL, src_comm_ = MPI_COMM_NULL, dst_comm_ = MPI_COMM_NULL;

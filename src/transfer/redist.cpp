@@ -390,6 +390,26 @@ Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, 
   }
 }
 
+Redist::Redist(const Redist& base, int tag)
+    : xmap_(base.xmap_), fields_(base.fields_), method_(Method::P2P), point_bytes_(base.point_bytes_),
+      comm_(base.comm_), borrowed_(true), trace_(trace::enabled_by_environment()) {
+  if (tag < kTwinTags || base.comm_ == MPI_COMM_NULL)
+    fail(ISTHMUS_ERR_INTERNAL, "a twin redistribution needs tags from ", kTwinTags,
+         " and a live base (tag ", tag, ")");
+  lay_out(forward_, xmap_->forward());
+  lay_out(reverse_, xmap_->reverse());
+  if (xmap_->options().combine == Combine::Sum) {
+    int me = 0;
+    ISTHMUS_MPI(MPI_Comm_rank(xmap_->comm(), &me));
+    forward_.sum = make_sum_stage(xmap_->forward(), fields_, me);
+  }
+  trace_.set_on(base.trace_.on());
+  buf_a_.resize(std::max(forward_.layout.send_total(), reverse_.layout.recv_total()));
+  buf_b_.resize(std::max(forward_.layout.recv_total(), reverse_.layout.send_total()));
+  forward_.executor = make_executor(Method::P2P, comm_, tag, forward_.layout, buf_a_.data(), buf_b_.data());
+  reverse_.executor = make_executor(Method::P2P, comm_, tag + 1, reverse_.layout, buf_b_.data(), buf_a_.data());
+}
+
 Redist::~Redist() {
   if (pending_) {  // complete a started exchange: its requests cannot be freed while active
     try {

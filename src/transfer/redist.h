@@ -37,6 +37,14 @@ class Redist {
   // e.g. the context's communicator) before any communication (docs/errors.md).
   Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, Method method,
          Agreement& agreement, MPI_Comm agreement_comm);
+  // A twin of `base`: the same map, fields and communicator, with its own buffers and its own
+  // messages, point to point under tags `tag` (forward) and tag + 1 (reverse), which no
+  // executor of a constructed redistribution uses (tag >= kTwinTags). Local: no communication,
+  // so ranks may add one when each learns it needs a second exchange in flight at once (the
+  // coupler's fracwgt). Every rank of the map that takes part in base's exchanges must build
+  // the twin with the same tag before its first exchange; it must be destroyed before base.
+  static constexpr int kTwinTags = 1024;
+  Redist(const Redist& base, int tag);
   ~Redist();
   Redist(const Redist&) = delete;
   Redist& operator=(const Redist&) = delete;
