@@ -759,6 +759,16 @@ int isthmus_coupler_put_flags(isthmus_coupler* cpl, int var, int date, const voi
  * (docs/coupler.md). */
 int isthmus_coupler_put_terms(isthmus_coupler* cpl, int var, int date, const void* data,
                               const void* const* terms, int nterms, int flags, int* info);
+/* The most general put: higher-order terms as isthmus_coupler_put_terms (terms may be NULL
+ * with nterms 0), and fracwgt, OASIS3-MCT 5.0's fraction weights: an array of the field's
+ * layout and type (e.g. each cell's ice fraction), or NULL for none. The destination then
+ * receives map(field * fracwgt) / map(fracwgt) (0 where both are 0), so that each source cell
+ * weighs by its fraction. On an entry without a mapping fracwgt is ignored (as by OASIS3-MCT).
+ * It is on or off for the entry from its first exchange on, on every rank alike; INSTANT
+ * entries only, not with higher-order terms or CONSERV (docs/coupler.md). */
+int isthmus_coupler_put_fracwgt(isthmus_coupler* cpl, int var, int date, const void* data,
+                                const void* const* terms, int nterms, const void* fracwgt,
+                                int flags, int* info);
 /* What a put at `date` would return, doing nothing (OASIS's oasis_put_inquire). */
 int isthmus_coupler_put_inquire(isthmus_coupler* cpl, int var, int date, int* info);
 /* The number of couplings (configuration entries) of a field, and their periods in seconds in

@@ -137,6 +137,20 @@ module isthmus_oasis_capi
       integer(c_int), value :: nterms, flags
       integer(c_int), intent(out) :: info
     end function
+    ! the same with fracwgt: a C pointer to a double array of the field's layout
+    integer(c_int) function isthmus_coupler_put_fracwgt(cpl, var, date, data, terms, nterms, &
+                                                        fracwgt, flags, info) &
+        bind(C, name="isthmus_coupler_put_fracwgt")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: cpl
+      integer(c_int), value :: var, date
+      real(c_double), intent(in) :: data(*)
+      type(c_ptr), intent(in) :: terms(*)
+      integer(c_int), value :: nterms
+      type(c_ptr), value :: fracwgt
+      integer(c_int), value :: flags
+      integer(c_int), intent(out) :: info
+    end function
     integer(c_int) function isthmus_coupler_get(cpl, var, date, data, info) &
         bind(C, name="isthmus_coupler_get")
       import :: c_int, c_ptr, c_double
@@ -247,7 +261,7 @@ module isthmus_oasis_capi
   public :: isthmus_coupler_destroy, isthmus_coupler_last_error, isthmus_error_name
   public :: isthmus_coupler_def_partition_oasis, isthmus_coupler_def_var, isthmus_coupler_enddef
   public :: isthmus_coupler_put_flags, isthmus_coupler_get, isthmus_coupler_terminate
-  public :: isthmus_coupler_put_terms
+  public :: isthmus_coupler_put_terms, isthmus_coupler_put_fracwgt
   public :: isthmus_coupler_put_inquire, isthmus_coupler_get_ncpl, isthmus_coupler_get_freqs
   public :: isthmus_grids_write_centers, isthmus_grids_write_corners, isthmus_grids_write_angles
   public :: isthmus_grids_write_mask, isthmus_grids_write_areas, isthmus_grids_write_fractions

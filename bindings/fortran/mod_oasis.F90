@@ -30,7 +30,7 @@ module mod_oasis
   private :: isthmus_coupler_def_partition_oasis, isthmus_coupler_def_var, isthmus_coupler_enddef
   private :: oasis_paral_for_c
   private :: isthmus_coupler_put_flags, isthmus_coupler_get, isthmus_coupler_terminate
-  private :: isthmus_coupler_put_terms
+  private :: isthmus_coupler_put_terms, isthmus_coupler_put_fracwgt
   private :: isthmus_coupler_put_inquire, isthmus_coupler_get_ncpl, isthmus_coupler_get_freqs
   private :: isthmus_grids_write_centers, isthmus_grids_write_corners, isthmus_grids_write_angles
   private :: isthmus_grids_write_mask, isthmus_grids_write_areas, isthmus_grids_write_fractions
@@ -91,6 +91,7 @@ module mod_oasis
   private :: oasis_write_corner_r4, oasis_write_corner_r8, oasis_write_area_r4, oasis_write_area_r8
   private :: oasis_write_frac_r4, oasis_write_frac_r8
   private :: fail, check, require_coupler, put_worker, put_worker_r4, get_worker, get_worker_r4
+  private :: set_fracwgt_r8, set_fracwgt_r4, check_fracwgt
   private :: put_term, set_term_r4, set_term_r8, check_term, local_rank, require_root, check_grid, oasis_compid, check_array
   private :: refuse_uncpl
 
@@ -484,6 +485,34 @@ contains
     terms(j - 1)%v = real(x(1:n), c_double)
   end subroutine
 
+  ! OASIS3-MCT 5.0's fracwgt: each value's weight (e.g. its cell's ice fraction), copied here as
+  ! double; the destination receives map(fld1 * fracwgt) / map(fracwgt) (docs/coupler.md).
+  subroutine set_fracwgt_r8(fw, n, nfw, x)
+    type(put_term), intent(inout) :: fw
+    integer, intent(in) :: n, nfw
+    real(c_double), intent(in) :: x(*)
+    call check_fracwgt(n, nfw)
+    fw%v = x(1:n)
+  end subroutine
+
+  subroutine set_fracwgt_r4(fw, n, nfw, x)
+    type(put_term), intent(inout) :: fw
+    integer, intent(in) :: n, nfw
+    real(ip_single_p), intent(in) :: x(*)
+    call check_fracwgt(n, nfw)
+    fw%v = real(x(1:n), c_double)
+  end subroutine
+
+  subroutine check_fracwgt(n, nfw)
+    integer, intent(in) :: n, nfw
+    character(len=160) :: why
+    if (nfw /= n) then
+      write(why, '(a,i0,a,i0,a)') 'fracwgt has ', nfw, ' values but fld1 has ', n, &
+        ' (the fraction has the layout of the field)'
+      call fail('oasis_put', trim(why))
+    end if
+  end subroutine
+
   subroutine check_term(j, n, nterm)
     integer, intent(in) :: j, n, nterm
     character(len=160) :: why
@@ -545,14 +574,15 @@ contains
                 'OASIS_Var_Uncpl), which OASIS refuses too')
   end subroutine
 
-  subroutine put_worker(var_id, kstep, values, write_restart, kinfo, terms)
+  subroutine put_worker(var_id, kstep, values, write_restart, kinfo, terms, fw)
     integer(kind=ip_i4_p), intent(in) :: var_id, kstep
     real(c_double), intent(in) :: values(*)
     logical, intent(in), optional :: write_restart
     integer(kind=ip_i4_p), intent(out) :: kinfo
     type(put_term), intent(in), target, optional :: terms(4)
+    type(put_term), intent(in), target, optional :: fw
     integer(c_int) :: flags, info, nterms
-    type(c_ptr) :: ptrs(4)
+    type(c_ptr) :: ptrs(4), fwp
     integer :: j
     flags = 0
     if (present(write_restart)) then
@@ -569,7 +599,14 @@ contains
         end if
       end do
     end if
-    if (nterms > 0) then
+    fwp = c_null_ptr
+    if (present(fw)) then
+      if (allocated(fw%v)) fwp = c_loc(fw%v)
+    end if
+    if (c_associated(fwp)) then
+      call check('oasis_put', isthmus_coupler_put_fracwgt(process%cpl, var_id - 1, kstep, values, &
+                                                          ptrs, nterms, fwp, flags, info))
+    else if (nterms > 0) then
       call check('oasis_put', isthmus_coupler_put_terms(process%cpl, var_id - 1, kstep, values, &
                                                         ptrs, nterms, flags, info))
     else
@@ -582,17 +619,17 @@ contains
   end subroutine
 
   ! real(4) values are sent as double (OASIS's DBLE)
-  subroutine put_worker_r4(var_id, kstep, n, values, write_restart, kinfo, terms)
+  subroutine put_worker_r4(var_id, kstep, n, values, write_restart, kinfo, terms, fw)
     integer(kind=ip_i4_p), intent(in) :: var_id, kstep
     integer, intent(in) :: n
     real(ip_single_p), intent(in) :: values(n)
     logical, intent(in), optional :: write_restart
     integer(kind=ip_i4_p), intent(out) :: kinfo
-    type(put_term), intent(in), optional :: terms(4)
+    type(put_term), intent(in), optional :: terms(4), fw
     real(c_double), allocatable :: dbl(:)
     allocate(dbl(n))
     dbl = real(values, c_double)
-    call put_worker(var_id, kstep, dbl, write_restart, kinfo, terms)
+    call put_worker(var_id, kstep, dbl, write_restart, kinfo, terms, fw)
   end subroutine
 
   subroutine get_worker(var_id, kstep, values, kinfo)
@@ -619,13 +656,14 @@ contains
     if (kinfo /= OASIS_Ok) values = real(dbl, ip_single_p)
   end subroutine
 
-  subroutine oasis_put_r14(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart)
+  subroutine oasis_put_r14(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart, fracwgt)
     integer(kind=ip_i4_p), intent(in) :: var_id, kstep
     real(kind=ip_single_p), intent(in) :: fld1(:)
     integer(kind=ip_i4_p), intent(out) :: kinfo
     real(kind=ip_single_p), intent(in), optional :: fld2(:), fld3(:), fld4(:), fld5(:)
     logical, intent(in), optional :: write_restart
-    type(put_term) :: terms(4)
+    real(kind=ip_single_p), intent(in), optional :: fracwgt(:)
+    type(put_term) :: terms(4), fw
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
     call check_array('oasis_put', var_id, shape(fld1))
@@ -633,16 +671,18 @@ contains
     if (present(fld3)) call set_term_r4(terms, 3, size(fld1), size(fld3), fld3)
     if (present(fld4)) call set_term_r4(terms, 4, size(fld1), size(fld4), fld4)
     if (present(fld5)) call set_term_r4(terms, 5, size(fld1), size(fld5), fld5)
-    call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo, terms)
+    if (present(fracwgt)) call set_fracwgt_r4(fw, size(fld1), size(fracwgt), fracwgt)
+    call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo, terms, fw)
   end subroutine
 
-  subroutine oasis_put_r24(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart)
+  subroutine oasis_put_r24(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart, fracwgt)
     integer(kind=ip_i4_p), intent(in) :: var_id, kstep
     real(kind=ip_single_p), intent(in) :: fld1(:,:)
     integer(kind=ip_i4_p), intent(out) :: kinfo
     real(kind=ip_single_p), intent(in), optional :: fld2(:,:), fld3(:,:), fld4(:,:), fld5(:,:)
     logical, intent(in), optional :: write_restart
-    type(put_term) :: terms(4)
+    real(kind=ip_single_p), intent(in), optional :: fracwgt(:,:)
+    type(put_term) :: terms(4), fw
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
     call check_array('oasis_put', var_id, shape(fld1))
@@ -650,16 +690,18 @@ contains
     if (present(fld3)) call set_term_r4(terms, 3, size(fld1), size(fld3), fld3)
     if (present(fld4)) call set_term_r4(terms, 4, size(fld1), size(fld4), fld4)
     if (present(fld5)) call set_term_r4(terms, 5, size(fld1), size(fld5), fld5)
-    call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo, terms)
+    if (present(fracwgt)) call set_fracwgt_r4(fw, size(fld1), size(fracwgt), fracwgt)
+    call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo, terms, fw)
   end subroutine
 
-  subroutine oasis_put_r34(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart)
+  subroutine oasis_put_r34(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart, fracwgt)
     integer(kind=ip_i4_p), intent(in) :: var_id, kstep
     real(kind=ip_single_p), intent(in) :: fld1(:,:,:)
     integer(kind=ip_i4_p), intent(out) :: kinfo
     real(kind=ip_single_p), intent(in), optional :: fld2(:,:,:), fld3(:,:,:), fld4(:,:,:), fld5(:,:,:)
     logical, intent(in), optional :: write_restart
-    type(put_term) :: terms(4)
+    real(kind=ip_single_p), intent(in), optional :: fracwgt(:,:,:)
+    type(put_term) :: terms(4), fw
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
     call check_array('oasis_put', var_id, shape(fld1))
@@ -667,16 +709,18 @@ contains
     if (present(fld3)) call set_term_r4(terms, 3, size(fld1), size(fld3), fld3)
     if (present(fld4)) call set_term_r4(terms, 4, size(fld1), size(fld4), fld4)
     if (present(fld5)) call set_term_r4(terms, 5, size(fld1), size(fld5), fld5)
-    call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo, terms)
+    if (present(fracwgt)) call set_fracwgt_r4(fw, size(fld1), size(fracwgt), fracwgt)
+    call put_worker_r4(var_id, kstep, size(fld1), fld1, write_restart, kinfo, terms, fw)
   end subroutine
 
-  subroutine oasis_put_r18(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart)
+  subroutine oasis_put_r18(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart, fracwgt)
     integer(kind=ip_i4_p), intent(in) :: var_id, kstep
     real(kind=ip_double_p), intent(in) :: fld1(:)
     integer(kind=ip_i4_p), intent(out) :: kinfo
     real(kind=ip_double_p), intent(in), optional :: fld2(:), fld3(:), fld4(:), fld5(:)
     logical, intent(in), optional :: write_restart
-    type(put_term) :: terms(4)
+    real(kind=ip_double_p), intent(in), optional :: fracwgt(:)
+    type(put_term) :: terms(4), fw
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
     call check_array('oasis_put', var_id, shape(fld1))
@@ -684,16 +728,18 @@ contains
     if (present(fld3)) call set_term_r8(terms, 3, size(fld1), size(fld3), fld3)
     if (present(fld4)) call set_term_r8(terms, 4, size(fld1), size(fld4), fld4)
     if (present(fld5)) call set_term_r8(terms, 5, size(fld1), size(fld5), fld5)
-    call put_worker(var_id, kstep, fld1, write_restart, kinfo, terms)
+    if (present(fracwgt)) call set_fracwgt_r8(fw, size(fld1), size(fracwgt), fracwgt)
+    call put_worker(var_id, kstep, fld1, write_restart, kinfo, terms, fw)
   end subroutine
 
-  subroutine oasis_put_r28(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart)
+  subroutine oasis_put_r28(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart, fracwgt)
     integer(kind=ip_i4_p), intent(in) :: var_id, kstep
     real(kind=ip_double_p), intent(in) :: fld1(:,:)
     integer(kind=ip_i4_p), intent(out) :: kinfo
     real(kind=ip_double_p), intent(in), optional :: fld2(:,:), fld3(:,:), fld4(:,:), fld5(:,:)
     logical, intent(in), optional :: write_restart
-    type(put_term) :: terms(4)
+    real(kind=ip_double_p), intent(in), optional :: fracwgt(:,:)
+    type(put_term) :: terms(4), fw
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
     call check_array('oasis_put', var_id, shape(fld1))
@@ -701,16 +747,18 @@ contains
     if (present(fld3)) call set_term_r8(terms, 3, size(fld1), size(fld3), fld3)
     if (present(fld4)) call set_term_r8(terms, 4, size(fld1), size(fld4), fld4)
     if (present(fld5)) call set_term_r8(terms, 5, size(fld1), size(fld5), fld5)
-    call put_worker(var_id, kstep, fld1, write_restart, kinfo, terms)
+    if (present(fracwgt)) call set_fracwgt_r8(fw, size(fld1), size(fracwgt), fracwgt)
+    call put_worker(var_id, kstep, fld1, write_restart, kinfo, terms, fw)
   end subroutine
 
-  subroutine oasis_put_r38(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart)
+  subroutine oasis_put_r38(var_id, kstep, fld1, kinfo, fld2, fld3, fld4, fld5, write_restart, fracwgt)
     integer(kind=ip_i4_p), intent(in) :: var_id, kstep
     real(kind=ip_double_p), intent(in) :: fld1(:,:,:)
     integer(kind=ip_i4_p), intent(out) :: kinfo
     real(kind=ip_double_p), intent(in), optional :: fld2(:,:,:), fld3(:,:,:), fld4(:,:,:), fld5(:,:,:)
     logical, intent(in), optional :: write_restart
-    type(put_term) :: terms(4)
+    real(kind=ip_double_p), intent(in), optional :: fracwgt(:,:,:)
+    type(put_term) :: terms(4), fw
     kinfo = OASIS_Ok
     if (.not. process%coupled) return
     call check_array('oasis_put', var_id, shape(fld1))
@@ -718,7 +766,8 @@ contains
     if (present(fld3)) call set_term_r8(terms, 3, size(fld1), size(fld3), fld3)
     if (present(fld4)) call set_term_r8(terms, 4, size(fld1), size(fld4), fld4)
     if (present(fld5)) call set_term_r8(terms, 5, size(fld1), size(fld5), fld5)
-    call put_worker(var_id, kstep, fld1, write_restart, kinfo, terms)
+    if (present(fracwgt)) call set_fracwgt_r8(fw, size(fld1), size(fracwgt), fracwgt)
+    call put_worker(var_id, kstep, fld1, write_restart, kinfo, terms, fw)
   end subroutine
 
   subroutine oasis_get_r14(var_id, kstep, fld, kinfo)

@@ -158,6 +158,9 @@ _SIGNATURES = {
     "isthmus_coupler_enddef": (ctypes.c_int, [ctypes.c_void_p]),
     "isthmus_coupler_put_flags": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                                  ctypes.c_void_p, ctypes.c_int, _c_int_p]),
+    "isthmus_coupler_put_fracwgt": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                                   ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                                   ctypes.c_void_p, ctypes.c_int, _c_int_p]),
     "isthmus_coupler_put_terms": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                                  ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                                  ctypes.c_int, _c_int_p]),
@@ -593,7 +596,8 @@ class Field:
         return array
 
     def put(self, date: int, array: np.ndarray, write_restart: bool = False,
-            terms: Sequence[Optional[np.ndarray]] = ()) -> Info:
+            terms: Sequence[Optional[np.ndarray]] = (),
+            fracwgt: Optional[np.ndarray] = None) -> Info:
         """Puts the field's values at ``date`` (seconds since the start of the run).
 
         Returns :attr:`Info.SENT` when sent, :attr:`Info.OK` when ``date`` is no coupling date,
@@ -605,11 +609,23 @@ class Field:
         second-order conservative remapping), arrays like ``array`` or None where not given;
         multiplied by the weights file's further weights where the source side multiplies
         (MAPPING ... sum; docs/coupler.md, "Mapping sides").
+        ``fracwgt``: OASIS3-MCT 5.0's fraction weights, an array like ``array`` (e.g. each
+        cell's ice fraction): the destination receives map(array * fracwgt) / map(fracwgt),
+        0 where both are 0. Ignored on an entry without a mapping; on or off for the entry from
+        its first exchange on; INSTANT entries only (docs/coupler.md, "fracwgt").
         """
         a = self._check("put", array, writable=False)
         info = ctypes.c_int(-1)
         flags = _PUT_WRITE_RESTART if write_restart else 0
-        if any(t is not None for t in terms):
+        if fracwgt is not None:
+            w = self._check("put", fracwgt, writable=False)
+            checked = [None if t is None else self._check("put", t, writable=False) for t in terms]
+            ptrs = (ctypes.c_void_p * max(1, len(checked)))(*[None if t is None else t.ctypes.data
+                                                              for t in checked])
+            self.coupler._call(self.coupler._lib.isthmus_coupler_put_fracwgt, self.id,
+                               operator.index(date), a.ctypes.data, ptrs, len(checked),
+                               w.ctypes.data, flags, ctypes.byref(info))
+        elif any(t is not None for t in terms):
             checked = [None if t is None else self._check("put", t, writable=False) for t in terms]
             ptrs = (ctypes.c_void_p * len(checked))(*[None if t is None else t.ctypes.data
                                                       for t in checked])

@@ -214,6 +214,12 @@ int isthmus_coupler_put_flags(isthmus_coupler* cpl, int var, int date, const voi
 
 int isthmus_coupler_put_terms(isthmus_coupler* cpl, int var, int date, const void* data,
                               const void* const* terms, int nterms, int flags, int* info) {
+  return isthmus_coupler_put_fracwgt(cpl, var, date, data, terms, nterms, nullptr, flags, info);
+}
+
+int isthmus_coupler_put_fracwgt(isthmus_coupler* cpl, int var, int date, const void* data,
+                                const void* const* terms, int nterms, const void* fracwgt,
+                                int flags, int* info) {
   ISTHMUS_REQUIRE_HANDLE(cpl);
   return guarded(cpl->state.get(), __func__, [&] {
     if (flags & ~ISTHMUS_PUT_WRITE_RESTART)
@@ -224,7 +230,7 @@ int isthmus_coupler_put_terms(isthmus_coupler* cpl, int var, int date, const voi
     if (nterms > 0 && !terms) fail(ISTHMUS_ERR_ARG, "terms is NULL but nterms is ", nterms);
     const void* all[coupler::Coupling::kMaxTerms] = {};
     for (int j = 0; j < nterms; ++j) all[j] = terms[j];
-    const int i = usable(cpl).put(var, date, data, (flags & ISTHMUS_PUT_WRITE_RESTART) != 0, all);
+    const int i = usable(cpl).put(var, date, data, (flags & ISTHMUS_PUT_WRITE_RESTART) != 0, all, fracwgt);
     if (info) *info = i;
   });
 }

@@ -577,14 +577,15 @@ namespace {
 bool at_coupling_date(int info) { return info != kOk && info != kLocTrans && info != kWaitgroup; }
 }  // namespace
 
-int Coupler::put(int var, int date, const void* data, bool write_restart, const void* const* terms) {
+int Coupler::put(int var, int date, const void* data, bool write_restart, const void* const* terms,
+                 const void* fracwgt) {
   Var& v = var_of(var, "put");
   if (v.dir != VarDirection::Out)
     fail(ISTHMUS_ERR_ARG, "put of ", v.name, ": the field is declared in (OASIS_In) by ", name_);
   int info = kOk;
   for (auto& [c, k] : v.uses) {
     check_sequence(*c, date, false);
-    info = c->put(k, date, data, v.type, write_restart, terms);
+    info = c->put(k, date, data, v.type, write_restart, terms, fracwgt);
     if (at_coupling_date(info)) last_exchange_[c] = date;
   }
   return info;

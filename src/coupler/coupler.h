@@ -69,9 +69,10 @@ class Coupler {
   // Local calls; the return value is OASIS's info code (coupling.h). A field the configuration
   // does not couple returns kOk and moves nothing. write_restart: OASIS's optional argument of
   // oasis_put (Coupling::put says which file it writes).
-  // terms: the higher-order terms (Coupling::put), Coupling::kMaxTerms arrays or NULL
+  // terms: the higher-order terms (Coupling::put), Coupling::kMaxTerms arrays or NULL;
+  // fracwgt: OASIS3-MCT 5.0's fraction weights (Coupling::put), or NULL
   int put(int var, int date, const void* data, bool write_restart = false,
-          const void* const* terms = nullptr);
+          const void* const* terms = nullptr, const void* fracwgt = nullptr);
   int get(int var, int date, void* data);
   // Completes the sends in flight; collective over the component. With $NLOGPRT's second
   // number > 0 the component's first rank writes report() to <run_dir>/isthmus_report_<name>.txt.

@@ -158,6 +158,7 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
   }
   put_date_.assign(nfields_, -1);
   got_date_.assign(nfields_, -1);
+  fw_given_.assign(nfields_, false);
   if (ends_.src && terms_ > 1) {
     term_on_.assign(terms_ - 1, false);
     term_acc_.resize(terms_ - 1);
@@ -361,9 +362,17 @@ std::vector<FieldData> Coupling::dst_fields(std::vector<std::vector<double>>& va
 
 void Coupling::read_lagged_restart() {
   const Entry& e = *ends_.entry;
-  read_restart(files(), in_run_dir(e.restart_file), ends_.src_points, src_shape_, "",
-               src_fields(send_));
-  read_term_restarts(in_run_dir(e.restart_file), false);
+  const std::string path = in_run_dir(e.restart_file);
+  read_restart(files(), path, ends_.src_points, src_shape_, "", src_fields(send_));
+  read_term_restarts(path, false);
+  // a fraction in the file (fracwgt's, written by the previous run) switches it on, as in OASIS
+  const std::string fw = fracwgt_prefix(ends_.number);
+  if (mapping_ && restart_has_variable(files(), path, fw + level_name(e.src_names[0], 0, ends_.levels[0]))) {
+    fw_send_.resize(nfields_);
+    for (int f = 0; f < nfields_; ++f) fw_send_[f].assign(send_[f].size(), 0.0);
+    read_restart(files(), path, ends_.src_points, src_shape_, fw, src_fields(fw_send_));
+    fw_given_.assign(nfields_, true);
+  }
 }
 
 void Coupling::read_partial_restart() {
@@ -532,10 +541,70 @@ void Coupling::take_terms(int k, int date, const void* const* terms, DataType ty
   }
 }
 
+void Coupling::take_fracwgt(int k, int date, const void* fracwgt, DataType type, bool coupling_date) {
+  if (!mapping_) return;  // OASIS3-MCT warns and ignores it
+  const Entry& e = *ends_.entry;
+  const std::string what = "put of " + e.src_names[k] + " at date " + std::to_string(date);
+  if (fracwgt) {
+    if (!instant())
+      fail(ISTHMUS_ERR_ARG, what, ": fracwgt with LOCTRANS ", time_op_name(time_op()), " (", where(e),
+           "): OASIS3-MCT maps every put of the period on the source side and averages the mapped "
+           "fields; isthmus maps once, at the coupling date, so it takes fracwgt with INSTANT only");
+    if (terms_ > 1 && std::any_of(term_on_.begin(), term_on_.end(), [](bool b) { return b; }))
+      fail(ISTHMUS_ERR_ARG, what, ": fracwgt with higher-order terms (fld2..) is not supported (", where(e), ")");
+    if (e.conserv)
+      fail(ISTHMUS_ERR_ARG, what, ": fracwgt with CONSERV is not supported (", where(e),
+           "): the corrections would have to weigh both grids' areas by the fractions");
+    if (fw_ == FracWgt::Off)
+      fail(ISTHMUS_ERR_ARG, what, ": fracwgt given, but the entry's first exchange (", where(e),
+           ") went without it; it is on or off from the first coupling date on, as in OASIS3-MCT");
+  } else if (fw_ == FracWgt::On) {
+    fail(ISTHMUS_ERR_ARG, what, ": no fracwgt, but the entry's first exchange (", where(e),
+         ") went with one; it is on or off from the first coupling date on, as in OASIS3-MCT");
+  }
+  if (!coupling_date) return;
+  fw_given_[k] = fracwgt != nullptr;
+  if (!fracwgt) return;
+  if (fw_send_.size() != static_cast<size_t>(nfields_)) fw_send_.resize(nfields_);
+  std::vector<double>& w = fw_send_[k];
+  w.resize(send_[k].size());
+  if (type == DataType::Float) {
+    const float* x = static_cast<const float*>(fracwgt);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = x[i];
+  } else {
+    std::copy_n(static_cast<const double*>(fracwgt), w.size(), w.begin());
+  }
+}
+
 void Coupling::start(const double* const* src, double* const* dst) {
   if (src) ++stats_.sends;  // a destination-only rank starts its receives with nothing to send
   if (mapping_) {
-    mapping_->start(src);
+    if (!voted_) {
+      vote_fracwgt(src && fw_given_[0]);
+      if (!src) settle_fracwgt();  // a destination rank learns it now
+    } else {
+      settle_fracwgt();  // a source rank, at its second exchange
+    }
+    if (!fracwgt_on()) {
+      mapping_->start(src);
+    } else {
+      if (mapping_->lanes() < 2) mapping_->add_lane();
+      std::vector<const double*> num, den;
+      if (src) {
+        // the numerator, field * fraction, on lane 0; the fraction on lane 1
+        fw_num_.resize(nfields_);
+        for (int f = 0; f < nfields_; ++f) {
+          const std::vector<double>& x = send_[f];
+          const std::vector<double>& w = fw_send_[f];
+          fw_num_[f].resize(x.size());
+          for (size_t i = 0; i < x.size(); ++i) fw_num_[f][i] = x[i] * w[i];
+          num.push_back(fw_num_[f].data());
+          den.push_back(w.data());
+        }
+      }
+      mapping_->start(src ? num.data() : nullptr, 0);
+      mapping_->start(src ? den.data() : nullptr, 1);
+    }
   } else {
     std::vector<void*> out;
     for (size_t f = 0; f < recv_.size(); ++f) out.push_back(dst ? dst[f] : recv_[f].data());
@@ -549,10 +618,27 @@ void Coupling::finish(double* const* dst, const char* call, int date) {
   Redist& r = mapping_ ? mapping_->redist() : *redist_;
   try {
     // the exchange's own trace says how long it waited; the rest of finish is the mapping
-    const double w0 = r.trace().counters().wait_seconds, t0 = MPI_Wtime();
-    if (mapping_) mapping_->finish(dst);
-    else r.wait();
-    const double waited = r.trace().counters().wait_seconds - w0;
+    const bool two = mapping_ && mapping_->lanes() > 1 && mapping_->pending(1);  // fracwgt's
+    const double w0 = r.trace().counters().wait_seconds +
+                      (two ? mapping_->redist(1).trace().counters().wait_seconds : 0.0);
+    const double t0 = MPI_Wtime();
+    if (two) {
+      fw_den_.resize(nfields_);
+      std::vector<double*> den;
+      for (int f = 0; f < nfields_; ++f) {
+        fw_den_[f].resize(ends_.dst ? static_cast<size_t>(ends_.dst_points.size()) * ends_.levels[f] : 0);
+        den.push_back(fw_den_[f].data());
+      }
+      mapping_->finish(dst, 0);
+      mapping_->finish(dst ? den.data() : nullptr, 1);
+      if (dst) divide_by_fraction(dst, date);
+    } else if (mapping_) {
+      mapping_->finish(dst);
+    } else {
+      r.wait();
+    }
+    const double waited = r.trace().counters().wait_seconds - w0 +
+                          (two ? mapping_->redist(1).trace().counters().wait_seconds : 0.0);
     stats_.wait_seconds += waited;
     if (dst) {
       ++stats_.receives;
@@ -609,11 +695,17 @@ int Coupling::emit(int date, int64_t lagged) {
       write_restart(files(), in_run_dir(e.restart_file), ends_.src_points, src_shape_, "",
                     src_fields(send_));
       write_term_restarts(in_run_dir(e.restart_file), false);
+      if (fw_given_[0] && mapping_)
+        write_restart(files(), in_run_dir(e.restart_file), ends_.src_points, src_shape_,
+                      fracwgt_prefix(ends_.number), src_fields(fw_send_));
     } else if (write_restart_) {
       write_restart_ = false;
       const std::string path = in_run_dir(dated_file("TC", date, e.restart_file));
       write_restart(files(), path, ends_.src_points, src_shape_, "", src_fields(send_));
       write_term_restarts(path, false);
+      if (fw_given_[0] && mapping_)
+        write_restart(files(), path, ends_.src_points, src_shape_, fracwgt_prefix(ends_.number),
+                      src_fields(fw_send_));
     }
   }
   if (exchanges() && !beyond_run(lagged)) {
@@ -623,6 +715,11 @@ int Coupling::emit(int date, int64_t lagged) {
     if (e.blasold)
       for (auto& s : send_)
         for (double& v : s) v = e.blasold->scale * v + e.blasold->add;
+    for (int f = 1; f < nfields_; ++f)
+      if (fw_given_[f] != fw_given_[0])
+        fail(ISTHMUS_ERR_ARG, "put of ", where(e), " at date ", date, ": fracwgt given for ",
+             e.src_names[fw_given_[f] ? f : 0], " but not for ", e.src_names[fw_given_[f] ? 0 : f],
+             "; the fields of one entry travel together, all with a fraction or none");
     if (pending_) {
       // a rank of both sides finishes at get
       if (ends_.dst)
@@ -641,9 +738,9 @@ int Coupling::emit(int date, int64_t lagged) {
 }
 
 int Coupling::put(int k, int date, const void* data, DataType type, bool write_restart,
-                  const void* const* terms) {
+                  const void* const* terms, const void* fracwgt) {
   const double t0 = MPI_Wtime();
-  const int info = put_timed(k, date, data, type, write_restart, terms);
+  const int info = put_timed(k, date, data, type, write_restart, terms, fracwgt);
   ++stats_.puts;
   stats_.put_seconds += MPI_Wtime() - t0;
   return info;
@@ -665,21 +762,30 @@ CouplingStats Coupling::stats() const {
     s.messages_received = c.messages_received;
     s.bytes_sent = c.bytes_sent;
     s.bytes_received = c.bytes_received;
+    if (mapping_ && mapping_->lanes() > 1) {  // fracwgt's second lane
+      const trace::Counters& c1 = mapping_->redist(1).trace().counters();
+      s.messages_sent += c1.messages_sent;
+      s.messages_received += c1.messages_received;
+      s.bytes_sent += c1.bytes_sent;
+      s.bytes_received += c1.bytes_received;
+    }
   }
   return s;
 }
 
 int Coupling::put_timed(int k, int date, const void* data, DataType type, bool write_restart,
-                        const void* const* terms) {
+                        const void* const* terms, const void* fracwgt) {
   const Entry& e = *ends_.entry;
   check_date("put", date, last_put_);
   if (!data && ends_.src_points.size() > 0)
     fail(ISTHMUS_ERR_ARG, "put of ", e.src_names[k], " at date ", date,
          ": the array is NULL but this rank holds ", ends_.src_points.size(), " points");
   take_terms(k, date, terms, type);
-  if (write_restart) write_restart_ = true;
   const int64_t lagged = static_cast<int64_t>(date) + e.lag;
+  take_fracwgt(k, date, fracwgt, type, lagged % e.period == 0);
+  if (write_restart) write_restart_ = true;
   if (instant() && nfields_ == 1 && type == DataType::Double && lagged % e.period == 0 &&
+      !fracwgt &&
       !e.blasold && !src_output_ && !write_restart_ && exchanges() && !ends_.dst &&
       !beyond_run(lagged)) {
     // The common case, a plain send: the model's arrays go into the messages at once (start
@@ -794,6 +900,48 @@ int Coupling::get_timed(int k, int date, void* data, DataType type) {
 
 void Coupling::complete() {
   if (pending_ && !ends_.dst) finish(nullptr, "terminate", last_put_);
+  settle_fracwgt();
+}
+
+void Coupling::vote_fracwgt(bool on) {
+  voted_ = true;
+  fw_vote_[0] = ends_.src && on;
+  fw_vote_[1] = ends_.src && !on;
+  ISTHMUS_MPI(MPI_Iallreduce(fw_vote_, fw_votes_, 2, MPI_INT, MPI_MAX, mapping_->redist().comm(),
+                             &fw_request_));
+  if (ends_.src) fw_ = on ? FracWgt::On : FracWgt::Off;  // the others learn it from the vote
+}
+
+void Coupling::settle_fracwgt() {
+  if (fw_request_ == MPI_REQUEST_NULL) return;
+  ISTHMUS_MPI(wmpi::Wait(&fw_request_, MPI_STATUS_IGNORE));
+  if (fw_votes_[0] && fw_votes_[1])
+    fail(ISTHMUS_ERR_ARG, where(*ends_.entry), ": at its first coupling date some ranks of ",
+         ends_.src_component, " put with fracwgt and others without; every rank must give it, "
+         "or none");
+  fw_ = fw_votes_[0] ? FracWgt::On : FracWgt::Off;
+}
+
+void Coupling::divide_by_fraction(double* const* dst, int date) {
+  // OASIS3-MCT 5.0 (oasis_advance_map): divided where the mapped fraction is not 0; where it is
+  // 0 the mapped value must be 0 too (no fraction, nothing weighed), and stays so
+  const int64_t n = ends_.dst_points.size();
+  for (int f = 0; f < nfields_; ++f) {
+    double* y = dst[f];
+    const std::vector<double>& d = fw_den_[f];
+    for (size_t i = 0; i < d.size(); ++i) {
+      if (d[i] != 0.0) {
+        y[i] /= d[i];
+      } else if (y[i] != 0.0) {
+        const int64_t g = ends_.dst_points.indices()[static_cast<size_t>(i) % n];
+        fail(ISTHMUS_ERR_ARG, "get of ", ends_.entry->dst_names[f], " at date ", date, " (",
+             where(*ends_.entry), "): at destination point ", g, " (0-based) level ",
+             static_cast<int64_t>(i) / n, " the mapped fracwgt is 0 but the mapped field times "
+             "fracwgt is ", y[i], ": the fractions of its links cancel out (negative fractions "
+             "or weights); OASIS3-MCT stops there too");
+      }
+    }
+  }
 }
 
 void Coupling::set_wait_timeout(double seconds, std::function<std::string(int)> describe_peer) {

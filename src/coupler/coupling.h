@@ -109,9 +109,15 @@ class Coupling {
   // NULL for none. A term is multiplied by the weights file's weight of its number, where the
   // source side multiplies (MAPPING ... sum); it is on from its first put, and then an INSTANT
   // put without it counts as zeros (OASIS's aVon rule).
+  // fracwgt: OASIS3-MCT 5.0's argument of oasis_put, an array of the field's layout and type
+  // (e.g. the ice fraction of each cell), or NULL: the destination receives
+  // map(field * fracwgt) / map(fracwgt) (0 where both are 0), so that cells weigh by their
+  // fraction. On an entry without a mapping it is ignored, as by OASIS3-MCT. It is on or off
+  // for the entry from its first exchange on (a put that differs fails), INSTANT only, and not
+  // with higher-order terms or CONSERV (docs/coupler.md says why).
   static constexpr int kMaxTerms = 4;
   int put(int k, int date, const void* data, DataType type, bool write_restart = false,
-          const void* const* terms = nullptr);
+          const void* const* terms = nullptr, const void* fracwgt = nullptr);
   int get(int k, int date, void* data, DataType type);
   // What put(k, date, ...) would return now, doing nothing (OASIS's oasis_put_inquire).
   int put_inquire(int k, int date) const;
@@ -136,7 +142,15 @@ class Coupling {
   // beyond the run's end nothing is sent: the lagged value of $RUNTIME is the next run's date 0
   bool beyond_run(int64_t lagged) const { return runtime_ > 0 && lagged >= runtime_; }
   int put_timed(int k, int date, const void* data, DataType type, bool write_restart,
-                const void* const* terms);
+                const void* const* terms, const void* fracwgt);
+  // a put's fracwgt: checked against the entry's state, kept for the coupling date
+  void take_fracwgt(int k, int date, const void* fracwgt, DataType type, bool coupling_date);
+  // at this rank's first exchange of a mapped entry: its vote (a source's: fracwgt on or off)
+  void vote_fracwgt(bool on);
+  // waits for the vote's result; fails on every rank if the source ranks disagreed
+  void settle_fracwgt();
+  bool fracwgt_on() const { return fw_ == FracWgt::On; }
+  void divide_by_fraction(double* const* dst, int date);
   // a put's higher-order terms: checked, switched on, added to their accumulators
   void take_terms(int k, int date, const void* const* terms, DataType type);
   // the arrays a coupling date sends: per field its values, then its terms (NULL when off)
@@ -198,6 +212,21 @@ class Coupling {
   bool recv_holds_date_ = true;              // false: it went straight into the model's array
   int last_get_ = -1;
   CouplingStats stats_;
+  // fracwgt (put): the numerator travels on lane 0 of the mapping, the fraction on lane 1,
+  // both started at the coupling date. Whether it is on is fixed at the entry's first exchange,
+  // which every rank of the exchange learns in one nonblocking reduction over the exchange's
+  // communicator, started by each rank at its first exchange (the source ranks vote from their
+  // puts, or from the lagged restart file): a destination rank waits for it at its first get,
+  // a source rank at its next exchange (or at termination).
+  enum class FracWgt { Unknown, Off, On };
+  FracWgt fw_ = FracWgt::Unknown;            // as this rank knows it
+  bool voted_ = false;
+  MPI_Request fw_request_ = MPI_REQUEST_NULL;
+  int fw_vote_[2] = {0, 0}, fw_votes_[2] = {0, 0};  // [a source on, a source off]
+  std::vector<bool> fw_given_;               // per field: its put at the coupling date gave one
+  std::vector<std::vector<double>> fw_send_; // per field: the fraction to send (source side)
+  std::vector<std::vector<double>> fw_num_;  // per field: value * fraction (source side)
+  std::vector<std::vector<double>> fw_den_;  // per field: the mapped fraction (destination)
 };
 
 }  // namespace isthmus::coupler

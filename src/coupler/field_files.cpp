@@ -51,6 +51,7 @@ std::string loctrans_counter_name_oasis2(TimeOp op) {
   return formatted("loc%02d_cnt", oasis2_code(op));
 }
 std::string term_prefix(int t) { return formatted("av%d_", t); }
+std::string fracwgt_prefix(int entry) { return formatted("avfw%06d_", entry); }
 std::string term_loctrans_prefix(int t, const std::string& loctrans_prefix) {
   return formatted("av%d", t) + loctrans_prefix;
 }

@@ -71,6 +71,9 @@ std::string loctrans_counter_name_oasis2(TimeOp op);
 // "av<t>_<name>", and its LOCTRANS state "av<t>" followed by the field's state prefix (either
 // naming above); the field's counter serves for its terms.
 std::string term_prefix(int t);
+// The fraction of a put's fracwgt (OASIS3-MCT 5.0) in a lagged restart file:
+// "avfw<entry %06d>_<name>".
+std::string fracwgt_prefix(int entry);
 std::string term_loctrans_prefix(int t, const std::string& loctrans_prefix);
 // EXPOUT/OUTPUT file of a field level: <level_name>_<component>_<entry %02d>.nc
 std::string output_file_name(const std::string& level_name, const std::string& component,

@@ -77,6 +77,8 @@ class Redist {
   bool timed_out() const { return !timed_out_.empty(); }
 
   Method method() const { return method_; }
+  // Its own communicator (a twin's is its base's): its exchanges' messages and nothing else.
+  MPI_Comm comm() const { return comm_; }
   // The executor of a direction, e.g. to query an adaptive executor's plan.
   Executor& executor(bool reverse) { return *(reverse ? reverse_ : forward_).executor; }
   const Executor& executor(bool reverse) const { return *(reverse ? reverse_ : forward_).executor; }

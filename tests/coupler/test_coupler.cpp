@@ -370,6 +370,93 @@ void check_orca2_lmdz_mapping(const std::string& dir, const std::string& file,
   }
 }
 
+// OASIS3-MCT 5.0's fracwgt (oasis_put(..., fracwgt=f), pyoasis Var.put(..., fracwgt=f)): the
+// destination receives map(x * f) / map(f), 0 where the mapped fraction is 0. As OASIS's own
+// example does: x * f put plainly on one entry, f on another, x with fracwgt f on a third; the
+// third must be the first divided by the second, to the bit, for every side that multiplies, at
+// two coupling dates (the second runs on the fraction's lane already built), with the fraction
+// 0 or 1 over whole regions. The source component's puts decide alone: the destination
+// learns it at its first get.
+TEST(Coupler, FracwgtDividesByTheMappedFraction) {
+  Watchdog w("coupler fracwgt");
+  Layout L;
+  const std::string dir = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
+  const int64_t ns = 182 * 149, nd = 96 * 72;
+  auto x_at = [](int64_t g, int date) { return 2.0 + std::sin(g * 0.0007) * std::cos(g * 0.013) + date; };
+  auto f_at = [](int64_t g, int date) {
+    const double f = 1.0 / (1.0 + std::exp(-0.2 * (std::fabs(std::fmod(g * 0.37, 180.0) - 90.0) - 30.0 + 10.0 * date)));
+    return f <= 0.1 ? 0.0 : f >= 0.9 ? 1.0 : f;
+  };
+  for (MapSide side : {MapSide::Dst, MapSide::Src, MapSide::Auto}) {
+    Config cfg;
+    cfg.file = "namcouple";
+    cfg.runtime = 4;
+    int line = 10;
+    for (const char* n : {"1", "2", "3"}) {
+      Entry e = orca2_to_lmdz("rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc");
+      e.src_names = {std::string("SO") + n};
+      e.dst_names = {std::string("SA") + n};
+      e.line = line;
+      line += 10;
+      e.period = 2;
+      e.mapping->side = side;
+      e.mapping->side_given = true;
+      cfg.entries.push_back(e);
+    }
+    CouplerOptions opt;
+    opt.run_dir = dir;
+    const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
+    Coupler c(MPI_COMM_WORLD, L.two() ? L.component() : "both", cfg, opt);
+    const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
+    const std::vector<int64_t> sidx = random_part(ns, ls, lr, 17), didx = random_part(nd, ls, lr, 18);
+    int so[3], sa[3];
+    if (src) {
+      const int part = c.def_partition(ptr(list_of(ns, sidx)));
+      for (int k = 0; k < 3; ++k)
+        so[k] = c.def_var("SO" + std::to_string(k + 1), part, VarDirection::Out, DataType::Double);
+    }
+    if (dst) {
+      const int part = c.def_partition(ptr(list_of(nd, didx)));
+      for (int k = 0; k < 3; ++k)
+        sa[k] = c.def_var("SA" + std::to_string(k + 1), part, VarDirection::In, DataType::Double);
+    }
+    c.enddef();
+    int64_t wrong = 0, divided = 0, zero = 0;
+    for (int date = 0; date < 4; date += 2) {
+      if (src) {
+        std::vector<double> x(sidx.size()), f(sidx.size()), xf(sidx.size());
+        for (size_t i = 0; i < sidx.size(); ++i) {
+          x[i] = x_at(sidx[i], date);
+          f[i] = f_at(sidx[i], date);
+          xf[i] = x[i] * f[i];
+        }
+        EXPECT_EQ(c.put(so[0], date, xf.data()), kSent);
+        EXPECT_EQ(c.put(so[1], date, f.data()), kSent);
+        EXPECT_EQ(c.put(so[2], date, x.data(), false, nullptr, f.data()), kSent);
+      }
+      if (dst) {
+        std::vector<double> num(didx.size()), den(didx.size()), y(didx.size(), -1.0);
+        EXPECT_EQ(c.get(sa[0], date, num.data()), kRecvd);
+        EXPECT_EQ(c.get(sa[1], date, den.data()), kRecvd);
+        EXPECT_EQ(c.get(sa[2], date, y.data()), kRecvd);
+        for (size_t i = 0; i < didx.size(); ++i) {
+          const double r = den[i] != 0.0 ? num[i] / den[i] : 0.0;
+          wrong += std::memcmp(&y[i], &r, sizeof r) != 0;
+          divided += den[i] != 0.0 && den[i] != 1.0;
+          zero += den[i] == 0.0;
+        }
+      }
+    }
+    c.terminate();
+    EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values, side " << static_cast<int>(side);
+    // the fraction is 0 at some destination points and strictly between 0 and 1 at others
+    int64_t counts[2] = {divided, zero};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_GT(counts[0], 1000);
+    EXPECT_GT(counts[1], 100);
+  }
+}
+
 TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
   Watchdog w("coupler mapping");
   const std::string dir = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
@@ -998,4 +1085,83 @@ TEST(Coupler, OnlyTheCouplingRanksOfAComponentCouple) {
   }
   c.terminate();
   EXPECT_TRUE(all_ranks(wrong == 0));
+}
+
+// fracwgt's rules, each failing with a message that says what to do: on or off from the
+// entry's first exchange on (a put that differs fails, at a later date, on either side of the
+// change); INSTANT only (OASIS3-MCT maps every put of an AVERAGE period, isthmus once), not
+// with CONSERV; ignored without a mapping, as OASIS3-MCT does.
+TEST(Coupler, FracwgtRules) {
+  Watchdog w("coupler fracwgt rules");
+  Layout L;
+  const TempRunDir run("fracwgt_rules");
+  write_oasis_grid_files(run.path());  // CONSERV's areas and masks
+  const std::string weights = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc";
+  const int64_t ns = 182 * 149, nd = 96 * 72;
+  struct Case {
+    std::optional<TimeOp> op;
+    bool conserv;
+    int first_with, later_with;  // 1: date 0's put gives fracwgt; later: date 2's
+    std::string says;            // date 0's error if not empty, else date 2's
+  };
+  const Case cases[] = {
+      {std::nullopt, false, 1, 0,
+       "put of SO at date 2: no fracwgt, but the entry's first exchange (entry SO (line 10)) went "
+       "with one; it is on or off from the first coupling date on, as in OASIS3-MCT"},
+      {std::nullopt, false, 0, 1,
+       "put of SO at date 2: fracwgt given, but the entry's first exchange (entry SO (line 10)) "
+       "went without it; it is on or off from the first coupling date on, as in OASIS3-MCT"},
+      {TimeOp::Average, false, 1, 1,
+       "put of SO at date 0: fracwgt with LOCTRANS AVERAGE (entry SO (line 10)): OASIS3-MCT maps "
+       "every put of the period on the source side and averages the mapped fields; isthmus maps "
+       "once, at the coupling date, so it takes fracwgt with INSTANT only"},
+      {std::nullopt, true, 1, 1,
+       "put of SO at date 0: fracwgt with CONSERV is not supported (entry SO (line 10)): the "
+       "corrections would have to weigh both grids' areas by the fractions"}};
+  const std::string comp = L.two() ? L.component() : "both";
+  const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
+  const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
+  const std::vector<int64_t> sidx = random_part(ns, ls, lr, 5), didx = random_part(nd, ls, lr, 6);
+  for (const Case& k : cases) {
+    Config bad;
+    bad.file = "namcouple";
+    bad.runtime = 4;
+    Entry e = orca2_to_lmdz(weights);
+    e.period = 2;
+    e.loctrans = k.op;
+    if (k.conserv) e.conserv = ConservSpec{};
+    bad.entries = {e};
+    CouplerOptions opt;
+    opt.run_dir = run.path();
+    Coupler b(MPI_COMM_WORLD, comp, bad, opt);
+    int v = -1, u = -1;
+    if (src) v = b.def_var("SO", b.def_partition(ptr(list_of(ns, sidx))), VarDirection::Out, DataType::Double);
+    if (dst) u = b.def_var("SA", b.def_partition(ptr(list_of(nd, didx))), VarDirection::In, DataType::Double);
+    b.enddef();
+    std::vector<double> x(sidx.size(), 3.0), f(sidx.size(), 0.5), y(didx.size());
+    const bool fails_first = k.op || k.conserv;
+    for (int date = 0; date < 4; date += 2) {
+      // a case that fails at date 0 puts without fracwgt after
+      const bool with = fails_first ? date == 0 : (date == 0 ? k.first_with : k.later_with) != 0;
+      if (src) {
+        const Outcome o = outcome_of([&] { b.put(v, date, x.data(), false, nullptr, with ? f.data() : nullptr); });
+        const bool fails = fails_first ? date == 0 : date == 2;
+        EXPECT_EQ(o.code, fails ? ISTHMUS_ERR_ARG : ISTHMUS_OK) << o.msg;
+        if (fails) {
+          EXPECT_EQ(o.msg, k.says);
+          // the put as it may be made: without fracwgt (it goes), or as first decided
+          const bool first = k.first_with != 0 && !fails_first;
+          EXPECT_EQ(b.put(v, date, x.data(), false, nullptr, first ? f.data() : nullptr), kSent);
+        }
+      }
+      if (dst) {
+        EXPECT_EQ(b.get(u, date, y.data()), kRecvd);
+      }
+      if (dst && date == 0 && !fails_first && k.first_with) {
+        for (double yi : y) EXPECT_TRUE(yi == 0.0 || std::fabs(yi - 3.0) < 1e-13) << yi;  // 3 * f / f
+      }
+    }
+    b.terminate();
+  }
+  EXPECT_TRUE(all_ranks(!::testing::Test::HasFailure()));
 }

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from test_coupler_api import (DATA, DATES, LEVELS, NA, NAMCOUPLE, PERIODS, SOURCE,
                               assemble, atmos_indices, check_run, flux, gather, mpirun,
@@ -100,6 +101,57 @@ def test_pyoasis_exceptions(tmp_path):
         "intracomm: get_multi_intracomm: the list must name at least two components (it names 1)"]
     assert got["multi_not_names"] == ["PyOasisException",
                                       "The elements of the list in argument 0 must be strings."]
+
+
+FRACWGT_NAMCOUPLE = """$NFIELDS
+  3
+$END
+$RUNTIME
+  8
+$END
+$NLOGPRT
+  0
+$END
+$STRINGS
+FSENDSCA FRECVSCA 1 4 1 r.nc EXPORTED
+182 149 96 72 torc lmdz
+P 2 P 0
+MAPPING
+{w}
+FSENDFRC FRECVFRC 1 4 1 r.nc EXPORTED
+182 149 96 72 torc lmdz
+P 2 P 0
+MAPPING
+{w}
+FSENDNOR FRECVNOR 1 4 1 r.nc EXPORTED
+182 149 96 72 torc lmdz
+P 2 P 0
+MAPPING
+{w}
+$END
+"""
+
+
+@needs_library
+@pytest.mark.parametrize("senders,strategy", [(2, ""), (3, " sum"), (1, " opt")])
+def test_pyoasis_fracwgt_as_oasis_example_uses_it(tmp_path, senders, strategy):
+    """OASIS3-MCT 5.0's fracwgt example, as a pyoasis script: the sender puts field * frac,
+    frac, and field with fracwgt=frac; the receiver's third field must be the first divided by
+    the second where the mapped fraction is not 0 (0 elsewhere), to the bit, whichever side
+    multiplies."""
+    run = run_dir(tmp_path, FRACWGT_NAMCOUPLE.format(
+        w="rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc src" + strategy))
+    (run / "rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc").symlink_to(
+        DATA / "rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc")
+    check_run(mpirun(senders + 1, __file__, "fracwgt", run, senders, cwd=run))
+    got = dict(np.load(run / "fracwgt.npz"))
+    scaled, frac, normalized = got["scaled"], got["frac"], got["normalized"]
+    for date in range(2):
+        expect = np.where(frac[date] != 0, scaled[date] / np.where(frac[date] != 0, frac[date], 1), 0)
+        np.testing.assert_array_equal(normalized[date], expect)
+        assert ((frac[date] > 0) & (frac[date] < 1)).sum() > 1000  # fractions between 0 and 1
+        assert (frac[date] == 0).sum() > 100 and (frac[date] == 1).sum() > 100
+        assert np.abs(normalized[date]).max() > 1.5  # the field, not the fraction
 
 
 # ---- the MPI side ---------------------------------------------------------------------------
@@ -221,8 +273,55 @@ def errors_main(rundir):
     (Path(rundir) / "errors.json").write_text(json.dumps(got))
 
 
+def fracwgt_main(rundir, nsend):
+    """OASIS3-MCT 5.0's fracwgt example (sender on apple partitions, serial receiver)."""
+    sys.path.insert(0, str(SHIM))
+    import pyoasis
+    from mpi4py import MPI
+    from pyoasis import OASIS
+
+    sender = MPI.COMM_WORLD.rank < nsend
+    comp = pyoasis.Component("sender-apple" if sender else "receiver")
+    if sender:
+        local = comp.localcomm
+        n = 182 * 149
+        size = n // local.size
+        offset = local.rank * size
+        if local.rank == local.size - 1:
+            size = n - offset
+        part = pyoasis.ApplePartition(offset, size)
+        names = ("FSENDSCA", "FSENDFRC", "FSENDNOR")
+        g = np.arange(offset, offset + size)
+    else:
+        part = pyoasis.SerialPartition(96 * 72)
+        names = ("FRECVSCA", "FRECVFRC", "FRECVNOR")
+    variables = [pyoasis.Var(v, part, OASIS.OUT if sender else OASIS.IN) for v in names]
+    comp.enddef()
+    got = {"scaled": [], "frac": [], "normalized": []}
+    for date in (0, 4):
+        if sender:
+            lon, lat = (g % 182) * 360.0 / 182, (g // 182) * 180.0 / 149 - 90
+            field = 2.0 + np.sin(np.radians(lat)) ** 3 * np.cos(2 * np.radians(lon)) + date
+            frac = 1.0 / (1.0 + np.exp(-0.2 * (np.abs(lat) - 60.0 + 10.0 * np.cos(8 * np.radians(lon)))))
+            frac = np.where(frac <= 0.1, 0.0, np.where(frac >= 0.9, 1.0, frac))
+            variables[0].put(date, pyoasis.asarray(field * frac))
+            variables[1].put(date, pyoasis.asarray(frac))
+            info = variables[2].put(date, pyoasis.asarray(field), fracwgt=pyoasis.asarray(frac))
+            assert info == OASIS.SENT, info
+        else:
+            for key, var in zip(got, variables):
+                a = pyoasis.asarray(np.zeros(96 * 72))
+                var.get(date, a)
+                got[key].append(np.array(a))
+    if not sender:
+        np.savez(Path(rundir) / "fracwgt.npz", **{k: np.array(v) for k, v in got.items()})
+    del comp
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "toy":
+    if sys.argv[1] == "fracwgt":
+        fracwgt_main(sys.argv[2], int(sys.argv[3]))
+    elif sys.argv[1] == "toy":
         toy_main(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "errors":
         errors_main(sys.argv[2])

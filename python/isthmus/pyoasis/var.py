@@ -102,9 +102,13 @@ class Var:
                                  f"field {self.name}: array of shape {field.shape}, expected "
                                  f"{points} points x {self.bundle_size} levels")
 
-    def put(self, kstep: int, field: numpy.ndarray,
-            write_restart: bool = False) -> OasisParameters:
+    def put(self, kstep: int, field: numpy.ndarray, write_restart: bool = False,
+            fracwgt: Optional[numpy.ndarray] = None) -> OasisParameters:
         """Sends the field's values at model time ``kstep`` (seconds).
+
+        ``fracwgt`` (OASIS3-MCT 5.0): an array of the field's shape weighing each value (e.g.
+        its cell's ice fraction); the destination receives map(field * fracwgt) /
+        map(fracwgt).
 
         :returns: OASIS's info code (OASIS_SENT, OASIS_OK, OASIS_LOCTRANS, ...)
         :raises OasisException: if isthmus is unable to put the field
@@ -112,11 +116,18 @@ class Var:
         """
         check_types([int, numpy.ndarray, bool], [kstep, field, write_restart])
         self._check(field)
+        weights = None
+        if fracwgt is not None:
+            check_types([numpy.ndarray], [fracwgt])
+            if fracwgt.size != field.size:
+                raise PyOasisException("fracwgt has {} values but the field has {}".format(
+                    fracwgt.size, field.size))
+            weights = numpy.ascontiguousarray(fracwgt.ravel(order="F"), dtype=numpy.float64)
         if self._field is None:
             return OasisParameters.OASIS_OK
         values = numpy.ascontiguousarray(field.ravel(order="F"), dtype=numpy.float64)
         try:
-            return _parameter(self._field.put(kstep, values, write_restart))
+            return _parameter(self._field.put(kstep, values, write_restart, fracwgt=weights))
         except IsthmusError as e:
             raise oasis_error("Error in sending data to another component", e) from None
 
