@@ -96,6 +96,9 @@ module mod_oasis
   private :: refuse_uncpl
 
 
+  ! what a rank without points hands the C API as its (empty) fracwgt
+  real(c_double), target, save :: no_points(1) = 0
+
   ! a put's higher-order term (fld2..fld5) as double, for the coupler's C API
   type :: put_term
     real(c_double), allocatable :: v(:)
@@ -601,7 +604,15 @@ contains
     end if
     fwp = c_null_ptr
     if (present(fw)) then
-      if (allocated(fw%v)) fwp = c_loc(fw%v)
+      ! given, even on a rank without points (whose c_loc of an empty array may be NULL, which
+      ! the C API would take for "not given")
+      if (allocated(fw%v)) then
+        if (size(fw%v) > 0) then
+          fwp = c_loc(fw%v)
+        else
+          fwp = c_loc(no_points)
+        end if
+      end if
     end if
     if (c_associated(fwp)) then
       call check('oasis_put', isthmus_coupler_put_fracwgt(process%cpl, var_id - 1, kstep, values, &

@@ -185,6 +185,7 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
     // the restart's values count for date 0 as an INSTANT put at date -LAG would (OASIS calls
     // its put path with the model time -LAG)
     emit(-e.lag, 0);
+    fw_given_.assign(nfields_, false);  // the puts say from now on
   }
   // after the lagged send, which leaves the accumulators alone: OASIS reads them second too
   if (ends_.src && !instant() &&
@@ -579,13 +580,17 @@ void Coupling::take_fracwgt(int k, int date, const void* fracwgt, DataType type,
 void Coupling::start(const double* const* src, double* const* dst) {
   if (src) ++stats_.sends;  // a destination-only rank starts its receives with nothing to send
   if (mapping_) {
-    if (!voted_) {
+    if (static_cast<int>(votes_.size()) < fracwgt_votes()) {
       vote_fracwgt(src && fw_given_[0]);
-      if (!src) settle_fracwgt();  // a destination rank learns it now
+      // a source knows its own vote; a destination rank learns it now
+      exchange_fw_ = src ? fw_given_[0] : (settle_fracwgt(), votes_.back().all[0] != 0);
+      if (static_cast<int>(votes_.size()) == fracwgt_votes())
+        fw_ = exchange_fw_ ? FracWgt::On : FracWgt::Off;
     } else {
-      settle_fracwgt();  // a source rank, at its second exchange
+      settle_fracwgt(false);  // a source rank checks the sources' agreement if it is there
+      exchange_fw_ = fw_ == FracWgt::On;
     }
-    if (!fracwgt_on()) {
+    if (!exchange_fw_) {
       mapping_->start(src);
     } else {
       if (mapping_->lanes() < 2) mapping_->add_lane();
@@ -715,7 +720,7 @@ int Coupling::emit(int date, int64_t lagged) {
     if (e.blasold)
       for (auto& s : send_)
         for (double& v : s) v = e.blasold->scale * v + e.blasold->add;
-    for (int f = 1; f < nfields_; ++f)
+    for (int f = 1; f < nfields_ && date >= 0; ++f)  // (the lagged restart's are alike)
       if (fw_given_[f] != fw_given_[0])
         fail(ISTHMUS_ERR_ARG, "put of ", where(e), " at date ", date, ": fracwgt given for ",
              e.src_names[fw_given_[f] ? f : 0], " but not for ", e.src_names[fw_given_[f] ? 0 : f],
@@ -900,26 +905,38 @@ int Coupling::get_timed(int k, int date, void* data, DataType type) {
 
 void Coupling::complete() {
   if (pending_ && !ends_.dst) finish(nullptr, "terminate", last_put_);
+  // a rank that did not take part in every vote joins the rest now, so that none waits for
+  // it for ever
+  while (mapping_ && static_cast<int>(votes_.size()) < fracwgt_votes()) vote_fracwgt(false);
   settle_fracwgt();
 }
 
 void Coupling::vote_fracwgt(bool on) {
-  voted_ = true;
-  fw_vote_[0] = ends_.src && on;
-  fw_vote_[1] = ends_.src && !on;
-  ISTHMUS_MPI(MPI_Iallreduce(fw_vote_, fw_votes_, 2, MPI_INT, MPI_MAX, mapping_->redist().comm(),
-                             &fw_request_));
-  if (ends_.src) fw_ = on ? FracWgt::On : FracWgt::Off;  // the others learn it from the vote
+  votes_.reserve(2);  // the requests' buffers must not move
+  Vote& v = votes_.emplace_back();
+  v.mine[0] = ends_.src && on;
+  v.mine[1] = ends_.src && !on;
+  ISTHMUS_MPI(MPI_Iallreduce(v.mine, v.all, 2, MPI_INT, MPI_MAX, mapping_->redist().comm(), &v.request));
 }
 
-void Coupling::settle_fracwgt() {
-  if (fw_request_ == MPI_REQUEST_NULL) return;
-  ISTHMUS_MPI(wmpi::Wait(&fw_request_, MPI_STATUS_IGNORE));
-  if (fw_votes_[0] && fw_votes_[1])
-    fail(ISTHMUS_ERR_ARG, where(*ends_.entry), ": at its first coupling date some ranks of ",
-         ends_.src_component, " put with fracwgt and others without; every rank must give it, "
-         "or none");
-  fw_ = fw_votes_[0] ? FracWgt::On : FracWgt::Off;
+void Coupling::settle_fracwgt(bool wait) {
+  for (Vote& v : votes_) {
+    if (v.settled) continue;
+    if (wait) {
+      ISTHMUS_MPI(wmpi::Wait(&v.request, MPI_STATUS_IGNORE));
+    } else {
+      int done = 0;
+      ISTHMUS_MPI(MPI_Test(&v.request, &done, MPI_STATUS_IGNORE));
+      if (!done) return;
+    }
+    v.settled = true;
+    if (v.all[0] && v.all[1])
+      fail(ISTHMUS_ERR_ARG, where(*ends_.entry), ": some ranks of ", ends_.src_component,
+           &v == &votes_[0] && fracwgt_votes() > 1
+               ? " hold a fracwgt fraction in the lagged restart file and others do not"
+               : " put with fracwgt at its first coupling date and others without; every rank "
+                 "must give it, or none");
+  }
 }
 
 void Coupling::divide_by_fraction(double* const* dst, int date) {

@@ -145,11 +145,17 @@ class Coupling {
                 const void* const* terms, const void* fracwgt);
   // a put's fracwgt: checked against the entry's state, kept for the coupling date
   void take_fracwgt(int k, int date, const void* fracwgt, DataType type, bool coupling_date);
-  // at this rank's first exchange of a mapped entry: its vote (a source's: fracwgt on or off)
+  // at this rank's next exchange of a mapped entry that votes: its vote (a source rank's:
+  // whether the exchange carries a fraction)
   void vote_fracwgt(bool on);
-  // waits for the vote's result; fails on every rank if the source ranks disagreed
-  void settle_fracwgt();
-  bool fracwgt_on() const { return fw_ == FracWgt::On; }
+  // the results of the votes started, waited for (or only tested: a source rank, which knows
+  // its own votes, need not wait for the destination); fails on every rank if the source ranks
+  // disagreed
+  void settle_fracwgt(bool wait = true);
+  // the votes a coupling takes: its first exchange's, and with LAG > 0 the first one's from the
+  // puts (the first exchange sends the restart file's values, with the fraction it holds or
+  // none, as OASIS3-MCT sends them)
+  int fracwgt_votes() const { return ends_.entry->lag > 0 ? 2 : 1; }
   void divide_by_fraction(double* const* dst, int date);
   // a put's higher-order terms: checked, switched on, added to their accumulators
   void take_terms(int k, int date, const void* const* terms, DataType type);
@@ -213,16 +219,22 @@ class Coupling {
   int last_get_ = -1;
   CouplingStats stats_;
   // fracwgt (put): the numerator travels on lane 0 of the mapping, the fraction on lane 1,
-  // both started at the coupling date. Whether it is on is fixed at the entry's first exchange,
-  // which every rank of the exchange learns in one nonblocking reduction over the exchange's
-  // communicator, started by each rank at its first exchange (the source ranks vote from their
-  // puts, or from the lagged restart file): a destination rank waits for it at its first get,
-  // a source rank at its next exchange (or at termination).
+  // both started at the coupling date. Whether it is on is fixed at the entry's first exchange
+  // from puts, which every rank of the exchange learns in a nonblocking reduction over the
+  // exchange's communicator, started by each rank when it starts that exchange (the source
+  // ranks vote from their puts; a lagged entry's first exchange, the restart file's values,
+  // has a vote of its own, from the file): a destination rank waits for it at that get; a
+  // source rank tests it at its next exchanges and waits at termination (so that a put never
+  // waits for the destination on its account).
   enum class FracWgt { Unknown, Off, On };
-  FracWgt fw_ = FracWgt::Unknown;            // as this rank knows it
-  bool voted_ = false;
-  MPI_Request fw_request_ = MPI_REQUEST_NULL;
-  int fw_vote_[2] = {0, 0}, fw_votes_[2] = {0, 0};  // [a source on, a source off]
+  FracWgt fw_ = FracWgt::Unknown;            // the entry's, from its first exchange from puts
+  bool exchange_fw_ = false;                 // the exchange started last carries a fraction
+  struct Vote {
+    MPI_Request request = MPI_REQUEST_NULL;
+    int mine[2] = {0, 0}, all[2] = {0, 0};   // [a source on, a source off]
+    bool settled = false;
+  };
+  std::vector<Vote> votes_;                  // started by this rank, in exchange order
   std::vector<bool> fw_given_;               // per field: its put at the coupling date gave one
   std::vector<std::vector<double>> fw_send_; // per field: the fraction to send (source side)
   std::vector<std::vector<double>> fw_num_;  // per field: value * fraction (source side)

@@ -1165,3 +1165,99 @@ TEST(Coupler, FracwgtRules) {
   }
   EXPECT_TRUE(all_ranks(!::testing::Test::HasFailure()));
 }
+
+// fracwgt through a lagged restart file, as OASIS3-MCT 5.0 keeps it: the first segment starts
+// without a restart file ($NNOREST: zeros, no fraction) and puts with fracwgt from date 0 on;
+// the fraction of the value it leaves for the next segment goes into the file beside it
+// (avfw<entry>_<field>), and the next segment's first exchange, from the file, divides by its
+// mapped fraction. Checked against the same values put plainly (field * fraction, fraction) on
+// two more lagged entries, whose restart values the same file keeps.
+TEST(Coupler, FracwgtGoesThroughTheLaggedRestartFile) {
+  Watchdog w("coupler fracwgt restart");
+  Layout L;
+  const TempRunDir run("fracwgt_restart");
+  const std::string weights = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc";
+  const int64_t ns = 182 * 149, nd = 96 * 72;
+  auto x_at = [](int64_t g, int date) { return 5.0 + std::cos(g * 0.0011) + date; };
+  auto f_at = [](int64_t g, int date) {
+    const double f = 0.5 + 0.7 * std::sin(g * 0.0023 + date);
+    return f < 0.05 ? 0.0 : f > 1.0 ? 1.0 : f;
+  };
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.runtime = 4;
+  cfg.nnorest = true;
+  int line = 10;
+  for (const char* n : {"1", "2", "3"}) {
+    Entry e = orca2_to_lmdz(weights);
+    e.src_names = {std::string("SO") + n};
+    e.dst_names = {std::string("SA") + n};
+    e.line = line;
+    line += 10;
+    e.period = 2;
+    e.lag = 2;
+    e.restart_file = "rst.nc";
+    cfg.entries.push_back(e);
+  }
+  CouplerOptions opt;
+  opt.run_dir = run.path();
+  const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
+  const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
+  int64_t wrong = 0, divided = 0;
+  for (int segment = 0; segment < 2; ++segment) {
+    Coupler c(MPI_COMM_WORLD, L.two() ? L.component() : "both", cfg, opt);
+    const std::vector<int64_t> sidx = random_part(ns, ls, lr, 21 + segment), didx = random_part(nd, ls, lr, 23 + segment);
+    int so[3], sa[3];
+    if (src) {
+      const int part = c.def_partition(ptr(list_of(ns, sidx)));
+      for (int k = 0; k < 3; ++k)
+        so[k] = c.def_var("SO" + std::to_string(k + 1), part, VarDirection::Out, DataType::Double);
+    }
+    if (dst) {
+      const int part = c.def_partition(ptr(list_of(nd, didx)));
+      for (int k = 0; k < 3; ++k)
+        sa[k] = c.def_var("SA" + std::to_string(k + 1), part, VarDirection::In, DataType::Double);
+    }
+    c.enddef();
+    for (int date = 0; date < 4; date += 2) {
+      const int t = 4 * segment + date;  // the run's time
+      if (dst) {  // the lagged value comes first
+        std::vector<double> num(didx.size()), den(didx.size()), y(didx.size(), -1.0);
+        EXPECT_EQ(c.get(sa[0], date, num.data()), kRecvd);
+        EXPECT_EQ(c.get(sa[1], date, den.data()), kRecvd);
+        EXPECT_EQ(c.get(sa[2], date, y.data()), kRecvd);
+        for (size_t i = 0; i < didx.size(); ++i) {
+          const double r = den[i] != 0.0 ? num[i] / den[i] : 0.0;
+          wrong += std::memcmp(&y[i], &r, sizeof r) != 0;
+          divided += t > 0 && den[i] != 0.0 && den[i] != 1.0 && y[i] != 0.0;
+        }
+      }
+      if (src) {
+        std::vector<double> x(sidx.size()), f(sidx.size()), xf(sidx.size());
+        for (size_t i = 0; i < sidx.size(); ++i) {
+          x[i] = x_at(sidx[i], t);
+          f[i] = f_at(sidx[i], t);
+          xf[i] = x[i] * f[i];
+        }
+        const int info = date + 2 == 4 ? kToRest : kSent;
+        EXPECT_EQ(c.put(so[0], date, xf.data()), info);
+        EXPECT_EQ(c.put(so[1], date, f.data()), info);
+        EXPECT_EQ(c.put(so[2], date, x.data(), false, nullptr, f.data()), info);
+      }
+    }
+    c.terminate();
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (segment == 0 && world_rank() == 0) {
+      int id = -1, v = -1;
+      ASSERT_EQ(nc_open((run.path() + "/rst.nc").c_str(), NC_NOWRITE, &id), NC_NOERR);
+      EXPECT_EQ(nc_inq_varid(id, "avfw000003_SO3", &v), NC_NOERR);
+      EXPECT_EQ(nc_inq_varid(id, "SO3", &v), NC_NOERR);
+      EXPECT_NE(nc_inq_varid(id, "avfw000001_SO1", &v), NC_NOERR);
+      nc_close(id);
+    }
+  }
+  EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values";
+  int64_t total = divided;
+  MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_GT(total, 3 * 1000);  // dates 2, 4 (the restart's) and 6
+}

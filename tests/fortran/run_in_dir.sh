@@ -2,7 +2,8 @@
 # Runs one Fortran test program on N ranks in a fresh run directory, and prints what it printed
 # (standard output, then each rank's standard error).
 # The namcouple is a copy of $ISTHMUS_FTEST_NAMCOUPLE if set, else one that couples nothing
-# (for programs that need only oasis_init_comp to find one).
+# (for programs that need only oasis_init_comp to find one); the files in $ISTHMUS_FTEST_FILES
+# (space-separated paths) are linked into it.
 # EXPECT: a line the output must hold; the exit code must be 0, or not 0 with ISTHMUS_FTEST_ABORTS=1.
 # Usage: run_in_dir.sh MPIRUN_SH N EXPECT PROGRAM [ARGS...]
 set -uo pipefail
@@ -15,6 +16,8 @@ if [ -n "${ISTHMUS_FTEST_NAMCOUPLE:-}" ]; then
 else
   printf '$NFIELDS\n  0\n$END\n$RUNTIME\n  3600\n$END\n$STRINGS\n$END\n' > "$dir/namcouple"
 fi
+# files the run reads (weights files), linked into it: $ISTHMUS_FTEST_FILES, space-separated
+for f in ${ISTHMUS_FTEST_FILES:-}; do ln -s "$f" "$dir/"; done
 cd "$dir"
 # Each rank writes its standard error into a file of its own (stderr.<rank>), read back after
 # the run: a launcher forwards the ranks' output through pipes, and when a rank calls MPI_Abort
