@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "base/error.h"
 #include "base/text.h"
@@ -720,6 +721,7 @@ int Coupling::emit(int date, int64_t lagged) {
     if (e.blasold)
       for (auto& s : send_)
         for (double& v : s) v = e.blasold->scale * v + e.blasold->add;
+    if (e.checkin) check_diagnostics(true, date, send_);
     for (int f = 1; f < nfields_ && date >= 0; ++f)  // (the lagged restart's are alike)
       if (fw_given_[f] != fw_given_[0])
         fail(ISTHMUS_ERR_ARG, "put of ", where(e), " at date ", date, ": fracwgt given for ",
@@ -790,7 +792,7 @@ int Coupling::put_timed(int k, int date, const void* data, DataType type, bool w
   take_fracwgt(k, date, fracwgt, type, lagged % e.period == 0);
   if (write_restart) write_restart_ = true;
   if (instant() && nfields_ == 1 && type == DataType::Double && lagged % e.period == 0 &&
-      !fracwgt &&
+      !fracwgt && !e.checkin &&
       !e.blasold && !src_output_ && !write_restart_ && exchanges() && !ends_.dst &&
       !beyond_run(lagged)) {
     // The common case, a plain send: the model's arrays go into the messages at once (start
@@ -866,7 +868,7 @@ int Coupling::get_timed(int k, int date, void* data, DataType type) {
              "the same ranks the put must come first (or use LAG)");
       // The common case, one double field received as it is: straight into the model's array
       // (the mapping multiplies into it), without the receive buffer's copy.
-      if (nfields_ == 1 && type == DataType::Double && !e.blasnew && !dst_output_ &&
+      if (nfields_ == 1 && type == DataType::Double && !e.blasnew && !dst_output_ && !e.checkout &&
           (mapping_ || !ends_.src)) {
         double* dst[] = {static_cast<double*>(data)};
         if (!ends_.src) start(nullptr, dst);
@@ -883,6 +885,7 @@ int Coupling::get_timed(int k, int date, void* data, DataType type) {
       for (auto& r : recv_)
         if (e.blasnew)
           for (double& v : r) v = e.blasnew->scale * v + e.blasnew->add;
+      if (e.checkout) check_diagnostics(false, date, recv_);
       if (dst_output_) dst_output_->write(date, dst_fields(recv_));
     }
     received_date_ = date;
@@ -937,6 +940,81 @@ void Coupling::settle_fracwgt(bool wait) {
                : " put with fracwgt at its first coupling date and others without; every rank "
                  "must give it, or none");
   }
+}
+
+void Coupling::check_diagnostics(bool source, int date, const std::vector<std::vector<double>>& values) {
+  const Entry& e = *ends_.entry;
+  const IndexList& points = source ? ends_.src_points : ends_.dst_points;
+  const int64_t n = points.size();
+  const std::vector<int64_t> index = points.indices();
+  // per field level: sum and count (summed), minimum and -maximum (the smallest), then the
+  // smallest global index holding each
+  std::vector<double> sums, extremes;
+  for (int f = 0; f < nfields_; ++f)
+    for (int l = 0; l < ends_.levels[f]; ++l) {
+      double sum = 0.0, lo = std::numeric_limits<double>::infinity(), hi = -lo;
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = values[f][l * n + i];
+        sum += v;
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+      sums.push_back(sum);
+      extremes.push_back(lo);
+      extremes.push_back(-hi);
+    }
+  sums.push_back(static_cast<double>(n));
+  const MPI_Comm comm = files();
+  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, sums.data(), static_cast<int>(sums.size()), MPI_DOUBLE, MPI_SUM, comm));
+  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, extremes.data(), static_cast<int>(extremes.size()), MPI_DOUBLE, MPI_MIN, comm));
+  std::vector<int64_t> at_index(extremes.size(), std::numeric_limits<int64_t>::max());
+  size_t k = 0;
+  for (int f = 0; f < nfields_; ++f)
+    for (int l = 0; l < ends_.levels[f]; ++l, k += 2)
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = values[f][l * n + i];
+        if (v == extremes[k]) at_index[k] = std::min(at_index[k], index[i]);
+        if (-v == extremes[k + 1]) at_index[k + 1] = std::min(at_index[k + 1], index[i]);
+      }
+  ISTHMUS_MPI(MPI_Allreduce(MPI_IN_PLACE, at_index.data(), static_cast<int>(at_index.size()), MPI_INT64_T, MPI_MIN, comm));
+  int me = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
+  if (me != 0) return;
+  const std::string& component = source ? ends_.src_component : ends_.dst_component;
+  const int64_t nx = (source ? src_shape_ : dst_shape_).nx;
+  const int64_t total = static_cast<int64_t>(sums.back());
+  std::FILE* out = std::fopen((run_dir_ + "/isthmus_check_" + component + ".txt").c_str(), "a");
+  if (!out) return;  // diagnostics only: a run is not stopped for them
+  std::fprintf(out, "\n%s %s, date %d, %s: CHECK* diags :no mask:unweighted\n",
+               source ? "CHECKIN" : "CHECKOUT", where(e).c_str(), date,
+               source ? "put (after BLASOLD)" : "get (after BLASNEW)");
+  std::fprintf(out, "  array size      = %12lld\n  masked size     = %12lld\n", static_cast<long long>(total),
+               static_cast<long long>(total));
+  // the global index, 1-based, and its (i, j) on the grid's nx columns (OASIS's layout)
+  auto at = [&](int64_t g) {
+    const int64_t c = nx > 0 ? nx : total;
+    std::fprintf(out, "(%6lld,%6lld) %9lld", static_cast<long long>(g % c + 1),
+                 static_cast<long long>(g / c + 1), static_cast<long long>(g + 1));
+  };
+  k = 0;
+  size_t fl = 0;
+  for (int f = 0; f < nfields_; ++f)
+    for (int l = 0; l < ends_.levels[f]; ++l, k += 2, ++fl) {
+      const std::string name = level_name(source ? e.src_names[f] : e.dst_names[f], l, ends_.levels[f]);
+      const char* c = name.c_str();
+      if (total == 0) {
+        std::fprintf(out, "CHECK* diags, fld= %s NO unmasked data so NO DIAGNOSTICS\n", c);
+        continue;
+      }
+      std::fprintf(out, "CHECK* diags, fld= %s :no mask:unweighted\n", c);
+      std::fprintf(out, "  minimum value   = %24.16g %s\n     min val at   = ", extremes[k], c);
+      at(at_index[k]);
+      std::fprintf(out, " %s\n  maximum value   = %24.16g %s\n     max val at   = ", c, -extremes[k + 1], c);
+      at(at_index[k + 1]);
+      std::fprintf(out, " %s\n  unweighted mean = %24.16g %s\n  unweighted sum  = %24.16g %s\n", c,
+                   sums[fl] / static_cast<double>(total), c, sums[fl], c);
+    }
+  std::fclose(out);
 }
 
 void Coupling::divide_by_fraction(double* const* dst, int date) {

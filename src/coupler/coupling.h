@@ -157,6 +157,12 @@ class Coupling {
   // none, as OASIS3-MCT sends them)
   int fracwgt_votes() const { return ends_.entry->lag > 0 ? 2 : 1; }
   void divide_by_fraction(double* const* dst, int date);
+  // CHECKIN (source: the values mapped, after BLASOLD) and CHECKOUT (destination: the values
+  // received, after BLASNEW), as OASIS3-MCT's oasis_advance_avdiag: per field level the count,
+  // minimum and maximum with their global index, mean and sum over the component's ranks, which
+  // its first rank appends to <run dir>/isthmus_check_<component>.txt. Collective over the
+  // component.
+  void check_diagnostics(bool source, int date, const std::vector<std::vector<double>>& values);
   // a put's higher-order terms: checked, switched on, added to their accumulators
   void take_terms(int k, int date, const void* const* terms, DataType type);
   // the arrays a coupling date sends: per field its values, then its terms (NULL when off)

@@ -10,7 +10,9 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -1260,4 +1262,85 @@ TEST(Coupler, FracwgtGoesThroughTheLaggedRestartFile) {
   int64_t total = divided;
   MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   EXPECT_GT(total, 3 * 1000);  // dates 2, 4 (the restart's) and 6
+}
+
+// CHECKIN and CHECKOUT (OASIS3-MCT's oasis_advance_avdiag): at each coupling date the source
+// component's first rank appends the put values' statistics (after BLASOLD), the destination's
+// the received ones (after BLASNEW), to <run dir>/isthmus_check_<component>.txt, in OASIS's
+// lines: the minimum and maximum with their (i, j) and 1-based index (the lowest where several
+// points hold it), the mean and the sum over all ranks. Checked against the serial values.
+TEST(Coupler, CheckinCheckoutWriteTheFieldsStatistics) {
+  Watchdog w("coupler checkin");
+  Layout L;
+  const TempRunDir run("checkin");
+  const int64_t nx = 37, ny = 11, n = nx * ny;
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.runtime = 6;
+  Entry e = entry("SST", "SSTA", 3, nx, ny);
+  e.checkin = e.checkout = true;
+  e.blasnew = BlasSpec{};
+  e.blasnew->scale = 2.0;
+  cfg.entries.push_back(e);
+  CouplerOptions opt;
+  opt.run_dir = run.path();
+  const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
+  Coupler c(MPI_COMM_WORLD, L.two() ? L.component() : "both", cfg, opt);
+  const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
+  const std::vector<int64_t> sidx = random_part(n, ls, lr, 31), didx = random_part(n, ls, lr, 32);
+  int so = -1, sa = -1;
+  if (src) so = c.def_var("SST", c.def_partition(ptr(list_of(n, sidx))), VarDirection::Out, DataType::Double);
+  if (dst) sa = c.def_var("SSTA", c.def_partition(ptr(list_of(n, didx))), VarDirection::In, DataType::Double);
+  c.enddef();
+  // a field whose minimum is held by two points (the lowest index counts) and whose maximum by one
+  auto x_at = [](int64_t g, int date) { return g == 40 || g == 300 ? -7.0 : std::sin(0.1 * g) + date; };
+  for (int date = 0; date < 6; ++date) {
+    if (src) {
+      std::vector<double> x(sidx.size());
+      for (size_t i = 0; i < sidx.size(); ++i) x[i] = x_at(sidx[i], date);
+      c.put(so, date, x.data());
+    }
+    if (dst) {
+      std::vector<double> y(didx.size());
+      c.get(sa, date, y.data());
+    }
+  }
+  c.terminate();
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() != 0) return;
+  for (const char* side : {"CHECKIN", "CHECKOUT"}) {
+    const std::string comp = L.two() ? (side[5] == 'I' ? "ocean" : "atmos") : "both";
+    std::ifstream in(run.path() + "/isthmus_check_" + comp + ".txt");
+    ASSERT_TRUE(in.good()) << comp;
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (int date : {0, 3}) {
+      const double scale = side[5] == 'I' ? 1.0 : 2.0;  // BLASNEW doubles what arrives
+      double lo = 1e300, hi = -1e300, sum = 0.0;
+      int64_t ilo = -1, ihi = -1;
+      for (int64_t g = 0; g < n; ++g) {
+        const double v = scale * x_at(g, date);
+        sum += v;
+        if (v < lo) lo = v, ilo = g;
+        if (v > hi) hi = v, ihi = g;
+      }
+      const std::string head = std::string(side) + " entry SST (line 10), date " + std::to_string(date);
+      const size_t at = text.find(head);
+      ASSERT_NE(at, std::string::npos) << head << "\n" << text;
+      const std::string fld = side[5] == 'I' ? "SST" : "SSTA";
+      char line[256];
+      std::snprintf(line, sizeof line, "  minimum value   = %24.16g %s\n     min val at   = (%6lld,%6lld) %9lld %s",
+                    lo, fld.c_str(), static_cast<long long>(ilo % nx + 1), static_cast<long long>(ilo / nx + 1),
+                    static_cast<long long>(ilo + 1), fld.c_str());
+      EXPECT_NE(text.find(line, at), std::string::npos) << line << "\n" << text.substr(at, 600);
+      std::snprintf(line, sizeof line, "  maximum value   = %24.16g %s\n     max val at   = (%6lld,%6lld) %9lld %s",
+                    hi, fld.c_str(), static_cast<long long>(ihi % nx + 1), static_cast<long long>(ihi / nx + 1),
+                    static_cast<long long>(ihi + 1), fld.c_str());
+      EXPECT_NE(text.find(line, at), std::string::npos) << line;
+      const size_t s = text.find("unweighted sum  = ", at);
+      ASSERT_NE(s, std::string::npos);
+      EXPECT_NEAR(std::stod(text.substr(s + 18, 24)), sum, 1e-12 * std::fabs(sum) + 1e-12);
+      EXPECT_NE(text.find("  array size      =          407\n", at), std::string::npos);
+    }
+    EXPECT_EQ(text.find(std::string(side) + " entry SST (line 10), date 1"), std::string::npos);
+  }
 }
