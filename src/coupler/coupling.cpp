@@ -595,7 +595,8 @@ void Coupling::start(const double* const* src, double* const* dst) {
       mapping_->start(src);
     } else {
       if (mapping_->lanes() < 2) mapping_->add_lane();
-      std::vector<const double*> num, den;
+      // per field the mapping's arrays: the value, then its terms (none with fracwgt)
+      std::vector<const double*> num(static_cast<size_t>(nfields_) * terms_, nullptr), den(num);
       if (src) {
         // the numerator, field * fraction, on lane 0; the fraction on lane 1
         fw_num_.resize(nfields_);
@@ -604,8 +605,8 @@ void Coupling::start(const double* const* src, double* const* dst) {
           const std::vector<double>& w = fw_send_[f];
           fw_num_[f].resize(x.size());
           for (size_t i = 0; i < x.size(); ++i) fw_num_[f][i] = x[i] * w[i];
-          num.push_back(fw_num_[f].data());
-          den.push_back(w.data());
+          num[static_cast<size_t>(f) * terms_] = fw_num_[f].data();
+          den[static_cast<size_t>(f) * terms_] = w.data();
         }
       }
       mapping_->start(src ? num.data() : nullptr, 0);

@@ -372,93 +372,6 @@ void check_orca2_lmdz_mapping(const std::string& dir, const std::string& file,
   }
 }
 
-// OASIS3-MCT 5.0's fracwgt (oasis_put(..., fracwgt=f), pyoasis Var.put(..., fracwgt=f)): the
-// destination receives map(x * f) / map(f), 0 where the mapped fraction is 0. As OASIS's own
-// example does: x * f put plainly on one entry, f on another, x with fracwgt f on a third; the
-// third must be the first divided by the second, to the bit, for every side that multiplies, at
-// two coupling dates (the second runs on the fraction's lane already built), with the fraction
-// 0 or 1 over whole regions. The source component's puts decide alone: the destination
-// learns it at its first get.
-TEST(Coupler, FracwgtDividesByTheMappedFraction) {
-  Watchdog w("coupler fracwgt");
-  Layout L;
-  const std::string dir = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
-  const int64_t ns = 182 * 149, nd = 96 * 72;
-  auto x_at = [](int64_t g, int date) { return 2.0 + std::sin(g * 0.0007) * std::cos(g * 0.013) + date; };
-  auto f_at = [](int64_t g, int date) {
-    const double f = 1.0 / (1.0 + std::exp(-0.2 * (std::fabs(std::fmod(g * 0.37, 180.0) - 90.0) - 30.0 + 10.0 * date)));
-    return f <= 0.1 ? 0.0 : f >= 0.9 ? 1.0 : f;
-  };
-  for (MapSide side : {MapSide::Dst, MapSide::Src, MapSide::Auto}) {
-    Config cfg;
-    cfg.file = "namcouple";
-    cfg.runtime = 4;
-    int line = 10;
-    for (const char* n : {"1", "2", "3"}) {
-      Entry e = orca2_to_lmdz("rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc");
-      e.src_names = {std::string("SO") + n};
-      e.dst_names = {std::string("SA") + n};
-      e.line = line;
-      line += 10;
-      e.period = 2;
-      e.mapping->side = side;
-      e.mapping->side_given = true;
-      cfg.entries.push_back(e);
-    }
-    CouplerOptions opt;
-    opt.run_dir = dir;
-    const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
-    Coupler c(MPI_COMM_WORLD, L.two() ? L.component() : "both", cfg, opt);
-    const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
-    const std::vector<int64_t> sidx = random_part(ns, ls, lr, 17), didx = random_part(nd, ls, lr, 18);
-    int so[3], sa[3];
-    if (src) {
-      const int part = c.def_partition(ptr(list_of(ns, sidx)));
-      for (int k = 0; k < 3; ++k)
-        so[k] = c.def_var("SO" + std::to_string(k + 1), part, VarDirection::Out, DataType::Double);
-    }
-    if (dst) {
-      const int part = c.def_partition(ptr(list_of(nd, didx)));
-      for (int k = 0; k < 3; ++k)
-        sa[k] = c.def_var("SA" + std::to_string(k + 1), part, VarDirection::In, DataType::Double);
-    }
-    c.enddef();
-    int64_t wrong = 0, divided = 0, zero = 0;
-    for (int date = 0; date < 4; date += 2) {
-      if (src) {
-        std::vector<double> x(sidx.size()), f(sidx.size()), xf(sidx.size());
-        for (size_t i = 0; i < sidx.size(); ++i) {
-          x[i] = x_at(sidx[i], date);
-          f[i] = f_at(sidx[i], date);
-          xf[i] = x[i] * f[i];
-        }
-        EXPECT_EQ(c.put(so[0], date, xf.data()), kSent);
-        EXPECT_EQ(c.put(so[1], date, f.data()), kSent);
-        EXPECT_EQ(c.put(so[2], date, x.data(), false, nullptr, f.data()), kSent);
-      }
-      if (dst) {
-        std::vector<double> num(didx.size()), den(didx.size()), y(didx.size(), -1.0);
-        EXPECT_EQ(c.get(sa[0], date, num.data()), kRecvd);
-        EXPECT_EQ(c.get(sa[1], date, den.data()), kRecvd);
-        EXPECT_EQ(c.get(sa[2], date, y.data()), kRecvd);
-        for (size_t i = 0; i < didx.size(); ++i) {
-          const double r = den[i] != 0.0 ? num[i] / den[i] : 0.0;
-          wrong += std::memcmp(&y[i], &r, sizeof r) != 0;
-          divided += den[i] != 0.0 && den[i] != 1.0;
-          zero += den[i] == 0.0;
-        }
-      }
-    }
-    c.terminate();
-    EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values, side " << static_cast<int>(side);
-    // the fraction is 0 at some destination points and strictly between 0 and 1 at others
-    int64_t counts[2] = {divided, zero};
-    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-    EXPECT_GT(counts[0], 1000);
-    EXPECT_GT(counts[1], 100);
-  }
-}
-
 TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
   Watchdog w("coupler mapping");
   const std::string dir = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
@@ -1342,5 +1255,98 @@ TEST(Coupler, CheckinCheckoutWriteTheFieldsStatistics) {
       EXPECT_NE(text.find("  array size      =          407\n", at), std::string::npos);
     }
     EXPECT_EQ(text.find(std::string(side) + " entry SST (line 10), date 1"), std::string::npos);
+  }
+}
+
+// OASIS3-MCT 5.0's fracwgt (oasis_put(..., fracwgt=f), pyoasis Var.put(..., fracwgt=f)): the
+// destination receives map(x * f) / map(f), 0 where the mapped fraction is 0. As OASIS's own
+// example does: x * f put plainly on one entry, f on another, x with fracwgt f on a third; the
+// third must be the first divided by the second, to the bit, for every side that multiplies, at
+// two coupling dates (the second runs on the fraction's lane already built), with the fraction
+// 0 or 1 over whole regions. The source component's puts decide alone: the destination
+// learns it at its first get.
+TEST(Coupler, FracwgtDividesByTheMappedFraction) {
+  Watchdog w("coupler fracwgt");
+  Layout L;
+  const TempRunDir run("fracwgt");
+  const std::string one = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc";
+  // and the file with 3 weights per link, where the source side multiplies (its mapping keeps
+  // them all: the fraction's lanes carry no terms)
+  const std::string three = three_weights_file(run.path());
+  const int64_t ns = 182 * 149, nd = 96 * 72;
+  auto x_at = [](int64_t g, int date) { return 2.0 + std::sin(g * 0.0007) * std::cos(g * 0.013) + date; };
+  auto f_at = [](int64_t g, int date) {
+    const double f = 1.0 / (1.0 + std::exp(-0.2 * (std::fabs(std::fmod(g * 0.37, 180.0) - 90.0) - 30.0 + 10.0 * date)));
+    return f <= 0.1 ? 0.0 : f >= 0.9 ? 1.0 : f;
+  };
+  const std::pair<MapSide, std::string> cases[] = {
+      {MapSide::Dst, one}, {MapSide::Src, one}, {MapSide::Auto, one}, {MapSide::Src, three}};
+  for (const auto& [side, weights] : cases) {
+    Config cfg;
+    cfg.file = "namcouple";
+    cfg.runtime = 4;
+    int line = 10;
+    for (const char* n : {"1", "2", "3"}) {
+      Entry e = orca2_to_lmdz(weights);
+      e.src_names = {std::string("SO") + n};
+      e.dst_names = {std::string("SA") + n};
+      e.line = line;
+      line += 10;
+      e.period = 2;
+      e.mapping->side = side;
+      e.mapping->side_given = true;
+      cfg.entries.push_back(e);
+    }
+    CouplerOptions opt;
+    opt.run_dir = run.path();
+    const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
+    Coupler c(MPI_COMM_WORLD, L.two() ? L.component() : "both", cfg, opt);
+    const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
+    const std::vector<int64_t> sidx = random_part(ns, ls, lr, 17), didx = random_part(nd, ls, lr, 18);
+    int so[3], sa[3];
+    if (src) {
+      const int part = c.def_partition(ptr(list_of(ns, sidx)));
+      for (int k = 0; k < 3; ++k)
+        so[k] = c.def_var("SO" + std::to_string(k + 1), part, VarDirection::Out, DataType::Double);
+    }
+    if (dst) {
+      const int part = c.def_partition(ptr(list_of(nd, didx)));
+      for (int k = 0; k < 3; ++k)
+        sa[k] = c.def_var("SA" + std::to_string(k + 1), part, VarDirection::In, DataType::Double);
+    }
+    c.enddef();
+    int64_t wrong = 0, divided = 0, zero = 0;
+    for (int date = 0; date < 4; date += 2) {
+      if (src) {
+        std::vector<double> x(sidx.size()), f(sidx.size()), xf(sidx.size());
+        for (size_t i = 0; i < sidx.size(); ++i) {
+          x[i] = x_at(sidx[i], date);
+          f[i] = f_at(sidx[i], date);
+          xf[i] = x[i] * f[i];
+        }
+        EXPECT_EQ(c.put(so[0], date, xf.data()), kSent);
+        EXPECT_EQ(c.put(so[1], date, f.data()), kSent);
+        EXPECT_EQ(c.put(so[2], date, x.data(), false, nullptr, f.data()), kSent);
+      }
+      if (dst) {
+        std::vector<double> num(didx.size()), den(didx.size()), y(didx.size(), -1.0);
+        EXPECT_EQ(c.get(sa[0], date, num.data()), kRecvd);
+        EXPECT_EQ(c.get(sa[1], date, den.data()), kRecvd);
+        EXPECT_EQ(c.get(sa[2], date, y.data()), kRecvd);
+        for (size_t i = 0; i < didx.size(); ++i) {
+          const double r = den[i] != 0.0 ? num[i] / den[i] : 0.0;
+          wrong += std::memcmp(&y[i], &r, sizeof r) != 0;
+          divided += den[i] != 0.0 && den[i] != 1.0;
+          zero += den[i] == 0.0;
+        }
+      }
+    }
+    c.terminate();
+    EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values, side " << static_cast<int>(side);
+    // the fraction is 0 at some destination points and strictly between 0 and 1 at others
+    int64_t counts[2] = {divided, zero};
+    MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    EXPECT_GT(counts[0], 1000);
+    EXPECT_GT(counts[1], 100);
   }
 }
