@@ -800,6 +800,14 @@ int isthmus_coupler_report(isthmus_coupler* cpl, char* text, int64_t size, int64
 int isthmus_coupler_is_configured(const isthmus_coupler* cpl, const char* field, int* configured);
 /* A field's local points on this rank and its bundle size (its arrays hold points * bundle). */
 int isthmus_coupler_get_var_size(isthmus_coupler* cpl, int var, int64_t* points, int* bundle);
+/* A partition's local points on this rank and its global size. */
+int isthmus_coupler_get_partition_size(isthmus_coupler* cpl, int partition, int64_t* points,
+                                       int64_t* global_size);
+/* The values of a partition's points (one per local point, in its order) gathered on the
+ * component's first rank into `global` (the partition's global size; points no rank holds
+ * get 0); `global` may be NULL on the other ranks. Collective over the component: OASIS3-MCT
+ * 4.0's grid writing with a partition (partid). */
+int isthmus_coupler_gather(isthmus_coupler* cpl, int partition, const double* local, double* global);
 /* This component's number among the world's components, from 0, in order of their first world
  * rank (-1 on a rank without component). */
 int isthmus_coupler_get_component_index(const isthmus_coupler* cpl, int* index);

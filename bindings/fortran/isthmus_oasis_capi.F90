@@ -74,6 +74,22 @@ module isthmus_oasis_capi
       integer(c_int64_t), intent(out) :: points
       integer(c_int), intent(out) :: bundle
     end function
+    integer(c_int) function isthmus_coupler_get_partition_size(cpl, partition, points, gsize) &
+        bind(C, name="isthmus_coupler_get_partition_size")
+      import :: c_int, c_int64_t, c_ptr
+      type(c_ptr), value :: cpl
+      integer(c_int), value :: partition
+      integer(c_int64_t), intent(out) :: points, gsize
+    end function
+    ! global: the partition's global size on the component's first rank (unused elsewhere)
+    integer(c_int) function isthmus_coupler_gather(cpl, partition, local, global) &
+        bind(C, name="isthmus_coupler_gather")
+      import :: c_int, c_ptr, c_double
+      type(c_ptr), value :: cpl
+      integer(c_int), value :: partition
+      real(c_double), intent(in) :: local(*)
+      real(c_double), intent(inout) :: global(*)
+    end function
     integer(c_int) function isthmus_coupler_get_component_index(cpl, index) &
         bind(C, name="isthmus_coupler_get_component_index")
       import :: c_int, c_ptr
@@ -262,6 +278,7 @@ module isthmus_oasis_capi
   public :: isthmus_coupler_def_partition_oasis, isthmus_coupler_def_var, isthmus_coupler_enddef
   public :: isthmus_coupler_put_flags, isthmus_coupler_get, isthmus_coupler_terminate
   public :: isthmus_coupler_put_terms, isthmus_coupler_put_fracwgt
+  public :: isthmus_coupler_get_partition_size, isthmus_coupler_gather
   public :: isthmus_coupler_put_inquire, isthmus_coupler_get_ncpl, isthmus_coupler_get_freqs
   public :: isthmus_grids_write_centers, isthmus_grids_write_corners, isthmus_grids_write_angles
   public :: isthmus_grids_write_mask, isthmus_grids_write_areas, isthmus_grids_write_fractions

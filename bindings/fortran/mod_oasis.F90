@@ -91,7 +91,8 @@ module mod_oasis
   private :: oasis_write_corner_r4, oasis_write_corner_r8, oasis_write_area_r4, oasis_write_area_r8
   private :: oasis_write_frac_r4, oasis_write_frac_r8
   private :: fail, check, require_coupler, put_worker, put_worker_r4, get_worker, get_worker_r4
-  private :: set_fracwgt_r8, set_fracwgt_r4, check_fracwgt
+  private :: set_fracwgt_r8, set_fracwgt_r4, check_fracwgt, grid_values
+  private :: isthmus_coupler_get_partition_size, isthmus_coupler_gather
   private :: put_term, set_term_r4, set_term_r8, check_term, local_rank, require_root, check_grid, oasis_compid, check_array
   private :: refuse_uncpl
 
@@ -932,112 +933,194 @@ contains
     call fail(routine, errmsg(1:nul - 1))
   end subroutine
 
-  ! iwrite = 1: the grids are always to be written (OASIS 4.0's answer).
+  ! iwrite = 1: the grids are always to be written (OASIS 4.0's answer). Any rank may call
+  ! them: with partid every rank of the component writes its part.
   subroutine oasis_start_grids_writing(iwrite)
     integer(kind=ip_intwp_p), intent(out) :: iwrite
-    call require_root('oasis_start_grids_writing')
     iwrite = 1
   end subroutine
 
   subroutine oasis_terminate_grids_writing()
-    call require_root('oasis_terminate_grids_writing')
   end subroutine
 
-  subroutine oasis_write_grid_r8(cgrid, nx, ny, lon, lat)
+  ! The grid-writing routines take the whole grid on the component's first rank (OASIS's rule
+  ! without partid), or, with partid (OASIS3-MCT 4.0), each rank's values at the partition's
+  ! points in its order (an array of any 2-D shape holding them, as OASIS takes), gathered on
+  ! the first rank, which writes them: then every rank of the component calls the routine.
+
+  ! The global array of a grid quantity: x itself without partid, else x's values at partid's
+  ! points (nlev blocks of them: the corners) gathered on the first rank into g; `write` says
+  ! whether this rank writes.
+  subroutine grid_values(routine, nx, ny, nlev, x, partid, g, write)
+    character(len=*), intent(in) :: routine
+    integer(kind=ip_intwp_p), intent(in) :: nx, ny, nlev
+    real(c_double), intent(in) :: x(:)
+    integer(kind=ip_intwp_p), intent(in), optional :: partid
+    real(c_double), allocatable, intent(out) :: g(:)
+    logical, intent(out) :: write
+    integer(c_int64_t) :: nloc, nglob
+    integer :: k
+    character(len=240) :: why
+    if (.not. present(partid)) then
+      call require_root(routine)
+      if (size(x, kind=c_int64_t) /= int(nx, 8) * ny * nlev) then
+        write(why, '(a,i0,a,i0,a,i0,a,i0,a)') 'the array holds ', size(x), ' values, the grid ', nx, &
+          ' x ', ny, ' x ', nlev, ' (without partid the whole grid is written by one rank)'
+        call fail(routine, trim(why))
+      end if
+      g = x
+      write = .true.
+      return
+    end if
+    call require_coupler(routine)
+    call check(routine, isthmus_coupler_get_partition_size(process%cpl, partid - 1, nloc, nglob))
+    if (nglob /= int(nx, 8) * ny) then
+      write(why, '(a,i0,a,i0,a,i0,a,i0)') 'partition ', partid, ' has ', nglob, &
+        ' points but the grid nx * ny = ', nx, ' * ', ny
+      call fail(routine, trim(why))
+    end if
+    if (size(x, kind=c_int64_t) /= nloc * nlev) then
+      write(why, '(a,i0,a,i0,a,i0,a)') 'the array holds ', size(x), ' values, but partition ', partid, &
+        ' has ', nloc, ' points on this rank'
+      call fail(routine, trim(why))
+    end if
+    write = local_rank(routine) == 0
+    allocate(g(merge(nglob * nlev, 1_c_int64_t, write)))
+    do k = 1, nlev
+      if (write) then
+        call check(routine, isthmus_coupler_gather(process%cpl, partid - 1, x((k - 1) * nloc + 1:), &
+                                                   g((k - 1) * nglob + 1:)))
+      else
+        call check(routine, isthmus_coupler_gather(process%cpl, partid - 1, x((k - 1) * nloc + 1:), g))
+      end if
+    end do
+  end subroutine
+
+  subroutine oasis_write_grid_r8(cgrid, nx, ny, lon, lat, partid)
     character(len=*), intent(in) :: cgrid
     integer(kind=ip_intwp_p), intent(in) :: nx, ny
-    real(kind=ip_double_p), intent(in) :: lon(nx, ny), lat(nx, ny)
+    real(kind=ip_double_p), intent(in) :: lon(:, :), lat(:, :)
+    integer(kind=ip_intwp_p), intent(in), optional :: partid
+    real(c_double), allocatable :: glon(:), glat(:)
+    logical :: w
     character(len=1024) :: errmsg
-    call require_root('oasis_write_grid')
-    call check_grid('oasis_write_grid', isthmus_grids_write_centers(c_null_ptr, c_str(cgrid), nx, ny, &
-                    lon, lat, errmsg, int(len(errmsg), c_int64_t)), errmsg)
+    call grid_values('oasis_write_grid', nx, ny, 1, reshape(lon, [size(lon)]), partid, glon, w)
+    call grid_values('oasis_write_grid', nx, ny, 1, reshape(lat, [size(lat)]), partid, glat, w)
+    if (w) call check_grid('oasis_write_grid', isthmus_grids_write_centers(c_null_ptr, c_str(cgrid), &
+                           nx, ny, glon, glat, errmsg, int(len(errmsg), c_int64_t)), errmsg)
   end subroutine
 
-  subroutine oasis_write_grid_r4(cgrid, nx, ny, lon, lat)
+  subroutine oasis_write_grid_r4(cgrid, nx, ny, lon, lat, partid)
     character(len=*), intent(in) :: cgrid
     integer(kind=ip_intwp_p), intent(in) :: nx, ny
-    real(kind=ip_single_p), intent(in) :: lon(nx, ny), lat(nx, ny)
-    call oasis_write_grid_r8(cgrid, nx, ny, real(lon, ip_double_p), real(lat, ip_double_p))
+    real(kind=ip_single_p), intent(in) :: lon(:, :), lat(:, :)
+    integer(kind=ip_intwp_p), intent(in), optional :: partid
+    call oasis_write_grid_r8(cgrid, nx, ny, real(lon, ip_double_p), real(lat, ip_double_p), partid)
   end subroutine
 
-  subroutine oasis_write_corner_r8(cgrid, nx, ny, nc, clo, cla)
+  subroutine oasis_write_corner_r8(cgrid, nx, ny, nc, clo, cla, partid)
     character(len=*), intent(in) :: cgrid
     integer(kind=ip_intwp_p), intent(in) :: nx, ny, nc
-    real(kind=ip_double_p), intent(in) :: clo(nx, ny, nc), cla(nx, ny, nc)
+    real(kind=ip_double_p), intent(in) :: clo(:, :, :), cla(:, :, :)
+    integer(kind=ip_intwp_p), intent(in), optional :: partid
+    real(c_double), allocatable :: gclo(:), gcla(:)
+    logical :: w
     character(len=1024) :: errmsg
-    call require_root('oasis_write_corner')
-    call check_grid('oasis_write_corner', isthmus_grids_write_corners(c_null_ptr, c_str(cgrid), nx, &
-                    ny, nc, clo, cla, errmsg, int(len(errmsg), c_int64_t)), errmsg)
+    call grid_values('oasis_write_corner', nx, ny, nc, reshape(clo, [size(clo)]), partid, gclo, w)
+    call grid_values('oasis_write_corner', nx, ny, nc, reshape(cla, [size(cla)]), partid, gcla, w)
+    if (w) call check_grid('oasis_write_corner', isthmus_grids_write_corners(c_null_ptr, c_str(cgrid), &
+                           nx, ny, nc, gclo, gcla, errmsg, int(len(errmsg), c_int64_t)), errmsg)
   end subroutine
 
-  subroutine oasis_write_corner_r4(cgrid, nx, ny, nc, clo, cla)
+  subroutine oasis_write_corner_r4(cgrid, nx, ny, nc, clo, cla, partid)
     character(len=*), intent(in) :: cgrid
     integer(kind=ip_intwp_p), intent(in) :: nx, ny, nc
-    real(kind=ip_single_p), intent(in) :: clo(nx, ny, nc), cla(nx, ny, nc)
-    call oasis_write_corner_r8(cgrid, nx, ny, nc, real(clo, ip_double_p), real(cla, ip_double_p))
+    real(kind=ip_single_p), intent(in) :: clo(:, :, :), cla(:, :, :)
+    integer(kind=ip_intwp_p), intent(in), optional :: partid
+    call oasis_write_corner_r8(cgrid, nx, ny, nc, real(clo, ip_double_p), real(cla, ip_double_p), partid)
   end subroutine
 
-  subroutine oasis_write_angle_r8(cgrid, nx, ny, angle)
+  subroutine oasis_write_angle_r8(cgrid, nx, ny, angle, partid)
     character(len=*), intent(in) :: cgrid
     integer(kind=ip_intwp_p), intent(in) :: nx, ny
-    real(kind=ip_double_p), intent(in) :: angle(nx, ny)
+    real(kind=ip_double_p), intent(in) :: angle(:, :)
+    integer(kind=ip_intwp_p), intent(in), optional :: partid
+    real(c_double), allocatable :: g(:)
+    logical :: w
     character(len=1024) :: errmsg
-    call require_root('oasis_write_angle')
-    call check_grid('oasis_write_angle', isthmus_grids_write_angles(c_null_ptr, c_str(cgrid), nx, ny, &
-                    angle, errmsg, int(len(errmsg), c_int64_t)), errmsg)
+    call grid_values('oasis_write_angle', nx, ny, 1, reshape(angle, [size(angle)]), partid, g, w)
+    if (w) call check_grid('oasis_write_angle', isthmus_grids_write_angles(c_null_ptr, c_str(cgrid), &
+                           nx, ny, g, errmsg, int(len(errmsg), c_int64_t)), errmsg)
   end subroutine
 
-  subroutine oasis_write_angle_r4(cgrid, nx, ny, angle)
+  subroutine oasis_write_angle_r4(cgrid, nx, ny, angle, partid)
     character(len=*), intent(in) :: cgrid
     integer(kind=ip_intwp_p), intent(in) :: nx, ny
-    real(kind=ip_single_p), intent(in) :: angle(nx, ny)
-    call oasis_write_angle_r8(cgrid, nx, ny, real(angle, ip_double_p))
+    real(kind=ip_single_p), intent(in) :: angle(:, :)
+    integer(kind=ip_intwp_p), intent(in), optional :: partid
+    call oasis_write_angle_r8(cgrid, nx, ny, real(angle, ip_double_p), partid)
   end subroutine
 
   ! mask: 1 = masked (not coupled), OASIS's convention
-  subroutine oasis_write_mask(cgrid, nx, ny, mask)
+  subroutine oasis_write_mask(cgrid, nx, ny, mask, partid)
     character(len=*), intent(in) :: cgrid
     integer(kind=ip_intwp_p), intent(in) :: nx, ny
-    integer(kind=ip_intwp_p), intent(in) :: mask(nx, ny)
+    integer(kind=ip_intwp_p), intent(in) :: mask(:, :)
+    integer(kind=ip_intwp_p), intent(in), optional :: partid
+    real(c_double), allocatable :: g(:)
+    integer(c_int), allocatable :: imask(:)
+    logical :: w
     character(len=1024) :: errmsg
-    call require_root('oasis_write_mask')
+    call grid_values('oasis_write_mask', nx, ny, 1, real(reshape(mask, [size(mask)]), c_double), &
+                     partid, g, w)
+    if (.not. w) return
+    allocate(imask(size(g)))
+    imask = nint(g)
     call check_grid('oasis_write_mask', isthmus_grids_write_mask(c_null_ptr, c_str(cgrid), nx, ny, &
-                    mask, errmsg, int(len(errmsg), c_int64_t)), errmsg)
+                    imask, errmsg, int(len(errmsg), c_int64_t)), errmsg)
   end subroutine
 
-  subroutine oasis_write_area_r8(cgrid, nx, ny, area)
+  subroutine oasis_write_area_r8(cgrid, nx, ny, area, partid)
     character(len=*), intent(in) :: cgrid
     integer(kind=ip_intwp_p), intent(in) :: nx, ny
-    real(kind=ip_double_p), intent(in) :: area(nx, ny)
+    real(kind=ip_double_p), intent(in) :: area(:, :)
+    integer(kind=ip_intwp_p), intent(in), optional :: partid
+    real(c_double), allocatable :: g(:)
+    logical :: w
     character(len=1024) :: errmsg
-    call require_root('oasis_write_area')
-    call check_grid('oasis_write_area', isthmus_grids_write_areas(c_null_ptr, c_str(cgrid), nx, ny, &
-                    area, errmsg, int(len(errmsg), c_int64_t)), errmsg)
+    call grid_values('oasis_write_area', nx, ny, 1, reshape(area, [size(area)]), partid, g, w)
+    if (w) call check_grid('oasis_write_area', isthmus_grids_write_areas(c_null_ptr, c_str(cgrid), &
+                           nx, ny, g, errmsg, int(len(errmsg), c_int64_t)), errmsg)
   end subroutine
 
-  subroutine oasis_write_area_r4(cgrid, nx, ny, area)
+  subroutine oasis_write_area_r4(cgrid, nx, ny, area, partid)
     character(len=*), intent(in) :: cgrid
     integer(kind=ip_intwp_p), intent(in) :: nx, ny
-    real(kind=ip_single_p), intent(in) :: area(nx, ny)
-    call oasis_write_area_r8(cgrid, nx, ny, real(area, ip_double_p))
+    real(kind=ip_single_p), intent(in) :: area(:, :)
+    integer(kind=ip_intwp_p), intent(in), optional :: partid
+    call oasis_write_area_r8(cgrid, nx, ny, real(area, ip_double_p), partid)
   end subroutine
 
   ! OASIS 5.0's cell fractions (fracs.nc, <grid>.frc)
-  subroutine oasis_write_frac_r8(cgrid, nx, ny, frac)
+  subroutine oasis_write_frac_r8(cgrid, nx, ny, frac, partid)
     character(len=*), intent(in) :: cgrid
     integer(kind=ip_intwp_p), intent(in) :: nx, ny
-    real(kind=ip_double_p), intent(in) :: frac(nx, ny)
+    real(kind=ip_double_p), intent(in) :: frac(:, :)
+    integer(kind=ip_intwp_p), intent(in), optional :: partid
+    real(c_double), allocatable :: g(:)
+    logical :: w
     character(len=1024) :: errmsg
-    call require_root('oasis_write_frac')
-    call check_grid('oasis_write_frac', isthmus_grids_write_fractions(c_null_ptr, c_str(cgrid), nx, &
-                    ny, frac, errmsg, int(len(errmsg), c_int64_t)), errmsg)
+    call grid_values('oasis_write_frac', nx, ny, 1, reshape(frac, [size(frac)]), partid, g, w)
+    if (w) call check_grid('oasis_write_frac', isthmus_grids_write_fractions(c_null_ptr, c_str(cgrid), &
+                           nx, ny, g, errmsg, int(len(errmsg), c_int64_t)), errmsg)
   end subroutine
 
-  subroutine oasis_write_frac_r4(cgrid, nx, ny, frac)
+  subroutine oasis_write_frac_r4(cgrid, nx, ny, frac, partid)
     character(len=*), intent(in) :: cgrid
     integer(kind=ip_intwp_p), intent(in) :: nx, ny
-    real(kind=ip_single_p), intent(in) :: frac(nx, ny)
-    call oasis_write_frac_r8(cgrid, nx, ny, real(frac, ip_double_p))
+    real(kind=ip_single_p), intent(in) :: frac(:, :)
+    integer(kind=ip_intwp_p), intent(in), optional :: partid
+    call oasis_write_frac_r8(cgrid, nx, ny, real(frac, ip_double_p), partid)
   end subroutine
 
 end module mod_oasis

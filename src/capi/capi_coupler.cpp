@@ -324,6 +324,21 @@ int isthmus_coupler_get_var_size(isthmus_coupler* cpl, int var, int64_t* points,
   });
 }
 
+int isthmus_coupler_get_partition_size(isthmus_coupler* cpl, int partition, int64_t* points,
+                                       int64_t* global_size) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] {
+    const auto [n, g] = usable(cpl).partition_size(partition);
+    if (points) *points = n;
+    if (global_size) *global_size = g;
+  });
+}
+
+int isthmus_coupler_gather(isthmus_coupler* cpl, int partition, const double* local, double* global) {
+  ISTHMUS_REQUIRE_HANDLE(cpl);
+  return guarded(cpl->state.get(), __func__, [&] { usable(cpl).gather_partition(partition, local, global); });
+}
+
 int isthmus_coupler_get_component_index(const isthmus_coupler* cpl, int* index) {
   ISTHMUS_REQUIRE_HANDLE(cpl);
   return guarded(cpl->state.get(), __func__, [&] {

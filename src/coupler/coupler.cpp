@@ -636,6 +636,49 @@ int64_t Coupler::local_points(int var) {
   return partitions_[var_of(var, "local_points", false).partition].size();
 }
 
+std::pair<int64_t, int64_t> Coupler::partition_size(int partition) const {
+  if (partition < 0 || partition >= static_cast<int>(partitions_.size()))
+    fail(ISTHMUS_ERR_ARG, "partition ", partition, " of component ", name_, " does not exist (",
+         partitions_.size(), " defined)");
+  return {partitions_[partition].size(), partitions_[partition].global_size()};
+}
+
+void Coupler::gather_partition(int partition, const double* local, double* global) const {
+  if (!active()) fail(ISTHMUS_ERR_ARG, "gather: this rank of ", name_, " is not in its coupling communicator");
+  int me = 0, n = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(local_, &me));
+  ISTHMUS_MPI(MPI_Comm_size(local_, &n));
+  // every rank takes part, also one whose arguments are wrong (its failure is agreed on)
+  Agreement a;
+  a.check([&] {
+    partition_size(partition);
+    if (!local && partitions_[partition].size() > 0)
+      fail(ISTHMUS_ERR_ARG, "gather of partition ", partition, ": the local values are NULL but this "
+           "rank holds ", partitions_[partition].size(), " points");
+    if (me == 0 && !global) fail(ISTHMUS_ERR_ARG, "gather of partition ", partition, ": the global array is NULL on the first rank");
+  });
+  a.conclude(local_);
+  const IndexList& p = partitions_[partition];
+  const std::vector<int64_t> idx = p.indices();
+  const int count = static_cast<int>(idx.size());
+  std::vector<int> counts(me == 0 ? n : 0), offsets(me == 0 ? n : 0);
+  ISTHMUS_MPI(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, local_));
+  int64_t total = 0;
+  for (int r = 0; r < static_cast<int>(counts.size()); ++r) {
+    offsets[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  std::vector<int64_t> all_idx(static_cast<size_t>(total));
+  std::vector<double> all_val(static_cast<size_t>(total));
+  ISTHMUS_MPI(MPI_Gatherv(idx.data(), count, MPI_INT64_T, all_idx.data(), counts.data(),
+                          offsets.data(), MPI_INT64_T, 0, local_));
+  ISTHMUS_MPI(MPI_Gatherv(local, count, MPI_DOUBLE, all_val.data(), counts.data(), offsets.data(),
+                          MPI_DOUBLE, 0, local_));
+  if (me != 0) return;
+  std::fill(global, global + p.global_size(), 0.0);
+  for (int64_t k = 0; k < total; ++k) global[all_idx[k]] = all_val[k];
+}
+
 int Coupler::bundle(int var) { return var_of(var, "bundle", false).bundle; }
 
 int Coupler::coupling_count(int var) { return static_cast<int>(var_of(var, "get_ncpl", false).uses.size()); }

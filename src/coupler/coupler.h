@@ -91,6 +91,12 @@ class Coupler {
   // number among the world's components, from 0, in order of their first world rank.
   bool configured(const std::string& field) const;
   int64_t local_points(int var);
+  // A partition's local and global sizes.
+  std::pair<int64_t, int64_t> partition_size(int partition) const;
+  // The values of a partition's points, one per local point in its order, gathered on the
+  // component's first rank into `global` (its global size; points no rank holds are 0), NULL
+  // elsewhere: OASIS3-MCT 4.0's grid writing with partid. Collective over the component.
+  void gather_partition(int partition, const double* local, double* global) const;
   int bundle(int var);
   int component_index() const { return me_; }
   std::vector<int> periods(int var);

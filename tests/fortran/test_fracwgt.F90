@@ -23,6 +23,7 @@ program test_fracwgt
   call get_command_argument(1, arg)
   read(arg, *) nsend
   sender = world < nsend
+  offset = 0
   call oasis_init_comp(compid, merge('sender  ', 'receiver', sender), kinfo)
   call oasis_get_localcomm(local, kinfo)
   call MPI_Comm_rank(local, rank, ierr)
