@@ -117,7 +117,9 @@ int oasis_c_put_inquire(int varid, int msec, int* kinfo);
 int oasis_c_get_ncpl(const int varid, int* ncpl);
 int oasis_c_get_freqs(const int varid, const int mop, const int ncpl, int* cpl_freqs);
 
-/* grid files, written whole by one process (partid OASIS_No_Part, nx_loc = nx, ny_loc = ny);
+/* grid files: written whole by one process (partid OASIS_No_Part, nx_loc = nx, ny_loc = ny), or
+ * by every process of the component, each passing its points of partition partid (nx_loc *
+ * ny_loc of them, in the partition's order: OASIS3-MCT 4.0's decomposed grid writing);
  * arrays in Fortran's order: lon[y][x], corners clo[corner][y][x] */
 int oasis_c_start_grids_writing(void);
 int oasis_c_write_grid(const char* cgrid, const int nx, const int ny, const int nx_loc,

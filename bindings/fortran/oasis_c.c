@@ -36,12 +36,14 @@ void isthmus_oasis_c_abort(int compid, const char* routine, const char* message,
                            const char* file, int line);
 void isthmus_oasis_c_start_grids_writing(int* flag);
 void isthmus_oasis_c_terminate_grids_writing(void);
-void isthmus_oasis_c_write_grid(const char* cgrid, int nx, int ny, const double* lon,
-                                const double* lat);
-void isthmus_oasis_c_write_corner(const char* cgrid, int nx, int ny, int nc, const double* clo,
-                                  const double* cla);
-void isthmus_oasis_c_write_mask(const char* cgrid, int nx, int ny, const int* mask);
-void isthmus_oasis_c_write_real(int what, const char* cgrid, int nx, int ny, const double* values);
+void isthmus_oasis_c_write_grid(const char* cgrid, int nx, int ny, int nx_loc, int ny_loc,
+                                const double* lon, const double* lat, int partid);
+void isthmus_oasis_c_write_corner(const char* cgrid, int nx, int ny, int nc, int nx_loc,
+                                  int ny_loc, const double* clo, const double* cla, int partid);
+void isthmus_oasis_c_write_mask(const char* cgrid, int nx, int ny, int nx_loc, int ny_loc,
+                                const int* mask, int partid);
+void isthmus_oasis_c_write_real(int what, const char* cgrid, int nx, int ny, int nx_loc,
+                                int ny_loc, const double* values, int partid);
 
 static const char* text(const char* s) { return s ? s : ""; }
 
@@ -248,10 +250,12 @@ int oasis_c_get(const int var_id, const int kstep, const int x_size, const int y
   return OASIS_Ok;
 }
 
+/* OASIS_Ok, as OASIS3-MCT 5.0's C interface turns the Fortran flag (always 1) into it: a caller
+ * wrapping it in OASIS_CHECK_ERR goes on */
 int oasis_c_start_grids_writing(void) {
   int flag = 0;
   isthmus_oasis_c_start_grids_writing(&flag);
-  return flag;
+  return flag == 1 ? OASIS_Ok : flag;
 }
 
 int oasis_c_terminate_grids_writing(void) {
@@ -259,42 +263,41 @@ int oasis_c_terminate_grids_writing(void) {
   return OASIS_Ok;
 }
 
-/* isthmus writes a grid whole, from one process: no partition, the local sizes the global */
-static void whole_grid(const char* routine, int nx, int ny, int nx_loc, int ny_loc, int partid) {
-  if (partid != OASIS_No_Part)
-    refuse(routine, "grids are written whole by one process in isthmus: partid must be "
-                    "OASIS_No_Part (-1)", partid);
-  if (nx_loc != nx) refuse(routine, "nx_loc must equal nx (the whole grid)", nx_loc);
-  if (ny_loc != ny) refuse(routine, "ny_loc must equal ny (the whole grid)", ny_loc);
+/* without a partition (OASIS_No_Part) one process writes the whole grid: the local sizes are
+ * the global ones; with one, every process passes its points (nx_loc * ny_loc of them) */
+static void check_grid(const char* routine, int nx, int ny, int nx_loc, int ny_loc, int partid) {
+  if (partid != OASIS_No_Part) return;
+  if (nx_loc != nx) refuse(routine, "nx_loc must equal nx without a partition (the whole grid)", nx_loc);
+  if (ny_loc != ny) refuse(routine, "ny_loc must equal ny without a partition (the whole grid)", ny_loc);
 }
 
 int oasis_c_write_grid(const char* cgrid, const int nx, const int ny, const int nx_loc,
                        const int ny_loc, const double* lon, const double* lat, const int partid) {
-  whole_grid("oasis_c_write_grid", nx, ny, nx_loc, ny_loc, partid);
-  isthmus_oasis_c_write_grid(text(cgrid), nx, ny, lon, lat);
+  check_grid("oasis_c_write_grid", nx, ny, nx_loc, ny_loc, partid);
+  isthmus_oasis_c_write_grid(text(cgrid), nx, ny, nx_loc, ny_loc, lon, lat, partid);
   return OASIS_Ok;
 }
 
 int oasis_c_write_corner(const char* cgrid, const int nx, const int ny, const int nc,
                          const int nx_loc, const int ny_loc, const double* clo,
                          const double* cla, const int partid) {
-  whole_grid("oasis_c_write_corner", nx, ny, nx_loc, ny_loc, partid);
-  isthmus_oasis_c_write_corner(text(cgrid), nx, ny, nc, clo, cla);
+  check_grid("oasis_c_write_corner", nx, ny, nx_loc, ny_loc, partid);
+  isthmus_oasis_c_write_corner(text(cgrid), nx, ny, nc, nx_loc, ny_loc, clo, cla, partid);
   return OASIS_Ok;
 }
 
 int oasis_c_write_mask(const char* cgrid, const int nx, const int ny, const int nx_loc,
                        const int ny_loc, const int* mask, const int partid, const char* companion) {
   (void)companion; /* OASIS 5.0's companion grids: accepted and ignored */
-  whole_grid("oasis_c_write_mask", nx, ny, nx_loc, ny_loc, partid);
-  isthmus_oasis_c_write_mask(text(cgrid), nx, ny, mask);
+  check_grid("oasis_c_write_mask", nx, ny, nx_loc, ny_loc, partid);
+  isthmus_oasis_c_write_mask(text(cgrid), nx, ny, nx_loc, ny_loc, mask, partid);
   return OASIS_Ok;
 }
 
 static int write_real(int what, const char* routine, const char* cgrid, int nx, int ny,
                       int nx_loc, int ny_loc, const double* values, int partid) {
-  whole_grid(routine, nx, ny, nx_loc, ny_loc, partid);
-  isthmus_oasis_c_write_real(what, text(cgrid), nx, ny, values);
+  check_grid(routine, nx, ny, nx_loc, ny_loc, partid);
+  isthmus_oasis_c_write_real(what, text(cgrid), nx, ny, nx_loc, ny_loc, values, partid);
   return OASIS_Ok;
 }
 

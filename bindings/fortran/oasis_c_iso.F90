@@ -261,41 +261,70 @@ contains
     call oasis_terminate_grids_writing()
   end subroutine
 
-  subroutine write_grid(cgrid, nx, ny, lon, lat) bind(C, name="isthmus_oasis_c_write_grid")
+  ! The grid routines: nx_loc * ny_loc values per array, the whole grid (partid < 0: no
+  ! partition, the caller the component's first rank) or this rank's points of partition partid.
+  subroutine write_grid(cgrid, nx, ny, nx_loc, ny_loc, lon, lat, partid) &
+      bind(C, name="isthmus_oasis_c_write_grid")
     character(kind=c_char), intent(in) :: cgrid(*)
-    integer(c_int), value :: nx, ny
-    real(c_double), intent(in) :: lon(nx, ny), lat(nx, ny)
-    call oasis_write_grid(f_string(cgrid), int(nx), int(ny), lon, lat)
+    integer(c_int), value :: nx, ny, nx_loc, ny_loc, partid
+    real(c_double), intent(in) :: lon(nx_loc, ny_loc), lat(nx_loc, ny_loc)
+    if (partid < 0) then
+      call oasis_write_grid(f_string(cgrid), int(nx), int(ny), lon, lat)
+    else
+      call oasis_write_grid(f_string(cgrid), int(nx), int(ny), lon, lat, int(partid))
+    end if
   end subroutine
 
-  subroutine write_corner(cgrid, nx, ny, nc, clo, cla) bind(C, name="isthmus_oasis_c_write_corner")
+  subroutine write_corner(cgrid, nx, ny, nc, nx_loc, ny_loc, clo, cla, partid) &
+      bind(C, name="isthmus_oasis_c_write_corner")
     character(kind=c_char), intent(in) :: cgrid(*)
-    integer(c_int), value :: nx, ny, nc
-    real(c_double), intent(in) :: clo(nx, ny, nc), cla(nx, ny, nc)
-    call oasis_write_corner(f_string(cgrid), int(nx), int(ny), int(nc), clo, cla)
+    integer(c_int), value :: nx, ny, nc, nx_loc, ny_loc, partid
+    real(c_double), intent(in) :: clo(nx_loc, ny_loc, nc), cla(nx_loc, ny_loc, nc)
+    if (partid < 0) then
+      call oasis_write_corner(f_string(cgrid), int(nx), int(ny), int(nc), clo, cla)
+    else
+      call oasis_write_corner(f_string(cgrid), int(nx), int(ny), int(nc), clo, cla, int(partid))
+    end if
   end subroutine
 
-  subroutine write_mask(cgrid, nx, ny, mask) bind(C, name="isthmus_oasis_c_write_mask")
+  subroutine write_mask(cgrid, nx, ny, nx_loc, ny_loc, mask, partid) &
+      bind(C, name="isthmus_oasis_c_write_mask")
     character(kind=c_char), intent(in) :: cgrid(*)
-    integer(c_int), value :: nx, ny
-    integer(c_int), intent(in) :: mask(nx, ny)
-    integer :: m(nx, ny)
+    integer(c_int), value :: nx, ny, nx_loc, ny_loc, partid
+    integer(c_int), intent(in) :: mask(nx_loc, ny_loc)
+    integer :: m(nx_loc, ny_loc)
     m = mask
-    call oasis_write_mask(f_string(cgrid), int(nx), int(ny), m)
+    if (partid < 0) then
+      call oasis_write_mask(f_string(cgrid), int(nx), int(ny), m)
+    else
+      call oasis_write_mask(f_string(cgrid), int(nx), int(ny), m, int(partid))
+    end if
   end subroutine
 
   ! what 0: area, 1: fraction, 2: angle
-  subroutine write_real(what, cgrid, nx, ny, values) bind(C, name="isthmus_oasis_c_write_real")
-    integer(c_int), value :: what, nx, ny
+  subroutine write_real(what, cgrid, nx, ny, nx_loc, ny_loc, values, partid) &
+      bind(C, name="isthmus_oasis_c_write_real")
+    integer(c_int), value :: what, nx, ny, nx_loc, ny_loc, partid
     character(kind=c_char), intent(in) :: cgrid(*)
-    real(c_double), intent(in) :: values(nx, ny)
-    select case (what)
-    case (0)
-      call oasis_write_area(f_string(cgrid), int(nx), int(ny), values)
-    case (1)
-      call oasis_write_frac(f_string(cgrid), int(nx), int(ny), values)
-    case default
-      call oasis_write_angle(f_string(cgrid), int(nx), int(ny), values)
-    end select
+    real(c_double), intent(in) :: values(nx_loc, ny_loc)
+    if (partid < 0) then
+      select case (what)
+      case (0)
+        call oasis_write_area(f_string(cgrid), int(nx), int(ny), values)
+      case (1)
+        call oasis_write_frac(f_string(cgrid), int(nx), int(ny), values)
+      case default
+        call oasis_write_angle(f_string(cgrid), int(nx), int(ny), values)
+      end select
+    else
+      select case (what)
+      case (0)
+        call oasis_write_area(f_string(cgrid), int(nx), int(ny), values, int(partid))
+      case (1)
+        call oasis_write_frac(f_string(cgrid), int(nx), int(ny), values, int(partid))
+      case default
+        call oasis_write_angle(f_string(cgrid), int(nx), int(ny), values, int(partid))
+      end select
+    end if
   end subroutine
 end module
