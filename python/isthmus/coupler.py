@@ -158,6 +158,10 @@ _SIGNATURES = {
     "isthmus_coupler_enddef": (ctypes.c_int, [ctypes.c_void_p]),
     "isthmus_coupler_put_flags": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                                  ctypes.c_void_p, ctypes.c_int, _c_int_p]),
+    "isthmus_coupler_get_partition_size": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int,
+                                                          ctypes.c_void_p, ctypes.c_void_p]),
+    "isthmus_coupler_gather": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
+                                              ctypes.c_void_p]),
     "isthmus_coupler_put_fracwgt": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                                    ctypes.c_void_p, ctypes.c_int, _c_int_p]),
@@ -478,6 +482,21 @@ class Partition:
             else:
                 self._def_from_indices(idx, pid)
         self.id: int = pid.value
+
+    def gather(self, local: np.ndarray, first: bool) -> Optional[np.ndarray]:
+        """This rank's values at the partition's points (``local_size`` of them, in its order)
+        gathered on the component's first rank: the global array (``first``, which the caller
+        says: the rank of the component's first rank) or None elsewhere; points no rank holds
+        are 0. Collective over the component (OASIS's grid writing with a partition)."""
+        values = np.ascontiguousarray(np.asarray(local, dtype=np.float64).reshape(-1))
+        npts, gsize = ctypes.c_int64(), ctypes.c_int64()
+        self.coupler._call(self.coupler._lib.isthmus_coupler_get_partition_size, self.id,
+                           ctypes.byref(npts), ctypes.byref(gsize))
+        out = np.zeros(gsize.value) if first else None
+        self.coupler._call(self.coupler._lib.isthmus_coupler_gather, self.id,
+                           values.ctypes.data if values.size else None,
+                           out.ctypes.data if out is not None else None)
+        return out
 
     def _def_from_indices(self, idx: np.ndarray, pid: ctypes.c_int) -> None:
         coupler, lib = self.coupler, self.coupler._lib

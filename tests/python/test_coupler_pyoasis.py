@@ -154,6 +154,26 @@ def test_pyoasis_fracwgt_as_oasis_example_uses_it(tmp_path, senders, strategy):
         assert np.abs(normalized[date]).max() > 1.5  # the field, not the fraction
 
 
+@needs_library
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_pyoasis_grid_with_a_partition(tmp_path, ranks):
+    """pyoasis's Grid(..., partition=p) (OASIS3-MCT 4.0's decomposed grid writing): every
+    process passes its columns of an 11 x 5 grid (a box partition), the first one writes the
+    gathered grid; grids.nc and masks.nc hold the global arrays."""
+    run = run_dir(tmp_path, "$NFIELDS\n  0\n$END\n$RUNTIME\n  10\n$END\n$STRINGS\n$END\n")
+    check_run(mpirun(ranks, __file__, "grid", run, cwd=run))
+    import netCDF4
+
+    i, j = np.meshgrid(np.arange(11), np.arange(5), indexing="ij")
+    with netCDF4.Dataset(run / "grids.nc") as ds:  # (ny, nx) in C order
+        np.testing.assert_array_equal(ds["pgrd.lon"][:], (10.0 * i + 0.5 * j).T)
+        np.testing.assert_array_equal(ds["pgrd.lat"][:], (-20.0 + 10.0 * j).T)
+        np.testing.assert_array_equal(ds["pgrd.clo"][:], np.stack([(10.0 * i + 0.5 * j + k).T
+                                                                   for k in range(4)]))
+    with netCDF4.Dataset(run / "masks.nc") as ds:
+        np.testing.assert_array_equal(ds["pgrd.msk"][:], ((i + j) % 2).T)
+
+
 # ---- the MPI side ---------------------------------------------------------------------------
 
 
@@ -318,8 +338,32 @@ def fracwgt_main(rundir, nsend):
     del comp
 
 
+def grid_main(rundir):
+    """A grid written from every process with a box partition (test_pyoasis_grid_with_...)."""
+    sys.path.insert(0, str(SHIM))
+    import pyoasis
+
+    comp = pyoasis.Component("gridmodel")
+    local = comp.localcomm
+    i0 = local.rank * 11 // local.size
+    cols = (local.rank + 1) * 11 // local.size - i0
+    part = pyoasis.BoxPartition(i0, cols, 5, 11)
+    i, j = np.meshgrid(np.arange(i0, i0 + cols), np.arange(5), indexing="ij")  # (cols, 5)
+    lon = 10.0 * i + 0.5 * j
+    grid = pyoasis.Grid("pgrd", 11, 5, pyoasis.asarray(lon), pyoasis.asarray(-20.0 + 10.0 * j),
+                        part)
+    grid.set_corners(pyoasis.asarray(np.stack([lon + k for k in range(4)], axis=2)),
+                     pyoasis.asarray(np.stack([-20.0 + 10.0 * j] * 4, axis=2)))
+    grid.set_mask(np.asfortranarray(((i + j) % 2).astype(np.int32)))
+    grid.write()
+    comp.enddef()
+    del comp
+
+
 if __name__ == "__main__":
-    if sys.argv[1] == "fracwgt":
+    if sys.argv[1] == "grid":
+        grid_main(sys.argv[2])
+    elif sys.argv[1] == "fracwgt":
         fracwgt_main(sys.argv[2], int(sys.argv[3]))
     elif sys.argv[1] == "toy":
         toy_main(sys.argv[2], int(sys.argv[3]))

@@ -19,17 +19,19 @@ _ERRSIZE = 1024
 class Grid:
     """A grid declared to OASIS and written to grids.nc, masks.nc, areas.nc (and fracs.nc).
 
-    Arrays are global, Fortran-ordered ``(nx_global, ny_global[, corners])``, as pyoasis
-    takes them; the calling process writes them (OASIS's rule for grids without partition:
-    call it on one process of the component). Distributed grids (``partition=...``) are not
-    supported.
+    Without ``partition`` the arrays are global, Fortran-ordered ``(nx_global,
+    ny_global[, corners])``, as pyoasis takes them, and the calling process writes them
+    (OASIS's rule: call it on one process of the component). With ``partition`` every process
+    of the component passes its values at the partition's points (in its order; corners as
+    ``(points, corners)``) and the component's first process writes the gathered grid
+    (OASIS3-MCT 4.0's decomposed grid writing): then every process makes the same calls.
 
     :param str cgrid: grid name
     :param int nx_global: global x size of the grid
     :param int ny_global: global y size of the grid
     :param numpy.ndarray lon: longitudes of the cell centres
     :param numpy.ndarray lat: latitudes of the cell centres
-    :param Partition partition: not supported (must be None)
+    :param Partition partition: the partition whose points the arrays hold, or None
     """
 
     def __init__(self, cgrid: str, nx_global: int, ny_global: int, lon: numpy.ndarray,
@@ -38,10 +40,16 @@ class Grid:
                     [cgrid, nx_global, ny_global, lon, lat, partition])
         if len(cgrid) == 0:
             raise PyOasisException("Grid name empty.")
-        if partition is not None:
-            raise PyOasisException("isthmus's pyoasis writes global grids only: give the "
-                                   "whole grid's arrays on one process, without partition")
         self._lib = load_library()
+        self._partition = None
+        self._first = True  # this process writes
+        if partition is not None:
+            native = getattr(partition, "_partition", None)
+            if native is None:
+                raise PyOasisException(f"Grid {cgrid}: the partition is not defined (an "
+                                       "uncoupled component defines none)")
+            self._partition = native
+            self._first = native.coupler.local_comm.rank == 0
         self._cgrid = cgrid
         self._nx = nx_global
         self._ny = ny_global
@@ -58,7 +66,20 @@ class Grid:
                     self._values(lat, "lat"))
 
     def _values(self, a: numpy.ndarray, what: str, per_point: int = 1,
-                dtype=numpy.float64) -> numpy.ndarray:
+                dtype=numpy.float64) -> Optional[numpy.ndarray]:
+        if self._partition is not None:
+            # this process's points, gathered for the first process (None elsewhere)
+            n = self._partition.local_size
+            if a.size != n * per_point:
+                raise PyOasisException(f"Grid {self._cgrid}: {what} has {a.size} values, expected "
+                                       f"the partition's {n} points here" +
+                                       (f" x {per_point}" if per_point > 1 else ""))
+            blocks = numpy.asarray(a, dtype=numpy.float64).reshape(n, per_point, order="F")
+            parts = [self._partition.gather(blocks[:, k], self._first) for k in range(per_point)]
+            if not self._first:
+                return None
+            whole = numpy.concatenate(parts)
+            return numpy.rint(whole).astype(dtype) if dtype != numpy.float64 else whole
         if a.size != self._nx * self._ny * per_point:
             raise PyOasisException(f"Grid {self._cgrid}: {what} has {a.size} values, expected "
                                    f"{self._nx} x {self._ny}" +
@@ -66,6 +87,8 @@ class Grid:
         return numpy.ascontiguousarray(a.ravel(order="F"), dtype=dtype)
 
     def _write(self, fn: str, *arrays, nc: Optional[int] = None) -> None:
+        if not self._first:
+            return  # the component's first process writes the gathered grid
         err = ctypes.create_string_buffer(_ERRSIZE)
         args = [None, self._cgrid.encode(), self._nx, self._ny]
         if nc is not None:
@@ -79,7 +102,10 @@ class Grid:
     def set_corners(self, clo: numpy.ndarray, cla: numpy.ndarray) -> None:
         """Corner longitudes and latitudes, shape ``(nx, ny, corners)``."""
         check_types([numpy.ndarray, numpy.ndarray], [clo, cla])
-        nc = clo.size // max(self._nx * self._ny, 1)
+        points = self._partition.local_size if self._partition is not None else self._nx * self._ny
+        nc = clo.size // max(points, 1)
+        if self._partition is not None:  # every process must know it: the first one's
+            nc = self._partition.coupler.local_comm.bcast(nc, root=0)
         self._write("isthmus_grids_write_corners", self._values(clo, "clo", nc),
                     self._values(cla, "cla", nc), nc=nc)
 
