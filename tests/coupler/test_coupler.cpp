@@ -1081,6 +1081,80 @@ TEST(Coupler, FracwgtRules) {
   EXPECT_TRUE(all_ranks(!::testing::Test::HasFailure()));
 }
 
+namespace {
+
+// fracwgt's tests: the ORCA2 -> LMDZ entries SO1..SO3 -> SA1..SA3, each `adjust`ed, on random
+// partitions of the given seed; two components, or one holding both grids at one rank. put
+// sends x * f, f, and x with fracwgt f; check gets the three and counts the points where the
+// third is not the first divided by the second (0 where the second is 0), to the bit.
+struct FracwgtRun {
+  FracwgtRun(Config cfg, const std::string& weights, const std::string& run_dir, unsigned seed,
+             const std::function<void(Entry&)>& adjust) {
+    const int64_t ns = 182 * 149, nd = 96 * 72;
+    for (int k = 0; k < 3; ++k) {
+      Entry e = orca2_to_lmdz(weights);
+      e.src_names = {"SO" + std::to_string(k + 1)};
+      e.dst_names = {"SA" + std::to_string(k + 1)};
+      e.line = 10 * (k + 1);
+      e.period = 2;
+      adjust(e);
+      cfg.entries.push_back(e);
+    }
+    CouplerOptions opt;
+    opt.run_dir = run_dir;
+    const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
+    c = std::make_unique<Coupler>(MPI_COMM_WORLD, L.two() ? L.component() : "both", cfg, opt);
+    src = !L.two() || L.ocean();
+    dst = !L.two() || !L.ocean();
+    sidx = random_part(ns, ls, lr, seed);
+    didx = random_part(nd, ls, lr, seed + 1);
+    const int sp = src ? c->def_partition(ptr(list_of(ns, sidx))) : -1;
+    const int dp = dst ? c->def_partition(ptr(list_of(nd, didx))) : -1;
+    for (int k = 0; k < 3; ++k) {
+      if (src) so[k] = c->def_var("SO" + std::to_string(k + 1), sp, VarDirection::Out, DataType::Double);
+      if (dst) sa[k] = c->def_var("SA" + std::to_string(k + 1), dp, VarDirection::In, DataType::Double);
+    }
+    c->enddef();
+  }
+  // x and f at global source point g
+  void put(int date, const std::function<double(int64_t)>& x_at, const std::function<double(int64_t)>& f_at, int info) {
+    if (!src) return;
+    std::vector<double> x(sidx.size()), f(sidx.size()), xf(sidx.size());
+    for (size_t i = 0; i < sidx.size(); ++i) {
+      x[i] = x_at(sidx[i]);
+      f[i] = f_at(sidx[i]);
+      xf[i] = x[i] * f[i];
+    }
+    EXPECT_EQ(c->put(so[0], date, xf.data()), info);
+    EXPECT_EQ(c->put(so[1], date, f.data()), info);
+    EXPECT_EQ(c->put(so[2], date, x.data(), false, nullptr, f.data()), info);
+  }
+  // the wrong points; `fractional` counts those whose mapped fraction is neither 0 nor 1,
+  // `zero` those where it is 0
+  int64_t check(int date, int64_t* fractional = nullptr, int64_t* zero = nullptr) {
+    if (!dst) return 0;
+    std::vector<double> num(didx.size()), den(didx.size()), y(didx.size(), -1.0);
+    EXPECT_EQ(c->get(sa[0], date, num.data()), kRecvd);
+    EXPECT_EQ(c->get(sa[1], date, den.data()), kRecvd);
+    EXPECT_EQ(c->get(sa[2], date, y.data()), kRecvd);
+    int64_t wrong = 0;
+    for (size_t i = 0; i < didx.size(); ++i) {
+      const double r = den[i] != 0.0 ? num[i] / den[i] : 0.0;
+      wrong += std::memcmp(&y[i], &r, sizeof r) != 0;
+      if (fractional) *fractional += den[i] != 0.0 && den[i] != 1.0 && y[i] != 0.0;
+      if (zero) *zero += den[i] == 0.0;
+    }
+    return wrong;
+  }
+  Layout L;
+  std::unique_ptr<Coupler> c;
+  bool src = false, dst = false;
+  std::vector<int64_t> sidx, didx;
+  int so[3] = {-1, -1, -1}, sa[3] = {-1, -1, -1};
+};
+
+}  // namespace
+
 // fracwgt through a lagged restart file, as OASIS3-MCT 5.0 keeps it: the first segment starts
 // without a restart file ($NNOREST: zeros, no fraction) and puts with fracwgt from date 0 on;
 // the fraction of the value it leaves for the next segment goes into the file beside it
@@ -1089,78 +1163,31 @@ TEST(Coupler, FracwgtRules) {
 // two more lagged entries, whose restart values the same file keeps.
 TEST(Coupler, FracwgtGoesThroughTheLaggedRestartFile) {
   Watchdog w("coupler fracwgt restart");
-  Layout L;
   const TempRunDir run("fracwgt_restart");
   const std::string weights = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc";
-  const int64_t ns = 182 * 149, nd = 96 * 72;
-  auto x_at = [](int64_t g, int date) { return 5.0 + std::cos(g * 0.0011) + date; };
-  auto f_at = [](int64_t g, int date) {
-    const double f = 0.5 + 0.7 * std::sin(g * 0.0023 + date);
+  auto f_at = [](int64_t g, int t) {
+    const double f = 0.5 + 0.7 * std::sin(g * 0.0023 + t);
     return f < 0.05 ? 0.0 : f > 1.0 ? 1.0 : f;
   };
   Config cfg;
   cfg.file = "namcouple";
   cfg.runtime = 4;
   cfg.nnorest = true;
-  int line = 10;
-  for (const char* n : {"1", "2", "3"}) {
-    Entry e = orca2_to_lmdz(weights);
-    e.src_names = {std::string("SO") + n};
-    e.dst_names = {std::string("SA") + n};
-    e.line = line;
-    line += 10;
-    e.period = 2;
-    e.lag = 2;
-    e.restart_file = "rst.nc";
-    cfg.entries.push_back(e);
-  }
-  CouplerOptions opt;
-  opt.run_dir = run.path();
-  const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
-  const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
   int64_t wrong = 0, divided = 0;
   for (int segment = 0; segment < 2; ++segment) {
-    Coupler c(MPI_COMM_WORLD, L.two() ? L.component() : "both", cfg, opt);
-    const std::vector<int64_t> sidx = random_part(ns, ls, lr, 21 + segment), didx = random_part(nd, ls, lr, 23 + segment);
-    int so[3], sa[3];
-    if (src) {
-      const int part = c.def_partition(ptr(list_of(ns, sidx)));
-      for (int k = 0; k < 3; ++k)
-        so[k] = c.def_var("SO" + std::to_string(k + 1), part, VarDirection::Out, DataType::Double);
-    }
-    if (dst) {
-      const int part = c.def_partition(ptr(list_of(nd, didx)));
-      for (int k = 0; k < 3; ++k)
-        sa[k] = c.def_var("SA" + std::to_string(k + 1), part, VarDirection::In, DataType::Double);
-    }
-    c.enddef();
+    FracwgtRun r(cfg, weights, run.path(), 21 + 2 * segment, [](Entry& e) {
+      e.lag = 2;
+      e.restart_file = "rst.nc";
+    });
     for (int date = 0; date < 4; date += 2) {
       const int t = 4 * segment + date;  // the run's time
-      if (dst) {  // the lagged value comes first
-        std::vector<double> num(didx.size()), den(didx.size()), y(didx.size(), -1.0);
-        EXPECT_EQ(c.get(sa[0], date, num.data()), kRecvd);
-        EXPECT_EQ(c.get(sa[1], date, den.data()), kRecvd);
-        EXPECT_EQ(c.get(sa[2], date, y.data()), kRecvd);
-        for (size_t i = 0; i < didx.size(); ++i) {
-          const double r = den[i] != 0.0 ? num[i] / den[i] : 0.0;
-          wrong += std::memcmp(&y[i], &r, sizeof r) != 0;
-          divided += t > 0 && den[i] != 0.0 && den[i] != 1.0 && y[i] != 0.0;
-        }
-      }
-      if (src) {
-        std::vector<double> x(sidx.size()), f(sidx.size()), xf(sidx.size());
-        for (size_t i = 0; i < sidx.size(); ++i) {
-          x[i] = x_at(sidx[i], t);
-          f[i] = f_at(sidx[i], t);
-          xf[i] = x[i] * f[i];
-        }
-        const int info = date + 2 == 4 ? kToRest : kSent;
-        EXPECT_EQ(c.put(so[0], date, xf.data()), info);
-        EXPECT_EQ(c.put(so[1], date, f.data()), info);
-        EXPECT_EQ(c.put(so[2], date, x.data(), false, nullptr, f.data()), info);
-      }
+      int64_t fractional = 0;
+      wrong += r.check(date, &fractional);  // the lagged value comes first
+      if (t > 0) divided += fractional;
+      r.put(date, [t](int64_t g) { return 5.0 + std::cos(g * 0.0011) + t; },
+            [&](int64_t g) { return f_at(g, t); }, date + 2 == 4 ? kToRest : kSent);
     }
-    c.terminate();
+    r.c->terminate();
     MPI_Barrier(MPI_COMM_WORLD);
     if (segment == 0 && world_rank() == 0) {
       int id = -1, v = -1;
@@ -1267,14 +1294,11 @@ TEST(Coupler, CheckinCheckoutWriteTheFieldsStatistics) {
 // learns it at its first get.
 TEST(Coupler, FracwgtDividesByTheMappedFraction) {
   Watchdog w("coupler fracwgt");
-  Layout L;
   const TempRunDir run("fracwgt");
   const std::string one = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc";
   // and the file with 3 weights per link, where the source side multiplies (its mapping keeps
   // them all: the fraction's lanes carry no terms)
   const std::string three = three_weights_file(run.path());
-  const int64_t ns = 182 * 149, nd = 96 * 72;
-  auto x_at = [](int64_t g, int date) { return 2.0 + std::sin(g * 0.0007) * std::cos(g * 0.013) + date; };
   auto f_at = [](int64_t g, int date) {
     const double f = 1.0 / (1.0 + std::exp(-0.2 * (std::fabs(std::fmod(g * 0.37, 180.0) - 90.0) - 30.0 + 10.0 * date)));
     return f <= 0.1 ? 0.0 : f >= 0.9 ? 1.0 : f;
@@ -1285,66 +1309,19 @@ TEST(Coupler, FracwgtDividesByTheMappedFraction) {
     Config cfg;
     cfg.file = "namcouple";
     cfg.runtime = 4;
-    int line = 10;
-    for (const char* n : {"1", "2", "3"}) {
-      Entry e = orca2_to_lmdz(weights);
-      e.src_names = {std::string("SO") + n};
-      e.dst_names = {std::string("SA") + n};
-      e.line = line;
-      line += 10;
-      e.period = 2;
+    FracwgtRun r(cfg, weights, run.path(), 17, [side = side](Entry& e) {
       e.mapping->side = side;
       e.mapping->side_given = true;
-      cfg.entries.push_back(e);
-    }
-    CouplerOptions opt;
-    opt.run_dir = run.path();
-    const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
-    Coupler c(MPI_COMM_WORLD, L.two() ? L.component() : "both", cfg, opt);
-    const bool src = !L.two() || L.ocean(), dst = !L.two() || !L.ocean();
-    const std::vector<int64_t> sidx = random_part(ns, ls, lr, 17), didx = random_part(nd, ls, lr, 18);
-    int so[3], sa[3];
-    if (src) {
-      const int part = c.def_partition(ptr(list_of(ns, sidx)));
-      for (int k = 0; k < 3; ++k)
-        so[k] = c.def_var("SO" + std::to_string(k + 1), part, VarDirection::Out, DataType::Double);
-    }
-    if (dst) {
-      const int part = c.def_partition(ptr(list_of(nd, didx)));
-      for (int k = 0; k < 3; ++k)
-        sa[k] = c.def_var("SA" + std::to_string(k + 1), part, VarDirection::In, DataType::Double);
-    }
-    c.enddef();
-    int64_t wrong = 0, divided = 0, zero = 0;
+    });
+    int64_t wrong = 0, counts[2] = {0, 0};
     for (int date = 0; date < 4; date += 2) {
-      if (src) {
-        std::vector<double> x(sidx.size()), f(sidx.size()), xf(sidx.size());
-        for (size_t i = 0; i < sidx.size(); ++i) {
-          x[i] = x_at(sidx[i], date);
-          f[i] = f_at(sidx[i], date);
-          xf[i] = x[i] * f[i];
-        }
-        EXPECT_EQ(c.put(so[0], date, xf.data()), kSent);
-        EXPECT_EQ(c.put(so[1], date, f.data()), kSent);
-        EXPECT_EQ(c.put(so[2], date, x.data(), false, nullptr, f.data()), kSent);
-      }
-      if (dst) {
-        std::vector<double> num(didx.size()), den(didx.size()), y(didx.size(), -1.0);
-        EXPECT_EQ(c.get(sa[0], date, num.data()), kRecvd);
-        EXPECT_EQ(c.get(sa[1], date, den.data()), kRecvd);
-        EXPECT_EQ(c.get(sa[2], date, y.data()), kRecvd);
-        for (size_t i = 0; i < didx.size(); ++i) {
-          const double r = den[i] != 0.0 ? num[i] / den[i] : 0.0;
-          wrong += std::memcmp(&y[i], &r, sizeof r) != 0;
-          divided += den[i] != 0.0 && den[i] != 1.0;
-          zero += den[i] == 0.0;
-        }
-      }
+      r.put(date, [date](int64_t g) { return 2.0 + std::sin(g * 0.0007) * std::cos(g * 0.013) + date; },
+            [&](int64_t g) { return f_at(g, date); }, kSent);
+      wrong += r.check(date, &counts[0], &counts[1]);
     }
-    c.terminate();
+    r.c->terminate();
     EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " wrong values, side " << static_cast<int>(side);
     // the fraction is 0 at some destination points and strictly between 0 and 1 at others
-    int64_t counts[2] = {divided, zero};
     MPI_Allreduce(MPI_IN_PLACE, counts, 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
     EXPECT_GT(counts[0], 1000);
     EXPECT_GT(counts[1], 100);

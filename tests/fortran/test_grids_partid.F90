@@ -48,73 +48,37 @@ program test_grids_partid
   call oasis_enddef(kinfo)
   bad = 0
   if (rank == 0) then
-    call check_2d('grids.nc', 'bxgr.lon', lon)
-    call check_2d('grids.nc', 'bxgr.lat', lat)
-    call check_3d('grids.nc', 'bxgr.clo', clo)
-    call check_3d('grids.nc', 'bxgr.cla', cla)
-    call check_2d('grids.nc', 'bxgr.ang', ang)
-    call check_2d('areas.nc', 'bxgr.srf', area)
-    call check_2d('fracs.nc', 'bxgr.frc', dble(frac4))
-    call check_int('masks.nc', 'bxgr.msk', mask)
+    call check('grids.nc', 'bxgr.lon', reshape(lon, [nx * ny]), [nx, ny])
+    call check('grids.nc', 'bxgr.lat', reshape(lat, [nx * ny]), [nx, ny])
+    call check('grids.nc', 'bxgr.clo', reshape(clo, [nx * ny * nc]), [nx, ny, nc])
+    call check('grids.nc', 'bxgr.cla', reshape(cla, [nx * ny * nc]), [nx, ny, nc])
+    call check('grids.nc', 'bxgr.ang', reshape(ang, [nx * ny]), [nx, ny])
+    call check('areas.nc', 'bxgr.srf', reshape(area, [nx * ny]), [nx, ny])
+    call check('fracs.nc', 'bxgr.frc', reshape(dble(frac4), [nx * ny]), [nx, ny])
+    call check('masks.nc', 'bxgr.msk', reshape(dble(mask), [nx * ny]), [nx, ny])  ! an int variable, read as double
     if (bad == 0) print '(a)', 'fortran grids partid: ok'
   end if
   call oasis_terminate(kinfo)
 
 contains
 
-  subroutine open_var(file, name, ncid, varid)
+  ! the variable's values (of shape dims) in array order, read into a 1-D array
+  subroutine check(file, name, want, dims)
     character(len=*), intent(in) :: file, name
-    integer, intent(out) :: ncid, varid
+    double precision, intent(in) :: want(:)
+    integer, intent(in) :: dims(:)
+    double precision :: have(size(want))
+    integer :: ncid, varid
     ierr = nf90_open(file, NF90_NOWRITE, ncid)
     if (ierr == NF90_NOERR) ierr = nf90_inq_varid(ncid, name, varid)
+    if (ierr == NF90_NOERR) ierr = nf90_get_var(ncid, varid, have, count=dims)
     if (ierr /= NF90_NOERR) then
-      print '(4a)', 'missing ', file, ' ', name
+      print '(5a)', 'cannot read ', file, ' ', name, ': '//trim(nf90_strerror(ierr))
+      bad = bad + 1
+    else if (any(have /= want)) then
+      print '(4a)', 'wrong values in ', file, ' ', name
       bad = bad + 1
     end if
-  end subroutine
-
-  subroutine check_2d(file, name, want)
-    character(len=*), intent(in) :: file, name
-    double precision, intent(in) :: want(:, :)
-    double precision :: have(nx, ny)
-    integer :: ncid, varid
-    call open_var(file, name, ncid, varid)
-    if (ierr /= NF90_NOERR) return
-    ierr = nf90_get_var(ncid, varid, have)
     ierr = nf90_close(ncid)
-    if (any(have /= want)) then
-      print '(3a)', 'wrong values in ', file, name
-      bad = bad + 1
-    end if
-  end subroutine
-
-  subroutine check_3d(file, name, want)
-    character(len=*), intent(in) :: file, name
-    double precision, intent(in) :: want(:, :, :)
-    double precision :: have(nx, ny, nc)
-    integer :: ncid, varid
-    call open_var(file, name, ncid, varid)
-    if (ierr /= NF90_NOERR) return
-    ierr = nf90_get_var(ncid, varid, have)
-    ierr = nf90_close(ncid)
-    if (any(have /= want)) then
-      print '(3a)', 'wrong values in ', file, name
-      bad = bad + 1
-    end if
-  end subroutine
-
-  subroutine check_int(file, name, want)
-    character(len=*), intent(in) :: file, name
-    integer, intent(in) :: want(:, :)
-    integer :: have(nx, ny)
-    integer :: ncid, varid
-    call open_var(file, name, ncid, varid)
-    if (ierr /= NF90_NOERR) return
-    ierr = nf90_get_var(ncid, varid, have)
-    ierr = nf90_close(ncid)
-    if (any(have /= want)) then
-      print '(3a)', 'wrong values in ', file, name
-      bad = bad + 1
-    end if
   end subroutine
 end program
