@@ -19,7 +19,7 @@ module isthmus
                                 isthmus_error_name, isthmus_coupler_def_partition_oasis, &
                                 isthmus_coupler_def_var, isthmus_coupler_get_var_size, &
                                 isthmus_coupler_enddef, isthmus_coupler_put_flags, &
-                                isthmus_coupler_put_terms, &
+                                isthmus_coupler_put_terms, isthmus_coupler_put_fracwgt, &
                                 isthmus_coupler_get, isthmus_coupler_terminate, &
                                 isthmus_coupler_get_intracomm_f, &
                                 isthmus_coupler_get_intercomm_f, &
@@ -513,7 +513,7 @@ contains
   ! The put of n values (as double): with higher-order terms (OASIS's fld2..fld5 as the
   ! columns of `terms`, each as many values as the field's array, at most 4) through
   ! isthmus_coupler_put_terms, else isthmus_coupler_put_flags; the error through stat or abort.
-  subroutine put_values(self, field, date, x, n, write_restart, info, stat, terms)
+  subroutine put_values(self, field, date, x, n, write_restart, info, stat, terms, fracwgt)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_field_t), intent(in) :: field
     integer, intent(in) :: date, n
@@ -522,13 +522,39 @@ contains
     integer, intent(out) :: info
     integer, intent(out), optional :: stat
     real(c_double), intent(in), optional :: terms(:, :)
+    real(c_double), intent(in), optional, target :: fracwgt(:)
     real(c_double), allocatable, target :: t(:, :)
-    type(c_ptr) :: ptrs(4)
+    real(c_double), target :: none(1)
+    type(c_ptr) :: ptrs(4), fw
     character(len=24) :: a, b, c
     integer(c_int) :: ci, rc
     integer :: j
     info = ISTHMUS_COUPLING_OK
-    if (.not. present(terms)) then
+    if (present(fracwgt)) then
+      if (size(fracwgt) /= n) then
+        write(a, '(i0)') size(fracwgt)
+        write(c, '(i0)') n
+        call fail(self, 'put', ISTHMUS_ERR_ARG, 'fracwgt: '//trim(a)//' values; expected '// &
+                  trim(c)//' (the array''s size)', stat)
+        return
+      end if
+      ! given, also on a rank without points (whose c_loc of an empty array may be NULL)
+      fw = c_loc(none)
+      if (n > 0) fw = c_loc(fracwgt(1))
+      ptrs = c_null_ptr
+      if (present(terms)) then
+        allocate(t(size(terms, 1), size(terms, 2)))
+        t(:, :) = terms(:, :)
+        do j = 1, min(size(t, 2), 4)
+          ptrs(j) = c_loc(t(1, j))
+        end do
+        rc = isthmus_coupler_put_fracwgt(self%cpl, field%id, date, x, ptrs, &
+                                         int(min(size(t, 2), 4), c_int), fw, put_flags(write_restart), ci)
+      else
+        rc = isthmus_coupler_put_fracwgt(self%cpl, field%id, date, x, ptrs, 0_c_int, fw, &
+                                         put_flags(write_restart), ci)
+      end if
+    else if (.not. present(terms)) then
       rc = isthmus_coupler_put_flags(self%cpl, field%id, date, x, put_flags(write_restart), ci)
     else
       if (size(terms, 1) /= n .or. size(terms, 2) < 1 .or. size(terms, 2) > 4) then
@@ -556,9 +582,10 @@ contains
   ! put: date in seconds since the start of the run; info: ISTHMUS_COUPLING_* (OASIS's codes).
   ! terms: OASIS's higher-order terms (fld2..fld5: e.g. the gradients of second-order
   ! conservative remapping), one column (1-D fields) or one (points, bundle) slab (bundles) each;
-  ! docs/coupler.md, "Mapping sides".
+  ! fracwgt: OASIS3-MCT 5.0's fraction weights, an array like x (the destination receives
+  ! map(x * fracwgt) / map(fracwgt)); docs/coupler.md, "Mapping sides".
   ! A bundle's array is 2-D (points, bundle); write_restart: OASIS's argument.
-  subroutine put_r8_1(self, field, date, x, info, write_restart, stat, terms)
+  subroutine put_r8_1(self, field, date, x, info, write_restart, stat, terms, fracwgt)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_field_t), intent(in) :: field
     integer, intent(in) :: date
@@ -567,12 +594,15 @@ contains
     logical, intent(in), optional :: write_restart
     integer, intent(out), optional :: stat
     real(c_double), intent(in), optional :: terms(:, :)
+    real(c_double), intent(in), optional :: fracwgt(:)
+    real(c_double), allocatable :: fw8(:)
     info = ISTHMUS_COUPLING_OK
+    if (present(fracwgt)) fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])  ! else absent below
     if (.not. fits(self, 'put', field, ISTHMUS_REAL8, size(x), 1, .false., stat)) return
-    call put_values(self, field, date, x, size(x), write_restart, info, stat, terms)
+    call put_values(self, field, date, x, size(x), write_restart, info, stat, terms, fracwgt=fw8)
   end subroutine
 
-  subroutine put_r4_1(self, field, date, x, info, write_restart, stat, terms)
+  subroutine put_r4_1(self, field, date, x, info, write_restart, stat, terms, fracwgt)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_field_t), intent(in) :: field
     integer, intent(in) :: date
@@ -581,17 +611,21 @@ contains
     logical, intent(in), optional :: write_restart
     integer, intent(out), optional :: stat
     real(c_float), intent(in), optional :: terms(:, :)
+    real(c_float), intent(in), optional :: fracwgt(:)
+    real(c_double), allocatable :: fw8(:)
     info = ISTHMUS_COUPLING_OK
+    if (present(fracwgt)) fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])  ! else absent below
     if (.not. fits(self, 'put', field, ISTHMUS_REAL4, size(x), 1, .false., stat)) return
     if (present(terms)) then
       call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat, &
-                      real(terms, c_double))
+                      real(terms, c_double), fracwgt=fw8)
     else
-      call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat)
+      call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat, &
+                      fracwgt=fw8)
     end if
   end subroutine
 
-  subroutine put_r8_2(self, field, date, x, info, write_restart, stat, terms)
+  subroutine put_r8_2(self, field, date, x, info, write_restart, stat, terms, fracwgt)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_field_t), intent(in) :: field
     integer, intent(in) :: date
@@ -600,19 +634,22 @@ contains
     logical, intent(in), optional :: write_restart
     integer, intent(out), optional :: stat
     real(c_double), intent(in), optional :: terms(:, :, :)
+    real(c_double), intent(in), optional :: fracwgt(:, :)
+    real(c_double), allocatable :: fw8(:)
     info = ISTHMUS_COUPLING_OK
+    if (present(fracwgt)) fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])  ! else absent below
     if (.not. fits(self, 'put', field, ISTHMUS_REAL8, size(x, 1), size(x, 2), .true., stat)) &
       return
     ! (points, bundle) in Fortran's order is the C API's level-major order; so is a term's slab
     if (present(terms)) then
       call put_values(self, field, date, x, size(x), write_restart, info, stat, &
-                      reshape(terms, [size(terms, 1) * size(terms, 2), size(terms, 3)]))
+                      reshape(terms, [size(terms, 1) * size(terms, 2), size(terms, 3)]), fracwgt=fw8)
     else
-      call put_values(self, field, date, x, size(x), write_restart, info, stat)
+      call put_values(self, field, date, x, size(x), write_restart, info, stat, fracwgt=fw8)
     end if
   end subroutine
 
-  subroutine put_r4_2(self, field, date, x, info, write_restart, stat, terms)
+  subroutine put_r4_2(self, field, date, x, info, write_restart, stat, terms, fracwgt)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_field_t), intent(in) :: field
     integer, intent(in) :: date
@@ -621,14 +658,19 @@ contains
     logical, intent(in), optional :: write_restart
     integer, intent(out), optional :: stat
     real(c_float), intent(in), optional :: terms(:, :, :)
+    real(c_float), intent(in), optional :: fracwgt(:, :)
+    real(c_double), allocatable :: fw8(:)
     info = ISTHMUS_COUPLING_OK
+    if (present(fracwgt)) fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])  ! else absent below
     if (.not. fits(self, 'put', field, ISTHMUS_REAL4, size(x, 1), size(x, 2), .true., stat)) &
       return
     if (present(terms)) then
       call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat, &
-                      reshape(real(terms, c_double), [size(terms, 1) * size(terms, 2), size(terms, 3)]))
+                      reshape(real(terms, c_double), [size(terms, 1) * size(terms, 2), size(terms, 3)]), &
+                      fracwgt=fw8)
     else
-      call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat)
+      call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat, &
+                      fracwgt=fw8)
     end if
   end subroutine
 

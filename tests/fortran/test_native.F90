@@ -184,6 +184,14 @@ program test_native
     call cpl%put(fy, 0, y, info, stat=stat, terms=reshape([y, y], [cnt, 2]))
   end if
   call expect(stat, ISTHMUS_ERR_ARG, 'a put with terms on an entry without a mapping: stat')
+  ! fracwgt (OASIS3-MCT 5.0) of the wrong size; of the right size it is taken below, on these
+  ! entries without a mapping ignored, as OASIS3-MCT ignores it: the values arrive unchanged
+  if (in_a) then
+    call cpl%put(fx, 0, x, info, stat=stat, fracwgt=x(2:))
+  else
+    call cpl%put(fy, 0, y, info, stat=stat, fracwgt=y(2:))
+  end if
+  call expect(stat, ISTHMUS_ERR_ARG, 'a put with fracwgt of the wrong size: stat')
 
   do date = 0, 3
     if (in_a) then
@@ -191,7 +199,7 @@ program test_native
       b = reshape([((value(gidx(i), k, date, 2), i = 1, cnt), k = 1, nb)], [cnt, nb])
       call cpl%put(fx, date, x, info)
       call expect(info, sent(date), 'put X''s info')
-      call cpl%put(fb, date, b, info, stat=stat)
+      call cpl%put(fb, date, b, info, stat=stat, fracwgt=b)
       call expect(stat, ISTHMUS_OK, 'put B''s stat')
       call expect(info, sent(date), 'put B''s info')
       y = -1
@@ -211,7 +219,7 @@ program test_native
       c = reshape([((real(value(gidx(i), k, date, 4), 4), i = 1, cnt), k = 1, nc)], [cnt, nc])
       call cpl%put(fy, date, y, info)
       call expect(info, sent(date), 'put Y''s info')
-      call cpl%put(fc, date, c, info)
+      call cpl%put(fc, date, c, info, fracwgt=c)
       call expect(info, sent(date), 'put C''s info')
       x = -1
       b = -1
