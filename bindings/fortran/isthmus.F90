@@ -513,7 +513,7 @@ contains
   ! The put of n values (as double): with higher-order terms (OASIS's fld2..fld5 as the
   ! columns of `terms`, each as many values as the field's array, at most 4) through
   ! isthmus_coupler_put_terms, else isthmus_coupler_put_flags; the error through stat or abort.
-  subroutine put_values(self, field, date, x, n, write_restart, info, stat, terms, fracwgt)
+  subroutine put_values(self, field, date, x, n, fracwgt, nfw, write_restart, info, stat, terms)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_field_t), intent(in) :: field
     integer, intent(in) :: date, n
@@ -522,17 +522,21 @@ contains
     integer, intent(out) :: info
     integer, intent(out), optional :: stat
     real(c_double), intent(in), optional :: terms(:, :)
-    real(c_double), intent(in), optional, target :: fracwgt(:)
+    ! fracwgt: the address of nfw doubles (C_NULL_PTR when nfw is 0); nfw < 0: none given
+    type(c_ptr), intent(in) :: fracwgt
+    integer, intent(in) :: nfw
     real(c_double), allocatable, target :: t(:, :)
     real(c_double), target :: none(1)
     type(c_ptr) :: ptrs(4), fw
     character(len=24) :: a, b, c
     integer(c_int) :: ci, rc
     integer :: j
+    logical :: given
     info = ISTHMUS_COUPLING_OK
-    if (present(fracwgt)) then
-      if (size(fracwgt) /= n) then
-        write(a, '(i0)') size(fracwgt)
+    given = nfw >= 0
+    if (given) then
+      if (nfw /= n) then
+        write(a, '(i0)') nfw
         write(c, '(i0)') n
         call fail(self, 'put', ISTHMUS_ERR_ARG, 'fracwgt: '//trim(a)//' values; expected '// &
                   trim(c)//' (the array''s size)', stat)
@@ -540,7 +544,7 @@ contains
       end if
       ! given, also on a rank without points (whose c_loc of an empty array may be NULL)
       fw = c_loc(none)
-      if (n > 0) fw = c_loc(fracwgt(1))
+      if (n > 0) fw = fracwgt
       ptrs = c_null_ptr
       if (present(terms)) then
         allocate(t(size(terms, 1), size(terms, 2)))
@@ -595,11 +599,25 @@ contains
     integer, intent(out), optional :: stat
     real(c_double), intent(in), optional :: terms(:, :)
     real(c_double), intent(in), optional :: fracwgt(:)
-    real(c_double), allocatable :: fw8(:)
+    real(c_double), allocatable, target :: fw8(:)
+    type(c_ptr) :: fwp
+    integer :: nfw
     info = ISTHMUS_COUPLING_OK
-    if (present(fracwgt)) fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])  ! else absent below
+    nfw = -1  ! none given
+    fwp = c_null_ptr
+    if (present(fracwgt)) then
+      fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])
+      nfw = size(fracwgt)
+      if (nfw > 0) fwp = c_loc(fw8(1))
+    end if
     if (.not. fits(self, 'put', field, ISTHMUS_REAL8, size(x), 1, .false., stat)) return
-    call put_values(self, field, date, x, size(x), write_restart, info, stat, terms, fracwgt=fw8)
+    ! (terms passed only when present: gfortran 12 under -fsanitize=undefined read the bounds of
+    ! an absent one here)
+    if (present(terms)) then
+      call put_values(self, field, date, x, size(x), fwp, nfw, write_restart, info, stat, terms)
+    else
+      call put_values(self, field, date, x, size(x), fwp, nfw, write_restart, info, stat)
+    end if
   end subroutine
 
   subroutine put_r4_1(self, field, date, x, info, write_restart, stat, terms, fracwgt)
@@ -612,16 +630,23 @@ contains
     integer, intent(out), optional :: stat
     real(c_float), intent(in), optional :: terms(:, :)
     real(c_float), intent(in), optional :: fracwgt(:)
-    real(c_double), allocatable :: fw8(:)
+    real(c_double), allocatable, target :: fw8(:)
+    type(c_ptr) :: fwp
+    integer :: nfw
     info = ISTHMUS_COUPLING_OK
-    if (present(fracwgt)) fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])  ! else absent below
+    nfw = -1  ! none given
+    fwp = c_null_ptr
+    if (present(fracwgt)) then
+      fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])
+      nfw = size(fracwgt)
+      if (nfw > 0) fwp = c_loc(fw8(1))
+    end if
     if (.not. fits(self, 'put', field, ISTHMUS_REAL4, size(x), 1, .false., stat)) return
     if (present(terms)) then
-      call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat, &
-                      real(terms, c_double), fracwgt=fw8)
+      call put_values(self, field, date, real(x, c_double), size(x), fwp, nfw, write_restart, info, stat, &
+                      real(terms, c_double))
     else
-      call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat, &
-                      fracwgt=fw8)
+      call put_values(self, field, date, real(x, c_double), size(x), fwp, nfw, write_restart, info, stat)
     end if
   end subroutine
 
@@ -635,17 +660,25 @@ contains
     integer, intent(out), optional :: stat
     real(c_double), intent(in), optional :: terms(:, :, :)
     real(c_double), intent(in), optional :: fracwgt(:, :)
-    real(c_double), allocatable :: fw8(:)
+    real(c_double), allocatable, target :: fw8(:)
+    type(c_ptr) :: fwp
+    integer :: nfw
     info = ISTHMUS_COUPLING_OK
-    if (present(fracwgt)) fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])  ! else absent below
+    nfw = -1  ! none given
+    fwp = c_null_ptr
+    if (present(fracwgt)) then
+      fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])
+      nfw = size(fracwgt)
+      if (nfw > 0) fwp = c_loc(fw8(1))
+    end if
     if (.not. fits(self, 'put', field, ISTHMUS_REAL8, size(x, 1), size(x, 2), .true., stat)) &
       return
     ! (points, bundle) in Fortran's order is the C API's level-major order; so is a term's slab
     if (present(terms)) then
-      call put_values(self, field, date, x, size(x), write_restart, info, stat, &
-                      reshape(terms, [size(terms, 1) * size(terms, 2), size(terms, 3)]), fracwgt=fw8)
+      call put_values(self, field, date, x, size(x), fwp, nfw, write_restart, info, stat, &
+                      reshape(terms, [size(terms, 1) * size(terms, 2), size(terms, 3)]))
     else
-      call put_values(self, field, date, x, size(x), write_restart, info, stat, fracwgt=fw8)
+      call put_values(self, field, date, x, size(x), fwp, nfw, write_restart, info, stat)
     end if
   end subroutine
 
@@ -659,18 +692,24 @@ contains
     integer, intent(out), optional :: stat
     real(c_float), intent(in), optional :: terms(:, :, :)
     real(c_float), intent(in), optional :: fracwgt(:, :)
-    real(c_double), allocatable :: fw8(:)
+    real(c_double), allocatable, target :: fw8(:)
+    type(c_ptr) :: fwp
+    integer :: nfw
     info = ISTHMUS_COUPLING_OK
-    if (present(fracwgt)) fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])  ! else absent below
+    nfw = -1  ! none given
+    fwp = c_null_ptr
+    if (present(fracwgt)) then
+      fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])
+      nfw = size(fracwgt)
+      if (nfw > 0) fwp = c_loc(fw8(1))
+    end if
     if (.not. fits(self, 'put', field, ISTHMUS_REAL4, size(x, 1), size(x, 2), .true., stat)) &
       return
     if (present(terms)) then
-      call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat, &
-                      reshape(real(terms, c_double), [size(terms, 1) * size(terms, 2), size(terms, 3)]), &
-                      fracwgt=fw8)
+      call put_values(self, field, date, real(x, c_double), size(x), fwp, nfw, write_restart, info, stat, &
+                      reshape(real(terms, c_double), [size(terms, 1) * size(terms, 2), size(terms, 3)]))
     else
-      call put_values(self, field, date, real(x, c_double), size(x), write_restart, info, stat, &
-                      fracwgt=fw8)
+      call put_values(self, field, date, real(x, c_double), size(x), fwp, nfw, write_restart, info, stat)
     end if
   end subroutine
 
