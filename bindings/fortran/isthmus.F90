@@ -583,6 +583,19 @@ contains
     info = ci
   end subroutine
 
+  ! A put's fracwgt as double, kept in fw8 for the call: its address (none for no values) and
+  ! its number of values.
+  subroutine keep_fraction(values, fw8, fwp, nfw)
+    real(c_double), intent(in) :: values(:)
+    real(c_double), allocatable, target, intent(inout) :: fw8(:)
+    type(c_ptr), intent(out) :: fwp
+    integer, intent(out) :: nfw
+    fw8 = values
+    nfw = size(fw8)
+    fwp = c_null_ptr
+    if (nfw > 0) fwp = c_loc(fw8(1))
+  end subroutine
+
   ! put: date in seconds since the start of the run; info: ISTHMUS_COUPLING_* (OASIS's codes).
   ! terms: OASIS's higher-order terms (fld2..fld5: e.g. the gradients of second-order
   ! conservative remapping), one column (1-D fields) or one (points, bundle) slab (bundles) each;
@@ -605,11 +618,7 @@ contains
     info = ISTHMUS_COUPLING_OK
     nfw = -1  ! none given
     fwp = c_null_ptr
-    if (present(fracwgt)) then
-      fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])
-      nfw = size(fracwgt)
-      if (nfw > 0) fwp = c_loc(fw8(1))
-    end if
+    if (present(fracwgt)) call keep_fraction(reshape(real(fracwgt, c_double), [size(fracwgt)]), fw8, fwp, nfw)
     if (.not. fits(self, 'put', field, ISTHMUS_REAL8, size(x), 1, .false., stat)) return
     ! (terms passed only when present: gfortran 12 under -fsanitize=undefined read the bounds of
     ! an absent one here)
@@ -636,11 +645,7 @@ contains
     info = ISTHMUS_COUPLING_OK
     nfw = -1  ! none given
     fwp = c_null_ptr
-    if (present(fracwgt)) then
-      fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])
-      nfw = size(fracwgt)
-      if (nfw > 0) fwp = c_loc(fw8(1))
-    end if
+    if (present(fracwgt)) call keep_fraction(reshape(real(fracwgt, c_double), [size(fracwgt)]), fw8, fwp, nfw)
     if (.not. fits(self, 'put', field, ISTHMUS_REAL4, size(x), 1, .false., stat)) return
     if (present(terms)) then
       call put_values(self, field, date, real(x, c_double), size(x), fwp, nfw, write_restart, info, stat, &
@@ -666,11 +671,7 @@ contains
     info = ISTHMUS_COUPLING_OK
     nfw = -1  ! none given
     fwp = c_null_ptr
-    if (present(fracwgt)) then
-      fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])
-      nfw = size(fracwgt)
-      if (nfw > 0) fwp = c_loc(fw8(1))
-    end if
+    if (present(fracwgt)) call keep_fraction(reshape(real(fracwgt, c_double), [size(fracwgt)]), fw8, fwp, nfw)
     if (.not. fits(self, 'put', field, ISTHMUS_REAL8, size(x, 1), size(x, 2), .true., stat)) &
       return
     ! (points, bundle) in Fortran's order is the C API's level-major order; so is a term's slab
@@ -698,11 +699,7 @@ contains
     info = ISTHMUS_COUPLING_OK
     nfw = -1  ! none given
     fwp = c_null_ptr
-    if (present(fracwgt)) then
-      fw8 = reshape(real(fracwgt, c_double), [size(fracwgt)])
-      nfw = size(fracwgt)
-      if (nfw > 0) fwp = c_loc(fw8(1))
-    end if
+    if (present(fracwgt)) call keep_fraction(reshape(real(fracwgt, c_double), [size(fracwgt)]), fw8, fwp, nfw)
     if (.not. fits(self, 'put', field, ISTHMUS_REAL4, size(x, 1), size(x, 2), .true., stat)) &
       return
     if (present(terms)) then
