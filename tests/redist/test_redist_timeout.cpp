@@ -322,8 +322,11 @@ TEST(WaitTimeout, LongWaitDoesNotSpin) {
     EXPECT_EQ(isthmus_redist_wait(r), ISTHMUS_OK) << m.fx.msg();
     const double wall = MPI_Wtime() - wall0, cpu = cpu_seconds() - cpu0;
     EXPECT_GE(wall, 0.3);
-    // Measured: 1-2 % sleeping; 10 % spinning at 8 ranks on 2 loaded cores, all of it at 2.
-    EXPECT_LT(cpu, 0.04 * wall) << "cpu " << cpu << " s in a wait of " << wall << " s";
+    // Measured: 1-2 % sleeping, and up to 4.3 % at 8 ranks while another 8-rank test ran
+    // beside it (ctest -j2, 2026-11-27); spinning: 10 % at 8 ranks on 2 loaded cores, all of it
+    // at 2. So the bound sits between, wider where ranks outnumber the cores.
+    const double bound = world_size() > 2 ? 0.07 : 0.04;
+    EXPECT_LT(cpu, bound * wall) << "cpu " << cpu << " s in a wait of " << wall << " s";
     EXPECT_EQ(b.count_wrong(m.dst), 0);
   }
   EXPECT_TRUE(all_ranks(!::testing::Test::HasFailure()));
