@@ -511,8 +511,9 @@ contains
   end function
 
   ! The put of n values (as double): with higher-order terms (OASIS's fld2..fld5 as the
-  ! columns of `terms`, each as many values as the field's array, at most 4) through
-  ! isthmus_coupler_put_terms, else isthmus_coupler_put_flags; the error through stat or abort.
+  ! columns of `terms`, each as many values as the field's array, at most 4) and fracwgt
+  ! through isthmus_coupler_put_fracwgt, with terms alone through isthmus_coupler_put_terms,
+  ! else isthmus_coupler_put_flags; the error through stat or abort.
   subroutine put_values(self, field, date, x, n, fracwgt, nfw, write_restart, info, stat, terms)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_field_t), intent(in) :: field
@@ -529,12 +530,29 @@ contains
     real(c_double), target :: none(1)
     type(c_ptr) :: ptrs(4), fw
     character(len=24) :: a, b, c
-    integer(c_int) :: ci, rc
+    integer(c_int) :: ci, rc, nterms
     integer :: j
-    logical :: given
     info = ISTHMUS_COUPLING_OK
-    given = nfw >= 0
-    if (given) then
+    ptrs = c_null_ptr
+    nterms = 0
+    if (present(terms)) then
+      if (size(terms, 1) /= n .or. size(terms, 2) < 1 .or. size(terms, 2) > 4) then
+        write(a, '(i0)') size(terms, 1)
+        write(b, '(i0)') size(terms, 2)
+        write(c, '(i0)') n
+        call fail(self, 'put', ISTHMUS_ERR_ARG, 'terms: '//trim(b)//' terms of '//trim(a)// &
+                  ' values; expected 1 to 4 (fld2..fld5) of '//trim(c)//' (the array''s size)', &
+                  stat)
+        return
+      end if
+      allocate(t(size(terms, 1), size(terms, 2)))  ! (not t = terms: gfortran's sanitizer build
+      t(:, :) = terms(:, :)                         ! warns of its descriptor)
+      do j = 1, size(t, 2)
+        ptrs(j) = c_loc(t(1, j))
+      end do
+      nterms = int(size(t, 2), c_int)
+    end if
+    if (nfw >= 0) then
       if (nfw /= n) then
         write(a, '(i0)') nfw
         write(c, '(i0)') n
@@ -545,39 +563,13 @@ contains
       ! given, also on a rank without points (whose c_loc of an empty array may be NULL)
       fw = c_loc(none)
       if (n > 0) fw = fracwgt
-      ptrs = c_null_ptr
-      if (present(terms)) then
-        allocate(t(size(terms, 1), size(terms, 2)))
-        t(:, :) = terms(:, :)
-        do j = 1, min(size(t, 2), 4)
-          ptrs(j) = c_loc(t(1, j))
-        end do
-        rc = isthmus_coupler_put_fracwgt(self%cpl, field%id, date, x, ptrs, &
-                                         int(min(size(t, 2), 4), c_int), fw, put_flags(write_restart), ci)
-      else
-        rc = isthmus_coupler_put_fracwgt(self%cpl, field%id, date, x, ptrs, 0_c_int, fw, &
-                                         put_flags(write_restart), ci)
-      end if
-    else if (.not. present(terms)) then
-      rc = isthmus_coupler_put_flags(self%cpl, field%id, date, x, put_flags(write_restart), ci)
-    else
-      if (size(terms, 1) /= n .or. size(terms, 2) < 1 .or. size(terms, 2) > 4) then
-        write(a, '(i0)') size(terms, 1)
-        write(b, '(i0)') size(terms, 2)
-        write(c, '(i0)') n
-        call fail(self, 'put', ISTHMUS_ERR_ARG, 'terms: '//trim(b)//' terms of '//trim(a)// &
-                  ' values; expected 1 to 4 (fld2..fld5) of '//trim(c)//' (the array''s size)', &
-                  stat)
-        return
-      end if
-      ptrs = c_null_ptr
-      allocate(t(size(terms, 1), size(terms, 2)))  ! (not t = terms: gfortran's sanitizer build
-      t(:, :) = terms(:, :)                         ! warns of its descriptor)
-      do j = 1, size(t, 2)
-        ptrs(j) = c_loc(t(1, j))
-      end do
-      rc = isthmus_coupler_put_terms(self%cpl, field%id, date, x, ptrs, int(size(t, 2), c_int), &
+      rc = isthmus_coupler_put_fracwgt(self%cpl, field%id, date, x, ptrs, nterms, fw, &
+                                       put_flags(write_restart), ci)
+    else if (nterms > 0) then
+      rc = isthmus_coupler_put_terms(self%cpl, field%id, date, x, ptrs, nterms, &
                                      put_flags(write_restart), ci)
+    else
+      rc = isthmus_coupler_put_flags(self%cpl, field%id, date, x, put_flags(write_restart), ci)
     end if
     call finish(self, 'put', int(rc), stat)
     info = ci

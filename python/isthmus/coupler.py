@@ -636,21 +636,19 @@ class Field:
         a = self._check("put", array, writable=False)
         info = ctypes.c_int(-1)
         flags = _PUT_WRITE_RESTART if write_restart else 0
-        if fracwgt is not None:
-            w = self._check("put", fracwgt, writable=False)
+        if fracwgt is not None or any(t is not None for t in terms):
             checked = [None if t is None else self._check("put", t, writable=False) for t in terms]
             ptrs = (ctypes.c_void_p * max(1, len(checked)))(*[None if t is None else t.ctypes.data
                                                               for t in checked])
-            self.coupler._call(self.coupler._lib.isthmus_coupler_put_fracwgt, self.id,
-                               operator.index(date), a.ctypes.data, ptrs, len(checked),
-                               w.ctypes.data, flags, ctypes.byref(info))
-        elif any(t is not None for t in terms):
-            checked = [None if t is None else self._check("put", t, writable=False) for t in terms]
-            ptrs = (ctypes.c_void_p * len(checked))(*[None if t is None else t.ctypes.data
-                                                      for t in checked])
-            self.coupler._call(self.coupler._lib.isthmus_coupler_put_terms, self.id,
-                               operator.index(date), a.ctypes.data, ptrs, len(checked), flags,
-                               ctypes.byref(info))
+            if fracwgt is not None:
+                w = self._check("put", fracwgt, writable=False)
+                self.coupler._call(self.coupler._lib.isthmus_coupler_put_fracwgt, self.id,
+                                   operator.index(date), a.ctypes.data, ptrs, len(checked),
+                                   w.ctypes.data, flags, ctypes.byref(info))
+            else:
+                self.coupler._call(self.coupler._lib.isthmus_coupler_put_terms, self.id,
+                                   operator.index(date), a.ctypes.data, ptrs, len(checked),
+                                   flags, ctypes.byref(info))
         else:
             self.coupler._call(self.coupler._lib.isthmus_coupler_put_flags, self.id,
                                operator.index(date), a.ctypes.data, flags, ctypes.byref(info))

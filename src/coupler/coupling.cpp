@@ -426,6 +426,14 @@ void Coupling::write_partial_restart(const std::string& path) {
   if (!instant()) write_term_restarts(path, true);
 }
 
+void Coupling::write_sent(const std::string& path) {
+  write_restart(files(), path, ends_.src_points, src_shape_, "", src_fields(send_));
+  write_term_restarts(path, false);
+  if (fw_given_[0])  // (only a mapped entry takes a fraction)
+    write_restart(files(), path, ends_.src_points, src_shape_, fracwgt_prefix(ends_.number),
+                  src_fields(fw_send_));
+}
+
 // The restart variables of the higher-order terms that are on, as OASIS3-MCT names them: the
 // lagged value "av<t>_<field>" (the state sent), the partial LOCTRANS state "av<t>loc<ID>_<field>"
 // under both namings of the main state (entry number, and 2.0's operation code); no counter,
@@ -581,17 +589,18 @@ void Coupling::take_fracwgt(int k, int date, const void* fracwgt, DataType type,
 void Coupling::start(const double* const* src, double* const* dst) {
   if (src) ++stats_.sends;  // a destination-only rank starts its receives with nothing to send
   if (mapping_) {
+    bool with_fraction;  // this exchange carries a fraction
     if (static_cast<int>(votes_.size()) < fracwgt_votes()) {
       vote_fracwgt(src && fw_given_[0]);
       // a source knows its own vote; a destination rank learns it now
-      exchange_fw_ = src ? fw_given_[0] : (settle_fracwgt(), votes_.back().all[0] != 0);
+      with_fraction = src ? fw_given_[0] : (settle_fracwgt(), votes_.back().all[0] != 0);
       if (static_cast<int>(votes_.size()) == fracwgt_votes())
-        fw_ = exchange_fw_ ? FracWgt::On : FracWgt::Off;
+        fw_ = with_fraction ? FracWgt::On : FracWgt::Off;
     } else {
       settle_fracwgt(false);  // a source rank checks the sources' agreement if it is there
-      exchange_fw_ = fw_ == FracWgt::On;
+      with_fraction = fw_ == FracWgt::On;
     }
-    if (!exchange_fw_) {
+    if (!with_fraction) {
       mapping_->start(src);
     } else {
       if (mapping_->lanes() < 2) mapping_->add_lane();
@@ -699,20 +708,10 @@ int Coupling::emit(int date, int64_t lagged) {
   if (!e.restart_file.empty()) {
     if (e.lag > 0 && runtime_ > 0 && lagged == runtime_) {
       info = kToRest;
-      write_restart(files(), in_run_dir(e.restart_file), ends_.src_points, src_shape_, "",
-                    src_fields(send_));
-      write_term_restarts(in_run_dir(e.restart_file), false);
-      if (fw_given_[0] && mapping_)
-        write_restart(files(), in_run_dir(e.restart_file), ends_.src_points, src_shape_,
-                      fracwgt_prefix(ends_.number), src_fields(fw_send_));
+      write_sent(in_run_dir(e.restart_file));
     } else if (write_restart_) {
       write_restart_ = false;
-      const std::string path = in_run_dir(dated_file("TC", date, e.restart_file));
-      write_restart(files(), path, ends_.src_points, src_shape_, "", src_fields(send_));
-      write_term_restarts(path, false);
-      if (fw_given_[0] && mapping_)
-        write_restart(files(), path, ends_.src_points, src_shape_, fracwgt_prefix(ends_.number),
-                      src_fields(fw_send_));
+      write_sent(in_run_dir(dated_file("TC", date, e.restart_file)));
     }
   }
   if (exchanges() && !beyond_run(lagged)) {

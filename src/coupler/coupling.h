@@ -183,6 +183,8 @@ class Coupling {
   void read_lagged_restart();
   void read_partial_restart();
   void write_partial_restart(const std::string& path);
+  // what a coupling date sends (values, higher-order terms, fraction) into a restart file
+  void write_sent(const std::string& path);
   std::vector<FieldData> src_fields(std::vector<std::vector<double>>& values);
   std::vector<FieldData> dst_fields(std::vector<std::vector<double>>& values);
   std::string in_run_dir(const std::string& file) const;
@@ -234,7 +236,6 @@ class Coupling {
   // waits for the destination on its account).
   enum class FracWgt { Unknown, Off, On };
   FracWgt fw_ = FracWgt::Unknown;            // the entry's, from its first exchange from puts
-  bool exchange_fw_ = false;                 // the exchange started last carries a fraction
   struct Vote {
     MPI_Request request = MPI_REQUEST_NULL;
     int mine[2] = {0, 0}, all[2] = {0, 0};   // [a source on, a source off]

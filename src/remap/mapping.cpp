@@ -1033,8 +1033,8 @@ void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
     // Partial sums of this rank's links, then one exchange that adds them up in source-rank
     // order; a rank without its inputs still takes part, flagged (its partial arrays withheld).
     const std::optional<Error> missing = partial_sums(src_fields, L);
-    lanes_[0].redist->exchange(missing ? nullptr : reinterpret_cast<const void* const*>(lanes_[0].needed_ptrs.data()),
-                      reinterpret_cast<void* const*>(dst_fields));
+    L.redist->exchange(missing ? nullptr : reinterpret_cast<const void* const*>(L.needed_ptrs.data()),
+                       reinterpret_cast<void* const*>(dst_fields));
     if (missing) throw *missing;
     return;
   }
@@ -1046,8 +1046,8 @@ void Mapping::map(const double* const* src_fields, double* const* dst_fields) {
                          reinterpret_cast<void* const*>(L.first_ptrs.data()));
     }, L);
   } else {
-    lanes_[0].redist->exchange(reinterpret_cast<const void* const*>(src_fields),
-                      reinterpret_cast<void* const*>(lanes_[0].needed_ptrs.data()));
+    L.redist->exchange(reinterpret_cast<const void* const*>(src_fields),
+                       reinterpret_cast<void* const*>(L.needed_ptrs.data()));
   }
   if (missing) throw *missing;
   multiply(dst_fields, L);

@@ -363,13 +363,7 @@ Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, 
     }
     int mi = static_cast<int>(method_);
     if (mi < 1 || mi > 5) fail(ISTHMUS_ERR_ARG, "unknown transfer method ", mi);
-    lay_out(forward_, xmap_->forward());
-    lay_out(reverse_, xmap_->reverse());
-    if (xmap_->options().combine == Combine::Sum) {  // every type adds (int32 wrapping)
-      int me = 0;
-      ISTHMUS_MPI(MPI_Comm_rank(xmap_->comm(), &me));
-      forward_.sum = make_sum_stage(xmap_->forward(), fields_, me);
-    }
+    lay_out_directions();
   });
   agreement.conclude(agreement_comm);
 
@@ -379,11 +373,7 @@ Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, 
   borrowed_ = comm_ != MPI_COMM_NULL;
   if (!borrowed_) comm_ = duplicate(xmap_->comm());
   try {
-    // Buffer A: forward send / reverse receive; buffer B: forward receive / reverse send.
-    buf_a_.resize(std::max(forward_.layout.send_total(), reverse_.layout.recv_total()));
-    buf_b_.resize(std::max(forward_.layout.recv_total(), reverse_.layout.send_total()));
-    forward_.executor = make_executor(method_, comm_, 1, forward_.layout, buf_a_.data(), buf_b_.data());
-    reverse_.executor = make_executor(method_, comm_, 2, reverse_.layout, buf_b_.data(), buf_a_.data());
+    make_executors(1);
   } catch (...) {
     release();
     throw;
@@ -396,18 +386,27 @@ Redist::Redist(const Redist& base, int tag)
   if (tag < kTwinTags || base.comm_ == MPI_COMM_NULL)
     fail(ISTHMUS_ERR_INTERNAL, "a twin redistribution needs tags from ", kTwinTags,
          " and a live base (tag ", tag, ")");
+  lay_out_directions();
+  trace_.set_on(base.trace_.on());
+  make_executors(tag);
+}
+
+void Redist::lay_out_directions() {
   lay_out(forward_, xmap_->forward());
   lay_out(reverse_, xmap_->reverse());
-  if (xmap_->options().combine == Combine::Sum) {
+  if (xmap_->options().combine == Combine::Sum) {  // every type adds (int32 wrapping)
     int me = 0;
     ISTHMUS_MPI(MPI_Comm_rank(xmap_->comm(), &me));
     forward_.sum = make_sum_stage(xmap_->forward(), fields_, me);
   }
-  trace_.set_on(base.trace_.on());
+}
+
+void Redist::make_executors(int tag) {
+  // Buffer A: forward send / reverse receive; buffer B: forward receive / reverse send.
   buf_a_.resize(std::max(forward_.layout.send_total(), reverse_.layout.recv_total()));
   buf_b_.resize(std::max(forward_.layout.recv_total(), reverse_.layout.send_total()));
-  forward_.executor = make_executor(Method::P2P, comm_, tag, forward_.layout, buf_a_.data(), buf_b_.data());
-  reverse_.executor = make_executor(Method::P2P, comm_, tag + 1, reverse_.layout, buf_b_.data(), buf_a_.data());
+  forward_.executor = make_executor(method_, comm_, tag, forward_.layout, buf_a_.data(), buf_b_.data());
+  reverse_.executor = make_executor(method_, comm_, tag + 1, reverse_.layout, buf_b_.data(), buf_a_.data());
 }
 
 Redist::~Redist() {

@@ -97,6 +97,10 @@ class Redist {
     std::shared_ptr<SumStage> sum;
   };
   void lay_out(Direction& d, const Schedule& s);
+  // both directions' layouts, and the summing stage of a Combine::Sum map
+  void lay_out_directions();
+  // the buffers and both directions' executors (method_; tags `tag` forward, tag + 1 reverse)
+  void make_executors(int tag);
   // Calls f(packer) with the packer of direction d: the summing one over a Combine::Sum map's
   // forward direction (whose staging is reset when `begin`, at the start of an exchange).
   template <typename F>
