@@ -228,6 +228,18 @@ void Coupling::prepare_weights(CouplingEnds& ends, const std::string& run_dir) {
   const remap::WeightsExpect expect{ends.src_grid_size, ends.dst_grid_size};
   try {
     remap::WeightsInfo info;
+    // The destination side's ranks read the links of their own points straight from the file
+    // where it lists them by destination (one reduction); otherwise slabs are read and routed
+    // through a directory.
+    if (dst_side) {
+      if (std::optional<remap::LinkSlab> own =
+              remap::read_links_of_destinations(ends.local, path, expect, &ends.dst_points, &info)) {
+        ends.weights = remap::prepare_own_links(side, ends.dst_points, info.src_grid_size, info.dst_grid_size,
+                                                mapped_links(std::move(*own), info.num_wgts, e), 0);
+        ends.weights.read_by_destination = true;
+        return;
+      }
+    }
     remap::LinkSlab slab = remap::read_scrip_weights(ends.local, path, expect, &info);
     ends.weights = remap::prepare_links(
         ends.local, side, dst_side ? &ends.dst_points : &ends.src_points, info.src_grid_size,

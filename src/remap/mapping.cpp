@@ -47,6 +47,7 @@ Links links_of(const LinkSlab& slab, int num_wgts) {
   Links l;
   l.num_wgts = num_wgts;
   l.first_number = slab.first_link;
+  l.number = slab.number;
   l.src = slab.src;
   l.dst = slab.dst;
   l.weights = slab.weights;
@@ -57,6 +58,7 @@ Links links_of(LinkSlab&& slab, int num_wgts) {
   Links l;
   l.num_wgts = num_wgts;
   l.first_number = slab.first_link;
+  l.number = std::move(slab.number);
   l.src = std::move(slab.src);
   l.dst = std::move(slab.dst);
   l.weights = std::move(slab.weights);
@@ -695,6 +697,42 @@ PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part
   return p;
 }
 
+PreparedLinks prepare_own_links(Side side, const IndexList& part, int64_t src_grid_size,
+                                int64_t dst_grid_size, const Links& links, int64_t unused_links) {
+  if (side != Side::Dst && side != Side::Src)
+    fail(ISTHMUS_ERR_ARG, "links are prepared for the side that multiplies, dst or src, not '",
+         side_name(side), "'");
+  const bool src_side = side == Side::Src;
+  PreparedLinks p;
+  p.prepared = true;
+  p.side = side;
+  p.nw = links.num_wgts;
+  p.unused_links = unused_links;
+  LinkRows rows;
+  rows.nw = links.num_wgts;
+  const int64_t n = static_cast<int64_t>(links.size());
+  rows.number.resize(n);
+  // destination side: a row per local destination point, columns the source points (positions
+  // among the needed ones below); source side: rows the destination points (positions among
+  // the partial sums below), columns local source positions
+  rows.row = src_side ? links.dst : std::vector<int64_t>(n);
+  rows.col = src_side ? std::vector<int64_t>(n) : links.src;
+  rows.w = links.weights;
+  Positions where(part);
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t pos = where(src_side ? links.src[k] : links.dst[k]);
+    if (pos < 0)
+      fail(ISTHMUS_ERR_INTERNAL, "link ", links.number_of(k), " (", links.src[k], " -> ",
+           links.dst[k], ") is not this rank's");
+    (src_side ? rows.col : rows.row)[k] = pos;
+    rows.number[k] = links.number_of(k);
+  }
+  DistinctValues staged(src_side ? rows.row : rows.col, src_side ? dst_grid_size : src_grid_size);
+  compress(rows, src_side, staged, part.size(), p.row_start, p.col, p.w);
+  p.staged = staged.values();
+  return p;
+}
+
 Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int64_t src_grid_size,
                  int64_t dst_grid_size, const Links& links, const MappingOptions& opt,
                  Agreement& agreement)
@@ -871,6 +909,7 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     info_.side = side;
     info_.global_unused_links = agreement.agreed(unused_slots[side == Side::Dst]).value_or(0);
     if (prepared->prepared && prepared->side == side) {
+      info_.links_read_by_destination = prepared->read_by_destination;
       row_start_ = std::move(prepared->row_start);
       col_ = std::move(prepared->col);
       w_ = std::move(prepared->w);

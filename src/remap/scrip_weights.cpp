@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <unordered_map>
 
 #include "base/broadcast.h"
+#include "base/hash.h"
 #include "base/wait.h"
 
 namespace isthmus::remap {
@@ -273,6 +275,46 @@ class HeaderReader {
   int src_var_ = -1, dst_var_ = -1, matrix_var_ = -1;
 };
 
+// One link of the file, checked: false for a null link (left out; see read_scrip_weights),
+// true with its 0-based addresses for a link that contributes; a bad link throws, naming it
+// (link1: its 1-based number).
+bool classify_link(const std::string& path, const WeightsInfo& info, int64_t link1, long long s,
+                   long long d, const double* wl, size_t nw, int64_t& s0, int64_t& d0) {
+  const bool zero_weights = std::all_of(wl, wl + nw, [](double x) { return x == 0.0; });
+  const bool null_link = zero_weights && (s == 0 || d == 0) &&
+                         (s == 0 || (s >= 1 && s <= info.src_grid_size)) &&
+                         (d == 0 || (d >= 1 && d <= info.dst_grid_size));
+  if (null_link) return false;
+  const auto address = [&](long long a, const char* var, int64_t size, const char* dim) {
+    if (a < 1 || a > size)
+      fail(ISTHMUS_ERR_FILE, quoted(path), ": link ", link1, ": ", var, " is ", a, ", outside 1..",
+           size, " (", dim, ")", a == 0 ? " in a link with a non-zero weight" : "");
+    return static_cast<int64_t>(a - 1);  // 0-based from here on
+  };
+  s0 = address(s, "src_address", info.src_grid_size, "src_grid_size");
+  d0 = address(d, "dst_address", info.dst_grid_size, "dst_grid_size");
+  for (size_t k = 0; k < nw; ++k)
+    if (!std::isfinite(wl[k]))
+      fail(ISTHMUS_ERR_FILE, quoted(path), ": link ", link1, ": remap_matrix weight ", k + 1, " of ",
+           nw, " is ", wl[k]);
+  return true;
+}
+
+// Hyperslab reads of links [c0, c0 + cn) into the chunk buffers.
+void read_chunk(const HeaderReader& h, const std::string& path, int64_t c0, int64_t cn, size_t nw,
+                long long* src, long long* dst, double* w) {
+  const size_t start[2] = {static_cast<size_t>(c0), 0};
+  const size_t count[2] = {static_cast<size_t>(cn), nw};
+  const auto read = [&](int rc, const char* var) {
+    if (rc != NC_NOERR)
+      fail(ISTHMUS_ERR_FILE, quoted(path), ": cannot read variable ", var, " at links ", c0 + 1,
+           "..", c0 + cn, ": ", nc_strerror(rc));
+  };
+  read(nc_get_vara_longlong(h.file(), h.src_var(), start, count, src), "src_address");
+  read(nc_get_vara_longlong(h.file(), h.dst_var(), start, count, dst), "dst_address");
+  read(nc_get_vara_double(h.file(), h.matrix_var(), start, count, w), "remap_matrix");
+}
+
 // Reads links [begin, end) in chunks into slab, checking each link; stops at the first bad one.
 void read_links(const HeaderReader& h, const std::string& path, const WeightsInfo& info,
                 int64_t begin, int64_t end, int64_t chunk, LinkSlab& slab) {
@@ -288,46 +330,18 @@ void read_links(const HeaderReader& h, const std::string& path, const WeightsInf
   std::vector<long long> dst(src.size());
   for (int64_t c0 = 0; c0 < n; c0 += chunk) {
     const int64_t cn = std::min(chunk, n - c0);
-    const size_t start[2] = {static_cast<size_t>(begin + c0), 0};
-    const size_t count[2] = {static_cast<size_t>(cn), nw};
-    const auto read = [&](int rc, const char* var) {
-      if (rc != NC_NOERR)
-        fail(ISTHMUS_ERR_FILE, quoted(path), ": cannot read variable ", var, " at links ",
-             begin + c0 + 1, "..", begin + c0 + cn, ": ", nc_strerror(rc));
-    };
     // Weights are read in place, at the chunk's position, then moved down over the null links
     // left out (kept <= c0 + i): no buffer of the chunk's weights.
     double* w = slab.weights.data() + size_t(c0) * nw;
-    read(nc_get_vara_longlong(h.file(), h.src_var(), start, count, src.data()), "src_address");
-    read(nc_get_vara_longlong(h.file(), h.dst_var(), start, count, dst.data()), "dst_address");
-    read(nc_get_vara_double(h.file(), h.matrix_var(), start, count, w), "remap_matrix");
+    read_chunk(h, path, begin + c0, cn, nw, src.data(), dst.data(), w);
     for (int64_t i = 0; i < cn; ++i) {
-      const int64_t link = begin + c0 + i + 1;  // 1-based, as in the file
-      const long long s = src[size_t(i)], d = dst[size_t(i)];
       const double* wl = w + size_t(i) * nw;
-      const bool zero_weights = std::all_of(wl, wl + nw, [](double x) { return x == 0.0; });
-      const bool null_link = zero_weights && (s == 0 || d == 0) &&
-                             (s == 0 || (s >= 1 && s <= info.src_grid_size)) &&
-                             (d == 0 || (d >= 1 && d <= info.dst_grid_size));
-      if (null_link) {
+      if (!classify_link(path, info, begin + c0 + i + 1, src[size_t(i)], dst[size_t(i)], wl, nw,
+                         slab.src[kept], slab.dst[kept])) {
         ++slab.null_links;
         continue;
       }
-      const auto address = [&](long long a, const char* var, int64_t size, const char* dim) {
-        if (a < 1 || a > size)
-          fail(ISTHMUS_ERR_FILE, quoted(path), ": link ", link, ": ", var, " is ", a,
-               ", outside 1..", size, " (", dim, ")",
-               a == 0 ? " in a link with a non-zero weight" : "");
-        return static_cast<int64_t>(a - 1);  // 0-based from here on
-      };
-      slab.src[kept] = address(s, "src_address", info.src_grid_size, "src_grid_size");
-      slab.dst[kept] = address(d, "dst_address", info.dst_grid_size, "dst_grid_size");
-      for (size_t k = 0; k < nw; ++k) {
-        if (!std::isfinite(wl[k]))
-          fail(ISTHMUS_ERR_FILE, quoted(path), ": link ", link, ": remap_matrix weight ", k + 1,
-               " of ", nw, " is ", wl[k]);
-        slab.weights[kept * nw + k] = wl[k];
-      }
+      for (size_t k = 0; k < nw; ++k) slab.weights[kept * nw + k] = wl[k];  // kept <= c0 + i
       ++kept;
     }
   }
@@ -336,6 +350,56 @@ void read_links(const HeaderReader& h, const std::string& path, const WeightsInf
   slab.weights.resize(kept * nw);
   // No shrink_to_fit: its copy would double the peak memory for the few null links.
 }
+
+// The file's dst_address, read through a small cache of aligned blocks: the boundaries of a
+// rank's destination runs are found by galloping from the previous one, so a run's search reads
+// a few blocks near it, not the variable.
+class AddressBlocks {
+ public:
+  AddressBlocks(const HeaderReader& h, const std::string& path, int64_t num_links)
+      : h_(h), path_(path), n_(num_links) {}
+  long long at(int64_t i) {
+    const int64_t b = i / kBlock;
+    auto it = blocks_.find(b);
+    if (it == blocks_.end()) {
+      const size_t start = static_cast<size_t>(b * kBlock);
+      const size_t count = static_cast<size_t>(std::min(kBlock, n_ - b * kBlock));
+      std::vector<long long> v(count);
+      const int rc = nc_get_vara_longlong(h_.file(), h_.dst_var(), &start, &count, v.data());
+      if (rc != NC_NOERR)
+        fail(ISTHMUS_ERR_FILE, quoted(path_), ": cannot read variable dst_address at links ",
+             start + 1, "..", start + count, ": ", nc_strerror(rc));
+      if (blocks_.size() >= kKept) blocks_.clear();
+      it = blocks_.emplace(b, std::move(v)).first;
+    }
+    return it->second[static_cast<size_t>(i - b * kBlock)];
+  }
+  // The first link i in [from, n) whose dst_address (1-based) is at least a, if the addresses
+  // are sorted (n if none): galloping from `from`, then bisection.
+  int64_t first_at_least(long long a, int64_t from) {
+    int64_t lo = from, step = 1;
+    int64_t hi = from;
+    while (hi < n_ && at(hi) < a) {
+      lo = hi + 1;
+      hi = std::min(n_, hi + step);
+      step *= 2;
+    }
+    while (lo < hi) {  // at(hi) >= a or hi == n; everything before lo is below a
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (at(mid) < a) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+ private:
+  static constexpr int64_t kBlock = 1024;
+  static constexpr size_t kKept = 64;
+  const HeaderReader& h_;
+  const std::string& path_;
+  int64_t n_;
+  std::unordered_map<int64_t, std::vector<long long>> blocks_;
+};
 
 // A 62-bit hash of the header values every rank must read alike.
 uint64_t header_hash(const WeightsInfo& info) {
@@ -731,6 +795,113 @@ void write_scrip_weights(const std::string& path, const WeightsInfo& info,
   ScripWeightsWriter writer(path, info);
   writer.append(src.data(), dst.data(), weights.data(), n);
   writer.close();
+}
+
+std::optional<LinkSlab> read_links_of_destinations(MPI_Comm comm, const std::string& path,
+                                                   const WeightsExpect& expect,
+                                                   const IndexList* part, WeightsInfo* info) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  WeightsInfo header;
+  LinkSlab slab;
+  slab.first_link = 0;
+  bool usable = true;
+  std::optional<uint64_t> hash;
+  uint64_t sum = 0;  // + each link this rank accounts for, - its share of all links
+  try {
+    HeaderReader h(path, header);
+    h.read(expect);
+    hash = header_hash(header);
+    if (!part || part->global_size() != header.dst_grid_size) throw Error(ISTHMUS_ERR_ARG, "");
+    const int64_t L = header.num_links;
+    const size_t nw = static_cast<size_t>(header.num_wgts);
+    for (int64_t i = slab_begin(L, rank, nranks); i < slab_begin(L, rank + 1, nranks); ++i)
+      sum -= mix64(static_cast<uint64_t>(i));
+    // this rank's destination runs, by global index, adjacent ones merged
+    std::vector<Segment> runs;
+    for (const Segment& g : part->segments())
+      if (g.length > 0) runs.push_back(g);
+    std::sort(runs.begin(), runs.end(), [](const Segment& a, const Segment& b) { return a.start < b.start; });
+    std::vector<Segment> merged;
+    for (const Segment& g : runs) {
+      if (!merged.empty() && merged.back().start + merged.back().length == g.start) merged.back().length += g.length;
+      else merged.push_back(g);
+    }
+    // each run's links, if the file lists its links by destination: [first, end) of the file
+    AddressBlocks addresses(h, path, L);
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    int64_t from = 0;
+    for (const Segment& g : merged) {
+      const int64_t first = addresses.first_at_least(g.start + 1, from);  // the file is 1-based
+      const int64_t end = addresses.first_at_least(g.start + g.length + 1, first);
+      if (end > first) {
+        if (!ranges.empty() && ranges.back().second == first) ranges.back().second = end;
+        else ranges.emplace_back(first, end);
+      }
+      from = end;
+    }
+    int64_t total = 0;
+    for (const auto& r : ranges) total += r.second - r.first;
+    slab.src.reserve(static_cast<size_t>(total));
+    slab.dst.reserve(static_cast<size_t>(total));
+    slab.number.reserve(static_cast<size_t>(total));
+    slab.weights.reserve(static_cast<size_t>(total) * nw);
+    const int64_t chunk = std::min<int64_t>(kChunkLinks, std::max<int64_t>(total, 1));
+    std::vector<long long> src(static_cast<size_t>(chunk)), dst(src.size());
+    std::vector<double> w(src.size() * nw);
+    size_t run = 0;  // the merged run of the previous link (links come by destination)
+    auto holds = [&](long long d) {  // 1-based address
+      const int64_t g = d - 1;
+      if (run < merged.size() && g >= merged[run].start && g < merged[run].start + merged[run].length) return true;
+      auto it = std::upper_bound(merged.begin(), merged.end(), g,
+                                 [](int64_t x, const Segment& r) { return x < r.start; });
+      if (it == merged.begin()) return false;
+      --it;
+      if (g >= it->start + it->length) return false;
+      run = static_cast<size_t>(it - merged.begin());
+      return true;
+    };
+    for (const auto& [first, end] : ranges)
+      for (int64_t c0 = first; c0 < end; c0 += chunk) {
+        const int64_t cn = std::min(chunk, end - c0);
+        read_chunk(h, path, c0, cn, nw, src.data(), dst.data(), w.data());
+        for (int64_t i = 0; i < cn; ++i) {
+          // a link is this rank's if its destination is: it accounts for it, contributing or not
+          if (!holds(dst[size_t(i)])) continue;
+          sum += mix64(static_cast<uint64_t>(c0 + i));
+          int64_t s0 = 0, d0 = 0;
+          const double* wl = w.data() + size_t(i) * nw;
+          if (!classify_link(path, header, c0 + i + 1, src[size_t(i)], dst[size_t(i)], wl, nw, s0, d0)) {
+            ++slab.null_links;
+            continue;
+          }
+          slab.src.push_back(s0);
+          slab.dst.push_back(d0);
+          slab.number.push_back(c0 + i);
+          slab.weights.insert(slab.weights.end(), wl, wl + nw);
+        }
+      }
+    slab.end_link = L;
+  } catch (const std::exception&) {
+    usable = false;  // whatever it is, the slab reading finds and names it
+  }
+  // One reduction: whether every rank read alike, and whether the links accounted for are every
+  // link of the file once (the sum of a mixed hash of their numbers against that of 0 .. L-1;
+  // a 2^-64 chance of a false match).
+  Agreement a;
+  const int unusable = a.maximum("a rank that cannot read its links directly", usable ? 0 : 1);
+  const int hmax = a.maximum("the weights file's header hash", hash ? std::optional<int64_t>(*hash) : std::nullopt);
+  const int hneg = a.maximum("the weights file's header hash (negated)",
+                             hash ? std::optional<int64_t>(-static_cast<int64_t>(*hash)) : std::nullopt);
+  a.use_checksum();
+  a.add_to_checksum(sum);
+  a.conclude(comm);
+  if (a.agreed(unusable).value_or(1) != 0 || !a.agreed(hmax) || *a.agreed(hmax) != -*a.agreed(hneg) ||
+      a.checksum() != 0)
+    return std::nullopt;
+  *info = std::move(header);
+  return slab;
 }
 
 }  // namespace isthmus::remap

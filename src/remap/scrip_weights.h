@@ -9,11 +9,13 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <string>
 #include <vector>
 
 #include "base/agreement.h"
+#include "index/index_list.h"
 #include "remap/grid.h"
 
 namespace isthmus::remap {
@@ -40,6 +42,9 @@ struct LinkSlab {
   int64_t null_links = 0;         // links of the range left out
   std::vector<int64_t> src, dst;  // 0-based global indices (the file's address - 1)
   std::vector<double> weights;    // num_wgts per link, link-major
+  // Each link's 0-based number in the file, where the links are not one range of it
+  // (read_links_of_destinations); empty: first_link + i as above.
+  std::vector<int64_t> number;
   int64_t size() const { return static_cast<int64_t>(src.size()); }
 };
 
@@ -97,6 +102,25 @@ LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
                                     const WeightsExpect& expect, WeightsInfo* info,
                                     Agreement* pending, int64_t chunk_links,
                                     int64_t min_slab_links = kMinSlabLinks);
+
+// The links of this rank's destination points, each rank reading them straight from the file:
+// the route a SCRIP file's links take to the ranks that multiply them on the destination side,
+// without a slab per rank and a routing of every link (two exchanges through a directory). Each
+// rank of comm opens the file, reads its header, finds the links of each run of `part` by
+// searching dst_address (galloping, then bisection, through blocks of 1,024 addresses), as the
+// file lists them when its links are ordered by destination (SCRIP, OASIS, CDO and isthmus
+// write them so), and reads those ranges, keeping the links whose destination it holds.
+// Collective: one reduction, which checks that every link of the file was taken by exactly one
+// rank (a sum of a hash of the link numbers) and that every rank read the same header. Returns
+// the rank's links (numbered by their place in the file) and *info on every rank, or
+// std::nullopt on every rank when that does not hold: the links are not ordered by destination,
+// a destination point belongs to no rank or to several, the file cannot be read or holds a bad
+// link, `part` is null or of another grid size. Then the caller reads slabs and routes them
+// (read_scrip_weights), which also names whatever was wrong. Null links (see above) are left
+// out as there.
+std::optional<LinkSlab> read_links_of_destinations(MPI_Comm comm, const std::string& path,
+                                                   const WeightsExpect& expect,
+                                                   const IndexList* part, WeightsInfo* info);
 
 // Serial writer of a SCRIP file (one rank; e.g. a benchmark's synthetic matrix of 10^7 links),
 // streaming: links are appended in order, in any number of pieces, and never all held at once.

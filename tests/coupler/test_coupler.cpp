@@ -286,8 +286,11 @@ struct TwoFields {
   int so = -1, sa = -1, so2 = -1, sa2 = -1;
 };
 
+// by_destination: whether the file lists its links by destination, so that the destination
+// side's ranks read their own links straight from it (MappingInfo says which route was taken;
+// a single destination rank reads every link itself, in whatever order).
 void check_orca2_lmdz_mapping(const std::string& dir, const std::string& file,
-                              const std::string& reference) {
+                              const std::string& reference, bool by_destination = true) {
   Layout L;
   const int64_t ns = 182 * 149, nd = 96 * 72;
   // serial reference on every rank
@@ -322,6 +325,14 @@ void check_orca2_lmdz_mapping(const std::string& dir, const std::string& file,
     const bool src = run.src, dst = run.dst;
     const std::vector<int64_t>&sidx = run.sidx, &didx = run.didx;
     const int so = run.so, sa = run.sa, so2 = run.so2, sa2 = run.sa2;
+    if (dst && side != MapSide::Auto) {
+      const remap::MappingInfo* mi = c.couplings()[0]->mapping_info();
+      ASSERT_NE(mi, nullptr);
+      // (a destination component of one rank reads every link itself, in any order)
+      const bool one_rank = (L.two() ? L.local_size() : world_size()) == 1;
+      EXPECT_EQ(mi->links_read_by_destination, side == MapSide::Dst && (by_destination || one_rank))
+          << "side " << static_cast<int>(side);
+    }
     // the second field is the first times 2: exactly twice its mapping's result
     std::vector<double> x(sidx.size()), x2(sidx.size()), y(didx.size(), -1.0), y2(didx.size(), -1.0);
     for (size_t i = 0; i < sidx.size(); ++i) x2[i] = 2 * (x[i] = src_value(sidx[i]));
@@ -376,6 +387,37 @@ TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
   Watchdog w("coupler mapping");
   const std::string dir = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
   check_orca2_lmdz_mapping(dir, "rmp_torc_to_lmdz_BILINEAR.nc", dir + "/rmp_torc_to_lmdz_BILINEAR.nc");
+}
+
+// A file whose links are not listed by destination (the same links, shuffled): the destination
+// side cannot read its own links from it, and reads slabs and routes them instead; the received
+// values are still those of a serial sum in the file's order, to the bit.
+TEST(Coupler, MappingWithTheLinksInAnyOrder) {
+  Watchdog w("coupler shuffled links");
+  const TempRunDir run("shuffled_links");
+  const std::string shuffled = "rmp_torc_to_lmdz_BILINEAR_shuffled.nc";
+  if (world_rank() == 0) {
+    remap::WeightsInfo info;
+    remap::LinkSlab slab = remap::read_scrip_weights(
+        MPI_COMM_SELF, std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz/rmp_torc_to_lmdz_BILINEAR.nc", {}, &info);
+    std::vector<int64_t> order(static_cast<size_t>(slab.size()));
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937 rng(11);
+    std::shuffle(order.begin(), order.end(), rng);
+    std::vector<int64_t> s, d;
+    std::vector<double> wt;
+    for (int64_t k : order) {
+      s.push_back(slab.src[k]);
+      d.push_back(slab.dst[k]);
+      wt.push_back(slab.weights[k]);
+    }
+    info.num_links = slab.size();
+    remap::ScripWeightsWriter out(run.path() + "/" + shuffled, info);
+    out.append(s.data(), d.data(), wt.data(), slab.size());
+    out.close();
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  check_orca2_lmdz_mapping(run.path(), shuffled, run.path() + "/" + shuffled, false);
 }
 
 namespace {

@@ -6,11 +6,15 @@
 #include <netcdf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <numeric>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -685,5 +689,194 @@ TEST(ScripWeights, CallerMistakes) {
   // A correct call afterwards works.
   std::tie(rc, msg) = run([&] { read_scrip_weights(MPI_COMM_WORLD, path, {}, &info); });
   EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_OK)) << msg;
+  EXPECT_TRUE(all_ranks(!HasFailure()));
+}
+
+// ---- Each destination rank reading its own links (read_links_of_destinations) ---------------
+
+namespace {
+
+using isthmus::IndexList;
+using isthmus::remap::read_links_of_destinations;
+
+// This rank's destination points under a named layout of a grid of n points: "blocks"
+// (contiguous), "rows" (rows of `row` points dealt round-robin: many runs), "random" (each point
+// to a seeded random rank: a run per point or so), "empty-first" (blocks over the ranks but the
+// first, which holds nothing).
+std::vector<int64_t> dst_points(const std::string& layout, int64_t n, int64_t row) {
+  const int p = world_size(), r = world_rank();
+  std::vector<int64_t> mine;
+  if (layout == "blocks") {
+    for (int64_t g = n * r / p; g < n * (r + 1) / p; ++g) mine.push_back(g);
+  } else if (layout == "rows") {
+    for (int64_t g = 0; g < n; ++g)
+      if ((g / row) % p == r) mine.push_back(g);
+  } else if (layout == "random") {
+    std::mt19937 rng(5);
+    for (int64_t g = 0; g < n; ++g)
+      if (static_cast<int>(rng() % static_cast<unsigned>(p)) == r) mine.push_back(g);
+  } else if (layout == "empty-first") {
+    const int q = std::max(1, p - 1), k = p > 1 ? r - 1 : 0;
+    if (k >= 0)
+      for (int64_t g = n * k / q; g < n * (k + 1) / q; ++g) mine.push_back(g);
+  }
+  return mine;
+}
+
+// Every rank's links, gathered on every rank and put in file order by their numbers.
+struct NumberedLinks {
+  std::vector<int64_t> number, src, dst;
+  std::vector<double> weights;
+};
+NumberedLinks gather_numbered(const LinkSlab& slab, int nw) {
+  const int p = world_size();
+  const int n = static_cast<int>(slab.size());
+  std::vector<int> counts(static_cast<size_t>(p)), displs(static_cast<size_t>(p), 0);
+  MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  for (int k = 1; k < p; ++k) displs[size_t(k)] = displs[size_t(k) - 1] + counts[size_t(k) - 1];
+  const size_t total = size_t(displs.back() + counts.back());
+  NumberedLinks all, sorted;
+  for (auto [from, to] : {std::pair{&slab.number, &all.number}, std::pair{&slab.src, &all.src},
+                          std::pair{&slab.dst, &all.dst}}) {
+    to->resize(total);
+    MPI_Allgatherv(from->data(), n, MPI_INT64_T, to->data(), counts.data(), displs.data(),
+                   MPI_INT64_T, MPI_COMM_WORLD);
+  }
+  for (int k = 0; k < p; ++k) counts[size_t(k)] *= nw, displs[size_t(k)] *= nw;
+  all.weights.resize(total * size_t(nw));
+  MPI_Allgatherv(slab.weights.data(), n * nw, MPI_DOUBLE, all.weights.data(), counts.data(),
+                 displs.data(), MPI_DOUBLE, MPI_COMM_WORLD);
+  std::vector<size_t> order(total);
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return all.number[a] < all.number[b]; });
+  for (size_t i : order) {
+    sorted.number.push_back(all.number[i]);
+    sorted.src.push_back(all.src[i]);
+    sorted.dst.push_back(all.dst[i]);
+    for (int k = 0; k < nw; ++k) sorted.weights.push_back(all.weights[i * size_t(nw) + size_t(k)]);
+  }
+  return sorted;
+}
+
+}  // namespace
+
+// The real files list their links by destination: every rank gets exactly the links of its own
+// destination points, numbered by their place in the file; together, every link of the file
+// once but OASIS's null links (left out, as by the slab reader), in any layout of the points.
+TEST(ScripWeights, LinksOfDestinationsReadByTheirRanks) {
+  Watchdog dog("LinksOfDestinationsReadByTheirRanks");
+  for (const char* name : {"rmp_torc_to_lmdz_BILINEAR.nc", "rmp_lmdz_to_torc_BILINEAR.nc",
+                           "rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc"}) {
+    const std::string path = kData + name;
+    const SerialLinks file = serial_read(path);
+    int nw = 1;
+    WeightsInfo header;
+    read_scrip_weights(MPI_COMM_WORLD, path, {}, &header);
+    nw = header.num_wgts;
+    // the file's links but its null links, with their 0-based places in the file
+    NumberedLinks want;
+    for (size_t l = 0; l < file.src.size(); ++l) {
+      bool zero = true;
+      for (int k = 0; k < nw; ++k) zero = zero && file.weights[l * size_t(nw) + size_t(k)] == 0.0;
+      if (zero && (file.src[l] == -1 || file.dst[l] == -1)) continue;
+      want.number.push_back(static_cast<int64_t>(l));
+      want.src.push_back(file.src[l]);
+      want.dst.push_back(file.dst[l]);
+      for (int k = 0; k < nw; ++k) want.weights.push_back(file.weights[l * size_t(nw) + size_t(k)]);
+    }
+    const int64_t nd = header.dst_grid_size;
+    for (const char* layout : {"blocks", "rows", "random", "empty-first"}) {
+      const std::vector<int64_t> mine = dst_points(layout, nd, header.dst_grid_dims[0]);
+      const IndexList part = IndexList::from_indices(nd, mine.data(), static_cast<int64_t>(mine.size()));
+      WeightsInfo info;
+      const std::optional<LinkSlab> own =
+          read_links_of_destinations(MPI_COMM_WORLD, path, {header.src_grid_size, nd}, &part, &info);
+      ASSERT_TRUE(all_ranks(own.has_value())) << name << ", " << layout;
+      EXPECT_EQ(info.num_links, header.num_links);
+      EXPECT_EQ(info.num_wgts, nw);
+      EXPECT_EQ(info.src_grid_size, header.src_grid_size);
+      EXPECT_EQ(info.dst_grid_size, nd);
+      EXPECT_EQ(own->weights.size(), own->src.size() * size_t(nw));
+      int64_t foreign = 0;
+      for (int64_t d : own->dst) foreign += !std::binary_search(mine.begin(), mine.end(), d);
+      EXPECT_EQ(foreign, 0) << name << ", " << layout << ": links of other ranks' points";
+      const NumberedLinks got = gather_numbered(*own, nw);
+      EXPECT_EQ(got.number, want.number) << name << ", " << layout;
+      EXPECT_EQ(got.src, want.src) << name << ", " << layout;
+      EXPECT_EQ(got.dst, want.dst) << name << ", " << layout;
+      EXPECT_EQ(got.weights, want.weights) << name << ", " << layout;  // exact
+    }
+  }
+  EXPECT_TRUE(all_ranks(!HasFailure()));
+}
+
+// Whatever the direct reading cannot vouch for, it declines on every rank alike (the caller then
+// reads slabs and routes them, which names what is wrong): links not listed by destination, a
+// point no rank holds or two ranks hold, a bad link, no file, a part of another grid.
+TEST(ScripWeights, LinksOfDestinationsDeclineWhatTheyCannotVouchFor) {
+  Watchdog dog("LinksOfDestinationsDecline");
+  const TempDir dir;
+  const int64_t nd = kDstX * kDstY, ns = kSrcX * kSrcY;
+  // a file listing its links by destination: two links per destination point
+  auto sorted_spec = [] {
+    NcSpec s = good_spec();
+    for (int l = 0; l < kLinks; ++l) s.var("dst_address").data[size_t(l)] = l / 2 + 1;
+    return s;
+  };
+  const std::vector<int64_t> blocks = dst_points("blocks", nd, kDstX);
+  struct Case {
+    const char* name;
+    std::function<void(NcSpec&)> edit;  // nullptr: no file
+    std::vector<int64_t> points;        // this rank's points (the blocks when empty)
+    int64_t part_size = 0;              // 0: nd
+    bool read = false;                  // read directly (the file as written)
+  };
+  std::vector<int64_t> without_first = blocks, doubled = blocks;
+  if (world_rank() == 0 && !without_first.empty()) without_first.erase(without_first.begin());
+  if (world_rank() == world_size() - 1 && world_size() > 1) doubled.insert(doubled.begin(), 0);  // rank 0's too
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // (links in any order are read by a single rank: it takes every link of the file)
+  const bool one = world_size() == 1;
+  std::vector<Case> cases = {
+      {"listed by destination", [](NcSpec&) {}, {}, 0, true},
+      {"two links out of order",
+       [](NcSpec& s) { std::swap(s.var("dst_address").data[3], s.var("dst_address").data[30]); }, {}, 0, one},
+      {"listed backwards",
+       [](NcSpec& s) {
+         auto& d = s.var("dst_address").data;
+         std::reverse(d.begin(), d.end());
+       },
+       {}, 0, one},
+      {"a point with links held by no rank", [](NcSpec&) {}, without_first, 0, false},
+      {"a NaN weight", [=](NcSpec& s) { set_link(s, "remap_matrix", 17, nan); }, {}, 0, false},
+      {"an address 0 with a weight", [](NcSpec& s) { set_link(s, "src_address", 9, 0); }, {}, 0, false},
+      {"no file", nullptr, {}, 0, false},
+      {"a part of another grid", [](NcSpec&) {}, {}, nd + 1, false},
+  };
+  if (world_size() > 1) cases.push_back({"a point held by two ranks", [](NcSpec&) {}, doubled, 0, false});
+  int i = 0;
+  for (const Case& c : cases) {
+    const std::string path = dir.path() + "/case" + std::to_string(i++) + ".nc";
+    if (world_rank() == 0 && c.edit) {
+      NcSpec s = sorted_spec();
+      c.edit(s);
+      s.write(path);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    const std::vector<int64_t>& pts = c.points.empty() ? blocks : c.points;
+    const IndexList p = IndexList::from_indices(c.part_size ? c.part_size : nd, pts.data(),
+                                                static_cast<int64_t>(pts.size()));
+    WeightsInfo info;
+    std::optional<LinkSlab> own;
+    try {
+      own = read_links_of_destinations(MPI_COMM_WORLD, path, {ns, -1}, &p, &info);
+    } catch (const Error& e) {
+      ADD_FAILURE() << c.name << ": threw " << e.what();
+    }
+    EXPECT_TRUE(all_ranks(own.has_value() == c.read)) << c.name;
+    if (c.read && own) {
+      EXPECT_EQ(own->size(), 2 * static_cast<int64_t>(blocks.size())) << c.name;
+    }
+  }
   EXPECT_TRUE(all_ranks(!HasFailure()));
 }
