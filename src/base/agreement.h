@@ -61,6 +61,12 @@ class Agreement {
   // why. comm == MPI_COMM_NULL means this rank cannot take part (it has no communicator):
   // it throws its own failure at once.
   void conclude(MPI_Comm comm);
+  // For a collective object that a caller builds from arguments its own agreement already
+  // covered on every rank (a mapping's exchange map and redistribution, made from the mapping's
+  // agreed options and parts it made itself): no reduction. The local checks still run, and a
+  // failure is a bug, thrown on this rank as ISTHMUS_ERR_INTERNAL; value() and maximum() slots
+  // read back this rank's own values.
+  void conclude_vouched();
 
   // A value that must be the same on every rank that knows it, where some ranks may not know
   // it (std::nullopt: e.g. a rank without a part has no global size), and whose agreed value

@@ -760,6 +760,8 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     for (int f = 0; f < nfields; ++f)
       if (opt_.nlevels[f] < 1)
         fail(ISTHMUS_ERR_ARG, "field ", f, " has ", opt_.nlevels[f], " levels; at least 1 needed");
+    if (static_cast<int>(opt_.method) < 0 || static_cast<int>(opt_.method) > 5)
+      fail(ISTHMUS_ERR_ARG, "unknown transfer method ", static_cast<int>(opt_.method));
     if (static_cast<int>(opt_.side) < 0 || static_cast<int>(opt_.side) > 2)
       fail(ISTHMUS_ERR_ARG, "mapping side ", static_cast<int>(opt_.side), " (0 dst, 1 src, 2 auto)");
     if (!opt_.fused && opt_.side != Side::Dst)
@@ -958,24 +960,28 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   const bool node_stage = !src_side_ && plan_node_stage(staged, src_grid_size, first);
   IndexList first_part = IndexList::from_indices(src_grid_size, first.data(), static_cast<int64_t>(first.size()));
   XmapOptions xo;
+  xo.forward_only = true;  // a mapping moves values one way
   if (src_side_) {
     xo.combine = Combine::Sum;
     xo.fill_unowned = true;
     xo.fill_value = opt_.fill_value;
     xo.ignore_unowned = opt_.keep_unmapped;
   }
-  Agreement map_agreement;
-  xmap_ = src_side_ ? std::make_shared<Xmap>(comm, &part, dst, xo, map_agreement)
-                    : std::make_shared<Xmap>(comm, src, node_stage ? &first_part : &part, xo, map_agreement);
-  Agreement redist_agreement;
-  lanes_[0].redist = std::make_unique<Redist>(xmap_, specs, opt_.method, redist_agreement, comm);
+  // The map and the redistribution are made from the options and parts agreed above: no
+  // reduction of their own.
+  xmap_ = src_side_ ? std::make_shared<Xmap>(Xmap::Vouched{}, comm, &part, dst, xo, dst_grid_size)
+                    : std::make_shared<Xmap>(Xmap::Vouched{}, comm, src, node_stage ? &first_part : &part,
+                                             xo, src_grid_size);
+  lanes_[0].redist = std::make_unique<Redist>(Redist::Vouched{}, xmap_, specs, opt_.method);
   info_.node_stage = node_stage;
   if (node_stage) {
     info_.first_points = static_cast<int64_t>(first.size());
     if (node_comm_ != MPI_COMM_NULL) {  // the destination ranks, node by node
       // few peers, all on the node: point to point
       Agreement node_agreement;
-      node_xmap_ = std::make_shared<Xmap>(node_comm_, &first_part, &part, XmapOptions{}, node_agreement);
+      XmapOptions forward;
+      forward.forward_only = true;
+      node_xmap_ = std::make_shared<Xmap>(node_comm_, &first_part, &part, forward, node_agreement);
       Agreement node_redist_agreement;
       lanes_[0].node_redist = std::make_unique<Redist>(node_xmap_, specs, Method::P2P, node_redist_agreement, node_comm_);
     }

@@ -334,6 +334,18 @@ Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, 
     : xmap_(std::move(xmap)), fields_(std::move(fields)),
       method_(method == Method::Auto ? Method::Adaptive : method),
       trace_(trace::enabled_by_environment()) {
+  set_up(agreement, agreement_comm, false);
+}
+
+Redist::Redist(Vouched, std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, Method method)
+    : xmap_(std::move(xmap)), fields_(std::move(fields)),
+      method_(method == Method::Auto ? Method::Adaptive : method),
+      trace_(trace::enabled_by_environment()) {
+  Agreement agreement;
+  set_up(agreement, MPI_COMM_NULL, true);
+}
+
+void Redist::set_up(Agreement& agreement, MPI_Comm agreement_comm, bool vouched) {
   // Everything that can fail on one rank is checked before the agreement; after it, the set-up
   // fails only on MPI errors.
   agreement.check([&] {
@@ -365,7 +377,8 @@ Redist::Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, 
     if (mi < 1 || mi > 5) fail(ISTHMUS_ERR_ARG, "unknown transfer method ", mi);
     lay_out_directions();
   });
-  agreement.conclude(agreement_comm);
+  if (vouched) agreement.conclude_vouched();
+  else agreement.conclude(agreement_comm);
 
   // Each redistribution has its own communicator, so its messages cannot meet another's: the
   // map's own for its first one (one communicator fewer to agree on), a duplicate after.
@@ -518,6 +531,9 @@ std::optional<Error> Redist::misuse(const Direction& d, const void* const* in, v
     return Error(ISTHMUS_ERR_ARG, std::string(what) + ": an exchange started earlier had not "
                  "been waited for (it has now been completed)");
   }
+  if (&d == &reverse_ && xmap_->options().forward_only)
+    return Error(ISTHMUS_ERR_ARG, std::string(what) + ": the exchange map was built for the forward "
+                 "direction only (XmapOptions::forward_only)");
   try {
     check_arrays(d, in, out, what);
   } catch (const Error& e) {

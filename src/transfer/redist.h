@@ -37,6 +37,11 @@ class Redist {
   // e.g. the context's communicator) before any communication (docs/errors.md).
   Redist(std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, Method method,
          Agreement& agreement, MPI_Comm agreement_comm);
+  // The same for a caller whose own agreement already covered the fields and the method on
+  // every rank (Agreement::conclude_vouched: a local failure is ISTHMUS_ERR_INTERNAL): no
+  // reduction.
+  struct Vouched {};
+  Redist(Vouched, std::shared_ptr<const Xmap> xmap, std::vector<FieldSpec> fields, Method method);
   // A twin of `base`: the same map, fields and communicator, with its own buffers and its own
   // messages, point to point under tags `tag` (forward) and tag + 1 (reverse), which no
   // executor of a constructed redistribution uses (tag >= kTwinTags). Local: no communication,
@@ -96,6 +101,8 @@ class Redist {
     // Forward over a Combine::Sum map: messages are staged and summed once all have arrived.
     std::shared_ptr<SumStage> sum;
   };
+  // the constructors' body: checks, the agreement (or the caller's vouching), the executors
+  void set_up(Agreement& agreement, MPI_Comm agreement_comm, bool vouched);
   void lay_out(Direction& d, const Schedule& s);
   // both directions' layouts, and the summing stage of a Combine::Sum map
   void lay_out_directions();

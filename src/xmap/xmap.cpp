@@ -418,7 +418,7 @@ Schedule run_directory(MPI_Comm comm, const Directory& dir, const IndexList* own
 // ---- Xmap --------------------------------------------------------------------------------
 
 int64_t Xmap::agree(MPI_Comm over, const IndexList* src, const IndexList* dst,
-                    const XmapOptions& opt, Agreement& agreement) {
+                    const XmapOptions& opt, Agreement& agreement, bool vouched) {
   const int combine = static_cast<int>(opt.combine);
   agreement.check([&] {
     if (combine != 0 && combine != 1)
@@ -433,7 +433,8 @@ int64_t Xmap::agree(MPI_Comm over, const IndexList* src, const IndexList* dst,
                       part ? std::optional<int64_t>(part->global_size()) : std::nullopt);
   // Homes and redistributions on different rules would disagree on who sends what.
   agreement.match("options.combine", combine);
-  agreement.conclude(over);
+  if (vouched) agreement.conclude_vouched();
+  else agreement.conclude(over);
   return agreement.agreed(size_slot).value_or(0);
 }
 
@@ -443,6 +444,17 @@ Xmap::Xmap(MPI_Comm comm, const IndexList* src, const IndexList* dst, const Xmap
   const int64_t n = agree(comm, src, dst, opt, agreement);
   comm_ = duplicate(comm);
   build(src, dst, n);
+}
+
+Xmap::Xmap(Vouched, MPI_Comm comm, const IndexList* src, const IndexList* dst, const XmapOptions& opt,
+           int64_t global_size)
+    : opt_(opt) {
+  Agreement agreement;
+  const int64_t n = agree(comm, src, dst, opt, agreement, true);
+  if ((src || dst) && n != global_size)
+    fail(ISTHMUS_ERR_INTERNAL, "an exchange map vouched for global size ", global_size, " has parts of ", n);
+  comm_ = duplicate(comm);
+  build(src, dst, global_size);
 }
 
 Xmap::Xmap(AdoptComm, MPI_Comm comm, const IndexList* src, const IndexList* dst,
@@ -533,7 +545,9 @@ void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size
          " destination points are unowned in all. Use the fill policy "
          "(ISTHMUS_UNOWNED_FILL) to give them a fill value instead");
   }
-  if (gsums[2] == 0) {
+  if (opt_.forward_only) {
+    // no reverse schedule: a redistribution refuses reverse exchanges
+  } else if (gsums[2] == 0) {
     reverse_ = forward_.transposed();
   } else {
     // Some index has several receivers: in reverse the lowest of them provides it, which is

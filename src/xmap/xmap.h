@@ -58,6 +58,10 @@ struct XmapOptions {
   bool ignore_unowned = false;
   bool warn_duplicates = false;
   Combine combine = Combine::Lowest;
+  // Only the forward direction is ever used (a mapping's exchanges): the reverse schedule is not
+  // built, which spares a set-up the second directory an index with several receivers needs;
+  // a redistribution over the map refuses reverse exchanges (ISTHMUS_ERR_ARG).
+  bool forward_only = false;
 };
 
 class Xmap {
@@ -67,6 +71,12 @@ class Xmap {
   // size, and concludes it over comm before any other communication (docs/errors.md).
   Xmap(MPI_Comm comm, const IndexList* src, const IndexList* dst, const XmapOptions& opt,
        Agreement& agreement);
+  // The same for a caller whose own agreement already covered the options and the global size
+  // (given: every rank passes the same) on every rank (Agreement::conclude_vouched): one
+  // reduction fewer.
+  struct Vouched {};
+  Xmap(Vouched, MPI_Comm comm, const IndexList* src, const IndexList* dst, const XmapOptions& opt,
+       int64_t global_size);
   // Collective over both groups of an intercommunicator: the groups are merged, and the
   // agreement is concluded over the merged communicator. A rank whose intercomm is not one
   // cannot take part: it fails alone.
@@ -102,7 +112,7 @@ class Xmap {
        const XmapOptions& opt, Agreement& agreement);
   // Local checks, agreement over `over`; returns the agreed global size.
   static int64_t agree(MPI_Comm over, const IndexList* src, const IndexList* dst,
-                       const XmapOptions& opt, Agreement& agreement);
+                       const XmapOptions& opt, Agreement& agreement, bool vouched = false);
   void build(const IndexList* src, const IndexList* dst, int64_t global_size);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
