@@ -23,6 +23,7 @@ constexpr int kTagDeclarations = 17;
 constexpr int kTagGroupLocal = 18;
 constexpr int kTagGroupMulti = 19;
 constexpr int kTagGroupPair = 100;  // + the pair's number
+constexpr int kTagGroupAll = 20;
 
 // (never 0: 0 means "no component")
 uint64_t hash_of(const std::string& s, uint64_t seed) { return hash_text(s, seed); }
@@ -153,6 +154,9 @@ void Coupler::init(MPI_Comm world, Config config) {
   }
   if (me_ < 0) return;
   comps_[me_].name = name_;
+  for (int r = 0; r < size; ++r)
+    if (all[2 * static_cast<size_t>(r)] != 0) all_ranks_.push_back(r);
+  all_ = comm_of(world_, all_ranks_, kTagGroupAll, node_runs_);
   full_ = comm_of(world_, comps_[me_].world_ranks, kTagGroupLocal, node_runs_);
   local_ = full_;
   // two names with one hash would make one component of two: a second hash tells them apart
@@ -165,6 +169,7 @@ void Coupler::init(MPI_Comm world, Config config) {
 Coupler::~Coupler() {
   couplings_.clear();  // their redistributions free their own communicators first
   for (auto& [pair, comm] : pair_comms_) MPI_Comm_free(&comm);
+  if (all_ != MPI_COMM_NULL && !all_is_pair_) MPI_Comm_free(&all_);
   if (local_ != MPI_COMM_NULL && local_ != full_) MPI_Comm_free(&local_);
   if (full_ != MPI_COMM_NULL) MPI_Comm_free(&full_);
 }
@@ -288,30 +293,27 @@ void Coupler::exchange_declarations() {
   std::vector<std::string> texts(comps_.size());
   texts[me_] = own;
   if (rank == 0) {
-    // the components' first ranks, point to point on a communicator of their own (made by them
-    // alone: never a collective over the world); component c's first rank is its rank c
-    RankSet leaders;
-    for (const Component& c : comps_) leaders.push_back(c.world_ranks.front());
-    MPI_Comm firsts = comm_of(world_, leaders, kTagDeclarations, node_runs_);
+    // the components' first ranks, point to point on the communicator of every component's
+    // ranks (made at init: no communicator is made here, and never a collective over the world)
+    auto first_of = [&](size_t c) { return static_cast<int>(all_ranks_.index_of(comps_[c].world_ranks.front())); };
     std::vector<MPI_Request> reqs;
     for (size_t c = 0; c < comps_.size(); ++c) {
       if (static_cast<int>(c) == me_) continue;
       reqs.emplace_back();
-      ISTHMUS_MPI(MPI_Isend(own.data(), static_cast<int>(own.size()), MPI_CHAR, static_cast<int>(c),
-                            kTagDeclarations, firsts, &reqs.back()));
+      ISTHMUS_MPI(MPI_Isend(own.data(), static_cast<int>(own.size()), MPI_CHAR, first_of(c),
+                            kTagDeclarations, all_, &reqs.back()));
     }
     for (size_t c = 0; c < comps_.size(); ++c) {
       if (static_cast<int>(c) == me_) continue;
       MPI_Status st;
-      ISTHMUS_MPI(wmpi::Probe(static_cast<int>(c), kTagDeclarations, firsts, &st));
+      ISTHMUS_MPI(wmpi::Probe(first_of(c), kTagDeclarations, all_, &st));
       int n = 0;
       ISTHMUS_MPI(MPI_Get_count(&st, MPI_CHAR, &n));
       texts[c].resize(n);
-      ISTHMUS_MPI(wmpi::Recv(texts[c].data(), n, MPI_CHAR, static_cast<int>(c), kTagDeclarations,
-                           firsts, MPI_STATUS_IGNORE));
+      ISTHMUS_MPI(wmpi::Recv(texts[c].data(), n, MPI_CHAR, first_of(c), kTagDeclarations, all_,
+                           MPI_STATUS_IGNORE));
     }
     ISTHMUS_MPI(wmpi::Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE));
-    MPI_Comm_free(&firsts);
   }
   // every component's text in one broadcast (two collectives, not two per component: on shared
   // cores each collective round waits for its ranks to be given a core)
@@ -351,6 +353,9 @@ MPI_Comm Coupler::pair_comm(int a, int b) {
   if (a == b) {
     comm = duplicate(local_);
     attach<Nodes>(comm, Nodes::of(local_));  // the same ranks' nodes (attached to full_ at its making)
+  } else if (!all_is_pair_ && pair_members(a, b) == all_ranks_) {
+    comm = all_;  // the two components are all there are, and all their ranks couple
+    all_is_pair_ = true;
   } else {
     // only the two components' ranks take part (every rank creates its pairs in the
     // configuration's order, so no two ranks wait for each other in opposite orders)

@@ -159,6 +159,12 @@ class Coupler {
   Config config_;
   MPI_Comm world_ = MPI_COMM_NULL;  // the caller's: one collective, and the groups' parent
   std::vector<std::pair<int, uint64_t>> node_runs_;  // the world's nodes: (first rank, name hash)
+  // Every rank that runs a component, made at init where they all meet: the components' first
+  // ranks exchange their declarations on it, and a pair of components that is all of them
+  // couples over it (enddef then makes no communicator for either).
+  MPI_Comm all_ = MPI_COMM_NULL;
+  RankSet all_ranks_;
+  bool all_is_pair_ = false;        // all_ is in pair_comms_ (freed there)
   MPI_Comm full_ = MPI_COMM_NULL;   // every rank of the component
   MPI_Comm local_ = MPI_COMM_NULL;  // its coupling ranks: full_ itself, or set_coupling_comm's
   bool active() const { return local_ != MPI_COMM_NULL; }
