@@ -259,21 +259,24 @@ int Coupler::def_var(const std::string& name, int partition, VarDirection dir, D
 // Each component's first rank sends its declarations to the other components' first ranks
 // (point to point: a few messages, never a collective over the world), then broadcasts what
 // it received within its component.
-void Coupler::exchange_declarations() {
+void Coupler::exchange_declarations(Agreement& pending) {
   // Within the component: which ranks couple, and the declarations of its first coupling rank
   // (all coupling ranks declared the same, agreed), so that its first rank, coupling or not,
-  // can speak for it.
+  // can speak for it. The caller's pending agreement rides on the same allgather: only where a
+  // rank failed does it take a reduction of its own, which throws on every rank.
   int nfull = 0, rank = 0;
   ISTHMUS_MPI(MPI_Comm_size(full_, &nfull));
   ISTHMUS_MPI(MPI_Comm_rank(full_, &rank));
-  int in = active() ? 1 : 0;
-  std::vector<int> flags(nfull);
-  ISTHMUS_MPI(wmpi::Allgather(&in, 1, MPI_INT, flags.data(), 1, MPI_INT, full_));
+  const int in[2] = {active() ? 1 : 0, pending.failed() ? 1 : 0};
+  std::vector<int> flags(2 * static_cast<size_t>(nfull));
+  ISTHMUS_MPI(wmpi::Allgather(in, 2, MPI_INT, flags.data(), 2, MPI_INT, full_));
+  for (int r = 0; r < nfull; ++r)
+    if (flags[2 * static_cast<size_t>(r) + 1]) pending.conclude(full_);  // throws on every rank
   const RankSet& everyone = comps_[me_].world_ranks;  // full_ rank i is everyone.at(i)
   RankSet coupling;
   int first_active = -1;
   for (int r = 0; r < nfull; ++r)
-    if (flags[r]) {
+    if (flags[2 * static_cast<size_t>(r)]) {
       coupling.push_back(everyone.at(r));
       if (first_active < 0) first_active = r;
     }
@@ -368,12 +371,11 @@ MPI_Comm Coupler::pair_comm(int a, int b) {
 
 void Coupler::enddef() {
   if (me_ < 0) return;  // a rank without component has nothing to couple
-  {
-    Agreement a;
-    a.check([&] { require_defining("enddef"); });
-    a.conclude(full_);  // every rank of the component, coupling or not (as OASIS's enddef)
-  }
-  exchange_declarations();
+  Agreement a;
+  a.check([&] { require_defining("enddef"); });
+  // every rank of the component, coupling or not (as OASIS's enddef), in the declarations' first
+  // collective
+  exchange_declarations(a);
   // Every rank of every component resolves the configuration from the same declarations, so
   // an error here is raised on every rank alike.
   std::string components;

@@ -142,7 +142,7 @@ class Coupler {
     std::vector<Declared> fields;
   };
   void init(MPI_Comm world, Config config);
-  void exchange_declarations();
+  void exchange_declarations(Agreement& pending);
   MPI_Comm pair_comm(int a, int b);
   // the world ranks of pair_comm(a, b), in its order (a == b: the component's coupling ranks)
   RankSet pair_members(int a, int b) const;

@@ -110,6 +110,19 @@ TEST(Coupler, TwoComponentsExchangeAtCouplingDatesOnly) {
   const int var = L.ocean() ? c.def_var("SST", part, VarDirection::Out, DataType::Double)
                             : c.def_var("SSTA", part, VarDirection::In, DataType::Double);
   c.enddef();
+  {
+    // a second enddef fails on every rank, within the declarations' first collective
+    int code = ISTHMUS_OK;
+    std::string what;
+    try {
+      c.enddef();
+    } catch (const isthmus::Error& e) {
+      code = e.code();
+      what = e.what();
+    }
+    EXPECT_EQ(code, ISTHMUS_ERR_ARG);
+    EXPECT_NE(what.find("enddef after enddef (component " + L.component() + ")"), std::string::npos) << what;
+  }
   int64_t wrong = 0, codes = 0;
   std::vector<double> x(idx.size());
   for (int date = 0; date < 12; ++date) {
