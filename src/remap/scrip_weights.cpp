@@ -21,6 +21,9 @@ namespace {
 // and the addresses pass through two buffers of 32 KB, reused chunk after chunk (they stay in
 // the cache and cost no fresh pages: a set-up's memory is mostly first touches).
 constexpr int64_t kChunkLinks = int64_t{1} << 12;
+// read_links_of_destinations declines a part that makes more than kFewRanges ranges of links
+// with fewer than kLinksPerRange links each on average.
+constexpr int64_t kFewRanges = 64, kLinksPerRange = 32;
 // Hyperslab writes of at most this many links
 constexpr int64_t kWriteChunkLinks = int64_t{1} << 16;
 
@@ -843,6 +846,11 @@ std::optional<LinkSlab> read_links_of_destinations(MPI_Comm comm, const std::str
     }
     int64_t total = 0;
     for (const auto& r : ranges) total += r.second - r.first;
+    // A part scattered point by point (OASIS's points partitions) makes a range of a few links
+    // per point: three hyperslab reads each cost more than routing those links, so the slabs
+    // and the directory take it.
+    if (static_cast<int64_t>(ranges.size()) > kFewRanges && total < kLinksPerRange * static_cast<int64_t>(ranges.size()))
+      throw Error(ISTHMUS_ERR_ARG, "scattered");
     slab.src.reserve(static_cast<size_t>(total));
     slab.dst.reserve(static_cast<size_t>(total));
     slab.number.reserve(static_cast<size_t>(total));

@@ -115,7 +115,9 @@ LinkSlab read_scrip_weights_chunked(MPI_Comm comm, const std::string& path,
 // the rank's links (numbered by their place in the file) and *info on every rank, or
 // std::nullopt on every rank when that does not hold: the links are not ordered by destination,
 // a destination point belongs to no rank or to several, the file cannot be read or holds a bad
-// link, `part` is null or of another grid size. Then the caller reads slabs and routes them
+// link, `part` is null or of another grid size, or a part is scattered point by point (more
+// than 64 ranges of links averaging under 32 links: reading them one by one would cost more
+// than routing them). Then the caller reads slabs and routes them
 // (read_scrip_weights), which also names whatever was wrong. Null links (see above) are left
 // out as there.
 std::optional<LinkSlab> read_links_of_destinations(MPI_Comm comm, const std::string& path,

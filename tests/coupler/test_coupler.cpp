@@ -271,15 +271,22 @@ TEST(Coupler, CouplingWithinOneComponentOnOverlappingRanks) {
 // A coupler of `cfg` after enddef, over two components (or one holding both grids when the
 // layout has one rank): the ocean's SO, SO2 on a random partition of ORCA2, the atmosphere's
 // SA, SA2 on one of LMDZ.
+// blocks: contiguous parts (OASIS's apple partitions) instead of random points.
+std::vector<int64_t> block_part(int64_t n, int parts, int part) {
+  std::vector<int64_t> v;
+  for (int64_t g = n * part / parts; g < n * (part + 1) / parts; ++g) v.push_back(g);
+  return v;
+}
+
 struct TwoFields {
-  TwoFields(const Config& cfg, const CouplerOptions& opt) {
+  TwoFields(const Config& cfg, const CouplerOptions& opt, bool blocks = false) {
     const int64_t ns = 182 * 149, nd = 96 * 72;
     const int lr = L.two() ? L.local_rank() : 0, ls = L.two() ? L.local_size() : 1;
     c = std::make_unique<Coupler>(MPI_COMM_WORLD, L.two() ? L.component() : "both", cfg, opt);
     src = !L.two() || L.ocean();
     dst = !L.two() || !L.ocean();
-    sidx = random_part(ns, ls, lr, 7);
-    didx = random_part(nd, ls, lr, 8);
+    sidx = blocks ? block_part(ns, ls, lr) : random_part(ns, ls, lr, 7);
+    didx = blocks ? block_part(nd, ls, lr) : random_part(nd, ls, lr, 8);
     if (src) {
       const int part = c->def_partition(ptr(list_of(ns, sidx)));
       so = c->def_var("SO", part, VarDirection::Out, DataType::Double);
@@ -301,9 +308,11 @@ struct TwoFields {
 
 // by_destination: whether the file lists its links by destination, so that the destination
 // side's ranks read their own links straight from it (MappingInfo says which route was taken;
-// a single destination rank reads every link itself, in whatever order).
+// a single destination rank reads every link itself, in whatever order; parts of random points
+// are left to the slabs and the directory). blocks: contiguous parts, else random points.
 void check_orca2_lmdz_mapping(const std::string& dir, const std::string& file,
-                              const std::string& reference, bool by_destination = true) {
+                              const std::string& reference, bool by_destination = true,
+                              bool blocks = false) {
   Layout L;
   const int64_t ns = 182 * 149, nd = 96 * 72;
   // serial reference on every rank
@@ -333,7 +342,7 @@ void check_orca2_lmdz_mapping(const std::string& dir, const std::string& file,
     CouplerOptions opt;
     opt.run_dir = dir;
     // two components, or one component holding both grids at one rank
-    TwoFields run(cfg, opt);
+    TwoFields run(cfg, opt, blocks);
     Coupler& c = *run.c;
     const bool src = run.src, dst = run.dst;
     const std::vector<int64_t>&sidx = run.sidx, &didx = run.didx;
@@ -343,7 +352,8 @@ void check_orca2_lmdz_mapping(const std::string& dir, const std::string& file,
       ASSERT_NE(mi, nullptr);
       // (a destination component of one rank reads every link itself, in any order)
       const bool one_rank = (L.two() ? L.local_size() : world_size()) == 1;
-      EXPECT_EQ(mi->links_read_by_destination, side == MapSide::Dst && (by_destination || one_rank))
+      EXPECT_EQ(mi->links_read_by_destination,
+                side == MapSide::Dst && (one_rank || (by_destination && blocks)))
           << "side " << static_cast<int>(side);
     }
     // the second field is the first times 2: exactly twice its mapping's result
@@ -400,6 +410,8 @@ TEST(Coupler, MappingWithTheOrca2LmdzWeights) {
   Watchdog w("coupler mapping");
   const std::string dir = std::string(ISTHMUS_TEST_DATA) + "/orca2-lmdz";
   check_orca2_lmdz_mapping(dir, "rmp_torc_to_lmdz_BILINEAR.nc", dir + "/rmp_torc_to_lmdz_BILINEAR.nc");
+  check_orca2_lmdz_mapping(dir, "rmp_torc_to_lmdz_BILINEAR.nc", dir + "/rmp_torc_to_lmdz_BILINEAR.nc",
+                           true, true);
 }
 
 // A file whose links are not listed by destination (the same links, shuffled): the destination
@@ -430,7 +442,7 @@ TEST(Coupler, MappingWithTheLinksInAnyOrder) {
     out.close();
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  check_orca2_lmdz_mapping(run.path(), shuffled, run.path() + "/" + shuffled, false);
+  check_orca2_lmdz_mapping(run.path(), shuffled, run.path() + "/" + shuffled, false, true);
 }
 
 namespace {

@@ -701,8 +701,8 @@ using isthmus::remap::read_links_of_destinations;
 
 // This rank's destination points under a named layout of a grid of n points: "blocks"
 // (contiguous), "rows" (rows of `row` points dealt round-robin: many runs), "random" (each point
-// to a seeded random rank: a run per point or so), "empty-first" (blocks over the ranks but the
-// first, which holds nothing).
+// to a seeded random rank: a run per point or so, which the direct reading declines beyond one
+// rank), "empty-first" (blocks over the ranks but the first, which holds nothing).
 std::vector<int64_t> dst_points(const std::string& layout, int64_t n, int64_t row) {
   const int p = world_size(), r = world_rank();
   std::vector<int64_t> mine;
@@ -791,7 +791,10 @@ TEST(ScripWeights, LinksOfDestinationsReadByTheirRanks) {
       WeightsInfo info;
       const std::optional<LinkSlab> own =
           read_links_of_destinations(MPI_COMM_WORLD, path, {header.src_grid_size, nd}, &part, &info);
-      ASSERT_TRUE(all_ranks(own.has_value())) << name << ", " << layout;
+      // a part scattered point by point is left to the slabs and the directory
+      const bool scattered = std::string(layout) == "random" && world_size() > 1;
+      ASSERT_TRUE(all_ranks(own.has_value() != scattered)) << name << ", " << layout;
+      if (scattered) continue;
       EXPECT_EQ(info.num_links, header.num_links);
       EXPECT_EQ(info.num_wgts, nw);
       EXPECT_EQ(info.src_grid_size, header.src_grid_size);
