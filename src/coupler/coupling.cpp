@@ -234,9 +234,8 @@ void Coupling::prepare_weights(CouplingEnds& ends, const std::string& run_dir) {
     if (dst_side) {
       if (std::optional<remap::LinkSlab> own =
               remap::read_links_of_destinations(ends.local, path, expect, &ends.dst_points, &info)) {
-        ends.weights = remap::prepare_own_links(side, ends.dst_points, info.src_grid_size, info.dst_grid_size,
-                                                mapped_links(std::move(*own), info.num_wgts, e), 0);
-        ends.weights.read_by_destination = true;
+        ends.weights = remap::prepare_own_links(ends.dst_points, info.src_grid_size,
+                                                mapped_links(std::move(*own), info.num_wgts, e));
         return;
       }
     }

@@ -228,4 +228,25 @@ std::vector<int64_t> IndexList::indices() const {
   return out;
 }
 
+LocalPositions::LocalPositions(const IndexList& list) {
+  int64_t pos = 0;
+  for (const Segment& s : list.segments()) {
+    runs_.push_back({s.start, s.length, pos});
+    pos += s.length;
+  }
+  std::sort(runs_.begin(), runs_.end(), [](const Run& a, const Run& b) { return a.start < b.start; });
+}
+
+int64_t LocalPositions::operator()(int64_t g) const {
+  if (last_ < runs_.size() && g >= runs_[last_].start && g < runs_[last_].start + runs_[last_].length)
+    return runs_[last_].pos + (g - runs_[last_].start);
+  auto it = std::upper_bound(runs_.begin(), runs_.end(), g,
+                             [](int64_t x, const Run& r) { return x < r.start; });
+  if (it == runs_.begin()) return -1;
+  --it;
+  if (g >= it->start + it->length) return -1;
+  last_ = static_cast<size_t>(it - runs_.begin());
+  return it->pos + (g - it->start);
+}
+
 }  // namespace isthmus

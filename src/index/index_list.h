@@ -2,6 +2,7 @@
 // run-length segments. Local position p holds the p-th index of the list, so every
 // representation (explicit, segments, box, OASIS partitions) is one segment list.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -36,6 +37,22 @@ class IndexList {
   int64_t global_size_ = 0;
   int64_t size_ = 0;
   std::vector<Segment> segs_;  // in local order; adjacent runs merged
+};
+
+// Local positions of global indices in a part: where(g) is the position of g, or -1 if the part
+// lacks it. O(log runs) per lookup, O(1) when g lies in the run of the previous lookup (keys
+// that come mostly in order, such as a weights file's links by destination).
+class LocalPositions {
+ public:
+  explicit LocalPositions(const IndexList& list);
+  int64_t operator()(int64_t g) const;
+
+ private:
+  struct Run {
+    int64_t start, length, pos;
+  };
+  std::vector<Run> runs_;  // by start
+  mutable size_t last_ = 0;
 };
 
 }  // namespace isthmus

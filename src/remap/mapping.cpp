@@ -89,38 +89,6 @@ double double_of(int64_t b) {
   return v;
 }
 
-// Local positions of global indices in a part: the position of g, or -1 if the part lacks it.
-class Positions {
- public:
-  explicit Positions(const IndexList& list) {
-    int64_t pos = 0;
-    for (const Segment& s : list.segments()) {
-      runs_.push_back({s.start, s.length, pos});
-      pos += s.length;
-    }
-    std::sort(runs_.begin(), runs_.end(), [](const Run& a, const Run& b) { return a.start < b.start; });
-  }
-  int64_t operator()(int64_t g) const {
-    // links come mostly in order of the key: the run of the previous lookup first
-    if (last_ < runs_.size() && g >= runs_[last_].start && g < runs_[last_].start + runs_[last_].length)
-      return runs_[last_].pos + (g - runs_[last_].start);
-    auto it = std::upper_bound(runs_.begin(), runs_.end(), g,
-                               [](int64_t x, const Run& r) { return x < r.start; });
-    if (it == runs_.begin()) return -1;
-    --it;
-    if (g >= it->start + it->length) return -1;
-    last_ = static_cast<size_t>(it - runs_.begin());
-    return it->pos + (g - it->start);
-  }
-
- private:
-  struct Run {
-    int64_t start, length, pos;
-  };
-  std::vector<Run> runs_;
-  mutable size_t last_ = 0;
-};
-
 // Records routed per round: bounds the buffers of the routing, so that building a mapping keeps
 // a rank near its share of the links whatever the file's size.
 constexpr int64_t kRouteChunk = int64_t{1} << 17;
@@ -542,7 +510,7 @@ int64_t route_rows(MPI_Comm comm, bool by_dst, const IndexList* part, int64_t sr
     for (int j = 0; j < nw; ++j) out[3 + j] = bits_of(links.weights[k * nw + j]);
   };
   auto reserve = [&](int64_t more) { into.reserve(into.size() + more); };
-  std::optional<Positions> where;
+  std::optional<LocalPositions> where;
   if (part) where.emplace(*part);
   auto consume = [&](const int64_t* r) {
     const int64_t pos = where ? (*where)(r[0]) : -1;
@@ -697,38 +665,29 @@ PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part
   return p;
 }
 
-PreparedLinks prepare_own_links(Side side, const IndexList& part, int64_t src_grid_size,
-                                int64_t dst_grid_size, const Links& links, int64_t unused_links) {
-  if (side != Side::Dst && side != Side::Src)
-    fail(ISTHMUS_ERR_ARG, "links are prepared for the side that multiplies, dst or src, not '",
-         side_name(side), "'");
-  const bool src_side = side == Side::Src;
+PreparedLinks prepare_own_links(const IndexList& part, int64_t src_grid_size, const Links& links) {
   PreparedLinks p;
   p.prepared = true;
-  p.side = side;
+  p.side = Side::Dst;
   p.nw = links.num_wgts;
-  p.unused_links = unused_links;
+  p.read_by_destination = true;
   LinkRows rows;
   rows.nw = links.num_wgts;
   const int64_t n = static_cast<int64_t>(links.size());
+  rows.row.resize(n);  // a row per local destination point
   rows.number.resize(n);
-  // destination side: a row per local destination point, columns the source points (positions
-  // among the needed ones below); source side: rows the destination points (positions among
-  // the partial sums below), columns local source positions
-  rows.row = src_side ? links.dst : std::vector<int64_t>(n);
-  rows.col = src_side ? std::vector<int64_t>(n) : links.src;
+  rows.col = links.src;  // positions among the needed source points below
   rows.w = links.weights;
-  Positions where(part);
+  LocalPositions where(part);
   for (int64_t k = 0; k < n; ++k) {
-    const int64_t pos = where(src_side ? links.src[k] : links.dst[k]);
-    if (pos < 0)
+    rows.row[k] = where(links.dst[k]);
+    if (rows.row[k] < 0)
       fail(ISTHMUS_ERR_INTERNAL, "link ", links.number_of(k), " (", links.src[k], " -> ",
            links.dst[k], ") is not this rank's");
-    (src_side ? rows.col : rows.row)[k] = pos;
     rows.number[k] = links.number_of(k);
   }
-  DistinctValues staged(src_side ? rows.row : rows.col, src_side ? dst_grid_size : src_grid_size);
-  compress(rows, src_side, staged, part.size(), p.row_start, p.col, p.w);
+  DistinctValues staged(rows.col, src_grid_size);
+  compress(rows, false, staged, part.size(), p.row_start, p.col, p.w);
   p.staged = staged.values();
   return p;
 }

@@ -82,19 +82,16 @@ struct PreparedLinks {
   std::vector<int64_t> row_start, col, staged;
   std::vector<double> w;
   std::optional<Error> failure;
-  // the links were read by the ranks of their destination points (read_links_of_destinations;
-  // set by the caller of prepare_own_links), not routed to them: MappingInfo reports it
+  // the links were read by the ranks of their destination points (prepare_own_links), not
+  // routed to them: MappingInfo reports it
   bool read_by_destination = false;
 };
 PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part,
                             int64_t src_grid_size, int64_t dst_grid_size, const Links& links);
-// The same where each rank already holds the links of its own points of the side and no
-// others (e.g. read_links_of_destinations: each link on the rank that holds its destination
-// point; with side Src, its source point): no communication. unused_links: the side's links no
-// rank holds, as the reader counted them. A link of another rank's point is
-// ISTHMUS_ERR_INTERNAL.
-PreparedLinks prepare_own_links(Side side, const IndexList& part, int64_t src_grid_size,
-                                int64_t dst_grid_size, const Links& links, int64_t unused_links);
+// The same on the destination side where each rank already holds the links of its own
+// destination points and no others (read_links_of_destinations): no communication, and no link
+// unused. A link of another rank's point is ISTHMUS_ERR_INTERNAL.
+PreparedLinks prepare_own_links(const IndexList& part, int64_t src_grid_size, const Links& links);
 
 struct MappingOptions {
   Side side = Side::Dst;

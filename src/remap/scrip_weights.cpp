@@ -812,11 +812,12 @@ std::optional<LinkSlab> read_links_of_destinations(MPI_Comm comm, const std::str
   bool usable = true;
   std::optional<uint64_t> hash;
   uint64_t sum = 0;  // + each link this rank accounts for, - its share of all links
-  try {
+  // false (or a throw): this rank cannot vouch for its links
+  auto read_own = [&]() -> bool {
     HeaderReader h(path, header);
     h.read(expect);
     hash = header_hash(header);
-    if (!part || part->global_size() != header.dst_grid_size) throw Error(ISTHMUS_ERR_ARG, "");
+    if (!part || part->global_size() != header.dst_grid_size) return false;
     const int64_t L = header.num_links;
     const size_t nw = static_cast<size_t>(header.num_wgts);
     for (int64_t i = slab_begin(L, rank, nranks); i < slab_begin(L, rank + 1, nranks); ++i)
@@ -850,7 +851,7 @@ std::optional<LinkSlab> read_links_of_destinations(MPI_Comm comm, const std::str
     // per point: three hyperslab reads each cost more than routing those links, so the slabs
     // and the directory take it.
     if (static_cast<int64_t>(ranges.size()) > kFewRanges && total < kLinksPerRange * static_cast<int64_t>(ranges.size()))
-      throw Error(ISTHMUS_ERR_ARG, "scattered");
+      return false;
     slab.src.reserve(static_cast<size_t>(total));
     slab.dst.reserve(static_cast<size_t>(total));
     slab.number.reserve(static_cast<size_t>(total));
@@ -858,18 +859,8 @@ std::optional<LinkSlab> read_links_of_destinations(MPI_Comm comm, const std::str
     const int64_t chunk = std::min<int64_t>(kChunkLinks, std::max<int64_t>(total, 1));
     std::vector<long long> src(static_cast<size_t>(chunk)), dst(src.size());
     std::vector<double> w(src.size() * nw);
-    size_t run = 0;  // the merged run of the previous link (links come by destination)
-    auto holds = [&](long long d) {  // 1-based address
-      const int64_t g = d - 1;
-      if (run < merged.size() && g >= merged[run].start && g < merged[run].start + merged[run].length) return true;
-      auto it = std::upper_bound(merged.begin(), merged.end(), g,
-                                 [](int64_t x, const Segment& r) { return x < r.start; });
-      if (it == merged.begin()) return false;
-      --it;
-      if (g >= it->start + it->length) return false;
-      run = static_cast<size_t>(it - merged.begin());
-      return true;
-    };
+    const LocalPositions where(*part);
+    auto holds = [&](long long d) { return where(d - 1) >= 0; };  // d: 1-based address
     for (const auto& [first, end] : ranges)
       for (int64_t c0 = first; c0 < end; c0 += chunk) {
         const int64_t cn = std::min(chunk, end - c0);
@@ -891,6 +882,10 @@ std::optional<LinkSlab> read_links_of_destinations(MPI_Comm comm, const std::str
         }
       }
     slab.end_link = L;
+    return true;
+  };
+  try {
+    usable = read_own();
   } catch (const std::exception&) {
     usable = false;  // whatever it is, the slab reading finds and names it
   }
