@@ -156,7 +156,8 @@ void Coupler::init(MPI_Comm world, Config config) {
   comps_[me_].name = name_;
   for (int r = 0; r < size; ++r)
     if (all[2 * static_cast<size_t>(r)] != 0) all_ranks_.push_back(r);
-  all_ = comm_of(world_, all_ranks_, kTagGroupAll, node_runs_);
+  if (comps_.size() > 1)  // one component alone neither swaps declarations nor pairs
+    all_ = comm_of(world_, all_ranks_, kTagGroupAll, node_runs_);
   full_ = comm_of(world_, comps_[me_].world_ranks, kTagGroupLocal, node_runs_);
   local_ = full_;
   // two names with one hash would make one component of two: a second hash tells them apart
@@ -270,8 +271,9 @@ void Coupler::exchange_declarations(Agreement& pending) {
   const int in[2] = {active() ? 1 : 0, pending.failed() ? 1 : 0};
   std::vector<int> flags(2 * static_cast<size_t>(nfull));
   ISTHMUS_MPI(wmpi::Allgather(in, 2, MPI_INT, flags.data(), 2, MPI_INT, full_));
-  for (int r = 0; r < nfull; ++r)
-    if (flags[2 * static_cast<size_t>(r) + 1]) pending.conclude(full_);  // throws on every rank
+  bool any_failed = false;
+  for (int r = 0; r < nfull; ++r) any_failed = any_failed || flags[2 * static_cast<size_t>(r) + 1];
+  if (any_failed) pending.conclude(full_);  // throws on every rank, naming the failure
   const RankSet& everyone = comps_[me_].world_ranks;  // full_ rank i is everyone.at(i)
   RankSet coupling;
   int first_active = -1;
