@@ -820,7 +820,7 @@ std::optional<LinkSlab> read_links_of_destinations(MPI_Comm comm, const std::str
     if (!part || part->global_size() != header.dst_grid_size) return false;
     const int64_t L = header.num_links;
     const size_t nw = static_cast<size_t>(header.num_wgts);
-    for (int64_t i = slab_begin(L, rank, nranks); i < slab_begin(L, rank + 1, nranks); ++i)
+    for (int64_t i = slab_begin(L, rank, nranks), e = slab_begin(L, rank + 1, nranks); i < e; ++i)
       sum -= mix64(static_cast<uint64_t>(i));
     // this rank's destination runs, by global index, adjacent ones merged
     std::vector<Segment> runs;

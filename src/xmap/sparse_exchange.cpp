@@ -48,28 +48,50 @@ std::vector<int64_t> swap_with(MPI_Comm comm, int tag, int partner, const std::v
 
 }  // namespace
 
-std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<Message>& out) {
+std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<Message>& out,
+                                     int64_t* sums, int n) {
   int me = 0, size = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
   ISTHMUS_MPI(MPI_Comm_size(comm, &size));
   int m = 1;  // the largest power of two not above size
   while (2 * m <= size) m *= 2;
+  if (!sums) n = 0;
+  const size_t ns = static_cast<size_t>(n);
+  // Every buffer on the wire starts with the sender's n running sums.
+  auto send_with_sums = [&](int dest, const std::vector<int64_t>& packed) {
+    if (ns == 0) return send_packed(comm, tag, dest, packed);
+    std::vector<int64_t> v(sums, sums + ns);
+    v.insert(v.end(), packed.begin(), packed.end());
+    send_packed(comm, tag, dest, v);
+  };
+  auto take_sums = [&](std::vector<int64_t>& v, bool add) {
+    if (v.size() < ns)
+      fail(ISTHMUS_ERR_INTERNAL, "a sparse exchange's message has ", v.size(), " values, fewer than its ",
+           ns, " sums");
+    for (size_t k = 0; k < ns; ++k)  // wrapping, so that the order of additions cannot matter
+      sums[k] = add ? static_cast<int64_t>(static_cast<uint64_t>(sums[k]) + static_cast<uint64_t>(v[k])) : v[k];
+    v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(ns));
+    return std::move(v);
+  };
 
   Transit mine;
   for (const Message& msg : out) mine.add(msg.rank, me, msg.data.data(), msg.data.size());
 
   std::vector<Message> in;
   if (me >= m) {
-    // Beyond the hypercube: the proxy me - m routes for this rank in both directions.
-    send_packed(comm, tag, me - m, mine.packed);
-    Transit got{recv_packed(comm, tag, me - m)};
+    // Beyond the hypercube: the proxy me - m routes for this rank in both directions (and
+    // returns the sums of all).
+    send_with_sums(me - m, mine.packed);
+    std::vector<int64_t> back = recv_packed(comm, tag, me - m);
+    Transit got{take_sums(back, false)};
     got.for_each([&](int64_t, int64_t src, const int64_t* d, size_t n) {
       in.push_back({static_cast<int>(src), std::vector<int64_t>(d, d + n)});
     });
   } else {
     Transit transit = std::move(mine);
     if (me + m < size) {
-      Transit extra{recv_packed(comm, tag, me + m)};
+      std::vector<int64_t> from_extra = recv_packed(comm, tag, me + m);
+      Transit extra{take_sums(from_extra, true)};
       transit.packed.insert(transit.packed.end(), extra.packed.begin(), extra.packed.end());
     }
     // A message is routed to the hypercube node of its destination (the proxy for ranks >= m).
@@ -80,7 +102,9 @@ std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<M
       transit.for_each([&](int64_t dest, int64_t src, const int64_t* d, size_t n) {
         ((node(dest) & bit) == (me & bit) ? keep : move).add(dest, src, d, n);
       });
+      if (ns) move.packed.insert(move.packed.begin(), sums, sums + ns);
       std::vector<int64_t> got = swap_with(comm, tag, partner, move.packed);
+      if (ns) got = take_sums(got, true);
       keep.packed.insert(keep.packed.end(), got.begin(), got.end());
       transit = std::move(keep);
     }
@@ -91,7 +115,7 @@ std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<M
       else
         for_extra.add(dest, src, d, n);  // dest == me + m
     });
-    if (me + m < size) send_packed(comm, tag, me + m, for_extra.packed);
+    if (me + m < size) send_with_sums(me + m, for_extra.packed);
   }
   std::sort(in.begin(), in.end(), [](const Message& a, const Message& b) { return a.rank < b.rank; });
   return in;

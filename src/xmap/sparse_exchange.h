@@ -21,6 +21,11 @@ struct Message {
 // Collective over comm: every rank calls it, with or without messages. At most one outgoing
 // message per destination. Messages to oneself are delivered without MPI. The result is sorted
 // by source rank, so what a rank does with it does not depend on timing.
-std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<Message>& out);
+//
+// sums (optional, n values): summed over every rank on the way, in place: the exchange's
+// log2 P rounds reach every rank from every other, so a small allreduce of integers rides on
+// them instead of costing log2 P rounds of its own (each rank's values enter once).
+std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<Message>& out,
+                                     int64_t* sums = nullptr, int n = 0);
 
 }  // namespace isthmus

@@ -75,6 +75,8 @@ struct DirectoryStats {
   int64_t first_missing = INT64_MAX;  // global index
   int64_t first_missing_rank = -1;
   int64_t first_missing_pos = -1;
+  // duplicates, unowned, requested_twice summed over every rank (they ride on the replies)
+  int64_t global[3] = {0, 0, 0};
 };
 
 constexpr int kTagRequest = 11, kTagReply = 12;
@@ -340,7 +342,10 @@ Schedule run_directory(MPI_Comm comm, const Directory& dir, const IndexList* own
     out.push_back(std::move(m));
   }
   replies.clear();
-  in = sparse_exchange(comm, tag_base + 1, out);
+  st.global[0] = st.duplicates;
+  st.global[1] = st.unowned;
+  st.global[2] = st.requested_twice;
+  in = sparse_exchange(comm, tag_base + 1, out, st.global, 3);
   out.clear();
 
   std::vector<Piece> sends, recvs;
@@ -526,8 +531,7 @@ void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size
   forward_ = run_directory(comm_, dir, src, dst, policy,
                            opt_.warn_duplicates && opt_.combine == Combine::Lowest, kTagRequest,
                            st, opt_.combine);
-  int64_t sums[3] = {st.duplicates, st.unowned, st.requested_twice}, gsums[3];
-  ISTHMUS_MPI(wmpi::Allreduce(sums, gsums, 3, MPI_INT64_T, MPI_SUM, comm_));
+  const int64_t* gsums = st.global;  // no reduction of their own: they came with the replies
   global_duplicates_ = gsums[0];
   global_unowned_ = gsums[1];
   if (global_unowned_ > 0 && policy == Unowned::Error) {

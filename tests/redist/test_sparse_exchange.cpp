@@ -2,6 +2,8 @@
 // beyond the largest power of two), every message arrives once, intact, sorted by source.
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <cstdint>
 #include <random>
 
 #include "base/sized_message.h"
@@ -42,6 +44,37 @@ TEST(SparseExchange, EveryMessageArrivesOnceSortedBySource) {
     for (int d = 0; d < size; ++d)
       if (sends(me, d, seed)) out.push_back({d, payload(me, d, seed)});
     std::vector<Message> in = isthmus::sparse_exchange(MPI_COMM_WORLD, 5, out);
+    std::vector<Message> want;
+    for (int s = 0; s < size; ++s)
+      if (sends(s, me, seed)) want.push_back({s, payload(s, me, seed)});
+    ASSERT_EQ(in.size(), want.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      EXPECT_EQ(in[i].rank, want[i].rank);
+      EXPECT_EQ(in[i].data, want[i].data);
+    }
+  }
+}
+
+// Sums riding on the exchange: every rank ends with the sums over all ranks (wrapping, values
+// near the int64 limits included), whatever the messages, and the messages are unchanged.
+TEST(SparseExchange, SumsRideOnTheRoundsToEveryRank) {
+  const int me = world_rank(), size = world_size();
+  for (int seed : {0, 1, 3, 8}) {
+    SCOPED_TRACE("pattern " + std::to_string(seed));
+    std::vector<Message> out;
+    for (int d = 0; d < size; ++d)
+      if (sends(me, d, seed)) out.push_back({d, payload(me, d, seed)});
+    const auto value = [seed](int r, int k) -> int64_t {
+      if (k == 2) return INT64_MAX - r;  // wraps beyond two ranks
+      return (r + 1) * (k == 0 ? 1 : 1000003) + seed;
+    };
+    int64_t sums[3] = {value(me, 0), value(me, 1), value(me, 2)};
+    std::vector<Message> in = isthmus::sparse_exchange(MPI_COMM_WORLD, 6, out, sums, 3);
+    for (int k = 0; k < 3; ++k) {
+      uint64_t want = 0;
+      for (int r = 0; r < size; ++r) want += static_cast<uint64_t>(value(r, k));
+      EXPECT_EQ(sums[k], static_cast<int64_t>(want)) << "sum " << k;
+    }
     std::vector<Message> want;
     for (int s = 0; s < size; ++s)
       if (sends(s, me, seed)) want.push_back({s, payload(s, me, seed)});
