@@ -130,6 +130,43 @@ void Agreement::conclude(MPI_Comm comm) {
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &size));
 
+  int64_t buf[kMaxWords];
+  int words = pack(buf);
+  if (use_checksum_) buf[words++] = static_cast<int64_t>(checksum_);
+  if (size > 1) {
+    if (use_checksum_)
+      allreduce_with_checksum(buf, words, comm);
+    else
+      ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, buf, words, MPI_INT64_T, MPI_MIN, comm));
+  }
+  if (use_checksum_) checksum_ = static_cast<uint64_t>(buf[words - 1]);
+  settle(comm, rank, buf);
+}
+
+void Agreement::conclude_together(MPI_Comm comm, const std::vector<Agreement*>& agreements) {
+  for (const Agreement* a : agreements)
+    if (a->use_checksum_) fail(ISTHMUS_ERR_INTERNAL, "agreements concluded together take no checksum");
+  if (comm == MPI_COMM_NULL) {
+    for (const Agreement* a : agreements)
+      if (a->failed()) throw Error(a->code_, a->message_);
+    fail(ISTHMUS_ERR_INTERNAL, "agreement without a communicator");
+  }
+  int rank = 0, size = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &size));
+  std::vector<int64_t> buf(agreements.size() * static_cast<size_t>(kMaxWords));
+  std::vector<int> offsets;
+  int words = 0;
+  for (const Agreement* a : agreements) {
+    offsets.push_back(words);
+    words += a->pack(buf.data() + words);
+  }
+  if (size > 1 && words > 0)
+    ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, buf.data(), words, MPI_INT64_T, MPI_MIN, comm));
+  for (size_t i = 0; i < agreements.size(); ++i) agreements[i]->settle(comm, rank, buf.data() + offsets[i]);
+}
+
+int Agreement::pack(int64_t* buf) const {
   // Words 0 and 1: the combined hash of the compared values as (h, ~h) under MPI_MIN, which
   // gives the smallest and (through ~) the largest; ~h never overflows, unlike -h. A failed
   // rank puts INT64_MIN in word 0, which no hash is (hashes have 62 bits). Then (v, ~v) per
@@ -137,7 +174,6 @@ void Agreement::conclude(MPI_Comm comm) {
   // a rank with no say contributes INT64_MAX, which is neutral. The checksum, if used, is one
   // more word, summed. The message is as small as the call allows: 16 bytes for a call that
   // only compares, since a simulated reduction costs more with every word.
-  int64_t buf[kMaxWords];
   int words = 2;
   buf[0] = failed() ? INT64_MIN : static_cast<int64_t>(combined_);
   buf[1] = failed() ? INT64_MAX : ~static_cast<int64_t>(combined_);
@@ -147,15 +183,10 @@ void Agreement::conclude(MPI_Comm comm) {
     buf[words++] = known && slots_[i].kind == Kind::Value ? *slots_[i].value : INT64_MAX;
     buf[words++] = known ? ~*slots_[i].value : INT64_MAX;
   }
-  if (use_checksum_) buf[words++] = static_cast<int64_t>(checksum_);
-  if (size > 1) {
-    if (use_checksum_)
-      allreduce_with_checksum(buf, words, comm);
-    else
-      ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, buf, words, MPI_INT64_T, MPI_MIN, comm));
-  }
-  if (use_checksum_) checksum_ = static_cast<uint64_t>(buf[words - 1]);
+  return words;
+}
 
+void Agreement::settle(MPI_Comm comm, int rank, const int64_t* buf) {
   if (buf[0] == INT64_MIN) {  // some rank failed: find the lowest (failure path only)
     int lowest = failed() ? rank : INT_MAX;
     ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, comm));

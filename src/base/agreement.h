@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/error.h"
 
@@ -61,6 +62,10 @@ class Agreement {
   // why. comm == MPI_COMM_NULL means this rank cannot take part (it has no communicator):
   // it throws its own failure at once.
   void conclude(MPI_Comm comm);
+  // Several agreements over one communicator in one reduction (objects built together, e.g. a
+  // coupler's mappings between the same two components): as if each were concluded in turn,
+  // in the order given, with one reduction instead of one each. None may use a checksum.
+  static void conclude_together(MPI_Comm comm, const std::vector<Agreement*>& agreements);
   // For a collective object that a caller builds from arguments its own agreement already
   // covered on every rank (a mapping's exchange map and redistribution, made from the mapping's
   // agreed options and parts it made itself): no reduction. The local checks still run, and a
@@ -107,6 +112,10 @@ class Agreement {
     std::optional<int64_t> value;
   };
   int add_slot(const char* what, Kind kind, bool hashed, std::optional<int64_t> value);
+  // This rank's words of the reduction (without the checksum), and what the reduced words say:
+  // the agreed values, or the failure path's throw (the same on every rank).
+  int pack(int64_t* buf) const;
+  void settle(MPI_Comm comm, int rank, const int64_t* buf);
   [[noreturn]] void throw_compare_mismatch(MPI_Comm comm, int rank, int64_t hmin, int64_t hmax);
   [[noreturn]] void throw_remote_failure(MPI_Comm comm, int rank, int failing_rank);
   [[noreturn]] void throw_mismatch(MPI_Comm comm, int rank, int slot, int64_t vmin, int64_t vmax);

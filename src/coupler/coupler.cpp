@@ -536,12 +536,30 @@ void Coupler::enddef() {
     if (j < i) pending[i].ends.weights = pending[j].ends.weights;
     else Coupling::prepare_weights(pending[i].ends, opt_.run_dir);
   }
-  for (Pending& p : pending) {
+  // The mapped entries of a pair are built together (one reduction, one directory for all
+  // their mappings), where the first of them comes in the configuration's order: every rank
+  // builds in the same order, so no two wait for each other in opposite orders.
+  std::vector<std::unique_ptr<Coupling>> early(pending.size());
+  auto joins = [&](const Pending& p) { return p.pair && Coupling::joins(p.ends); };
+  for (size_t i = 0; i < pending.size(); ++i) {
+    Pending& p = pending[i];
     const MPI_Comm comm = p.pair ? pair_comm(p.sc, p.dc) : local_;
-    const Entry& e = *p.ends.entry;
-    const bool src = p.ends.src, dst = p.ends.dst;
-    auto c = std::make_unique<Coupling>(comm, std::move(p.ends), config_.runtime, opt_.run_dir,
-                                        opt_.method);
+    if (!early[i] && joins(p)) {  // the first of its pair's mapped entries
+      std::vector<Coupling*> group;
+      for (size_t j = i; j < pending.size(); ++j) {
+        Pending& q = pending[j];
+        if (!joins(q) || std::minmax(q.sc, q.dc) != std::minmax(p.sc, p.dc)) continue;
+        early[j] = std::make_unique<Coupling>(Coupling::Deferred{}, std::move(q.ends), config_.runtime,
+                                              opt_.run_dir, opt_.method);
+        group.push_back(early[j].get());
+      }
+      Coupling::build_together(comm, group);
+    }
+    auto c = early[i] ? std::move(early[i])
+                      : std::make_unique<Coupling>(comm, std::move(p.ends), config_.runtime, opt_.run_dir,
+                                                   opt_.method);
+    const Entry& e = c->entry();
+    const bool src = c->ends().src, dst = c->ends().dst;
     for (size_t k = 0; k < e.src_names.size(); ++k) {
       if (src) vars_[local_var(e.src_names[k])].uses.push_back({c.get(), static_cast<int>(k)});
       if (dst) vars_[local_var(e.dst_names[k])].uses.push_back({c.get(), static_cast<int>(k)});

@@ -98,14 +98,68 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
       nfields_(static_cast<int>(ends_.levels.size())),
       run_dir_(run_dir) {
   const Entry& e = *ends_.entry;
+  Agreement agreement;
+  begin(agreement);
+  if (e.status == FieldStatus::Exported || e.status == FieldStatus::Expout) {
+    build_exchange(comm, method, agreement);
+  } else {
+    agreement.conclude(files());  // one component only: nothing is exchanged
+  }
+  end();
+}
+
+Coupling::Coupling(Deferred, CouplingEnds ends, int64_t runtime, const std::string& run_dir, Method method)
+    : ends_(std::move(ends)),
+      runtime_(runtime),
+      nfields_(static_cast<int>(ends_.levels.size())),
+      run_dir_(run_dir),
+      deferred_(std::make_unique<Agreement>()) {
+  if (!joins(ends_)) fail(ISTHMUS_ERR_INTERNAL, where(*ends_.entry), ": its exchange cannot be built with others");
+  begin(*deferred_);
+  const Entry& e = *ends_.entry;
+  request_.src = ends_.src ? &ends_.src_points : nullptr;
+  request_.dst = ends_.dst ? &ends_.dst_points : nullptr;
+  request_.src_grid_size = ends_.src_grid_size;
+  request_.dst_grid_size = ends_.dst_grid_size;
+  request_.prepared = std::move(ends_.weights);
+  request_.opt.side = side_of(e.mapping->side);
+  request_.opt.method = method;
+  request_.opt.nlevels = ends_.levels;
+  request_.agreement = deferred_.get();
+}
+
+bool Coupling::joins(const CouplingEnds& ends) {
+  const Entry& e = *ends.entry;
+  return (e.status == FieldStatus::Exported || e.status == FieldStatus::Expout) && prepared_weights(ends);
+}
+
+void Coupling::build_together(MPI_Comm comm, const std::vector<Coupling*>& couplings) {
+  std::vector<remap::Mapping::Request> requests;
+  for (Coupling* c : couplings) {
+    if (!c->deferred_) fail(ISTHMUS_ERR_INTERNAL, "a coupling built together was not deferred");
+    requests.push_back(std::move(c->request_));
+  }
+  std::vector<std::unique_ptr<remap::Mapping>> maps = remap::Mapping::build_together(comm, requests);
+  for (size_t k = 0; k < couplings.size(); ++k) {
+    Coupling& c = *couplings[k];
+    c.mapping_ = std::move(maps[k]);
+    if (c.ends_.entry->conserv) c.set_conservation();
+    c.terms_ = c.mapping_->weights_per_link();
+    c.deferred_.reset();
+    c.end();
+  }
+}
+
+void Coupling::begin(Agreement& agreement) {
+  const Entry& e = *ends_.entry;
   src_shape_ = shape_of(ends_.src_nx, ends_.src_ny, ends_.src_grid_size);
   dst_shape_ = shape_of(ends_.dst_nx, ends_.dst_ny, ends_.dst_grid_size);
 
   // OASIS's oasis_advance_init: a lagged put entry starts from its restart file. Whether the
   // file is usable is settled before the exchange is built, so that its agreement fails every
   // rank of both components alike and no destination waits for a date 0 that never comes.
-  Agreement agreement;
-  bool lagged_restart = ends_.src && e.lag > 0;
+  bool& lagged_restart = lagged_restart_;
+  lagged_restart = ends_.src && e.lag > 0;
   if (lagged_restart) {
     if (e.restart_file.empty()) {
       agreement.record(ISTHMUS_ERR_CONFIG,
@@ -140,13 +194,12 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
     }
   }
 
-  if (e.status == FieldStatus::Exported || e.status == FieldStatus::Expout) {
-    build_exchange(comm, method, agreement);
-    // messages, bytes and waiting time for the communication report: a clock read per exchange
-    (mapping_ ? mapping_->redist() : *redist_).trace().set_on(true);
-  } else {
-    agreement.conclude(files());  // one component only: nothing is exchanged
-  }
+}
+
+void Coupling::end() {
+  const Entry& e = *ends_.entry;
+  // messages, bytes and waiting time for the communication report: a clock read per exchange
+  if (mapping_ || redist_) (mapping_ ? mapping_->redist() : *redist_).trace().set_on(true);
 
   for (int f = 0; f < nfields_; ++f) {
     if (ends_.src) {
@@ -182,7 +235,7 @@ Coupling::Coupling(MPI_Comm comm, CouplingEnds ends, int64_t runtime, const std:
   }
 
   if (ends_.src && e.lag > 0) {
-    if (lagged_restart) read_lagged_restart();
+    if (lagged_restart_) read_lagged_restart();
     // the restart's values count for date 0 as an INSTANT put at date -LAG would (OASIS calls
     // its put path with the model time -LAG)
     emit(-e.lag, 0);

@@ -97,6 +97,16 @@ class Coupling {
   // between two components, and dst or src within one).
   static void prepare_weights(CouplingEnds& ends, const std::string& run_dir);
   static bool prepared_weights(const CouplingEnds& ends);
+  // The entries between the same two components whose mappings are built together (one
+  // reduction and one directory for all: remap::Mapping::build_together): each is made
+  // deferred (its own checks recorded, nothing exchanged; local, but for the component's
+  // file checks), then build_together, collective over comm, builds and finishes them all in
+  // the order given (the order of the configuration on every rank). joins: whether an entry
+  // can (an exchanged MAPPING entry with prepared links).
+  struct Deferred {};
+  Coupling(Deferred, CouplingEnds ends, int64_t runtime, const std::string& run_dir, Method method);
+  static bool joins(const CouplingEnds& ends);
+  static void build_together(MPI_Comm comm, const std::vector<Coupling*>& couplings);
   Coupling(const Coupling&) = delete;
   Coupling& operator=(const Coupling&) = delete;
 
@@ -173,6 +183,9 @@ class Coupling {
   int get_timed(int k, int date, void* data, DataType type);
   void set_conservation();
   void build_exchange(MPI_Comm comm, Method method, Agreement& agreement);
+  // the constructor's work before and after the exchange is built
+  void begin(Agreement& agreement);
+  void end();
   // every rank of the exchange; dst: where an identity exchange writes (default: recv_)
   void start(const double* const* src, double* const* dst = nullptr);
   void finish(double* const* dst, const char* call, int date);
@@ -204,6 +217,9 @@ class Coupling {
   std::unique_ptr<InputFile> input_;
   bool write_restart_ = false;               // OASIS's writrest: asked by a put, not yet done
   std::unique_ptr<remap::Mapping> mapping_;
+  bool lagged_restart_ = false;                  // the source side sends date 0 from the restart file
+  std::unique_ptr<Agreement> deferred_;          // a deferred coupling's checks, until built
+  remap::Mapping::Request request_;              // and its mapping's request
   std::shared_ptr<Xmap> xmap_;
   std::unique_ptr<Redist> redist_;
   bool pending_ = false;                     // a started exchange not finished on this rank

@@ -709,7 +709,70 @@ Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int6
 void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid_size,
                     int64_t dst_grid_size, const Links* links, PreparedLinks* prepared,
                     Agreement& agreement) {
+  Plan plan;
+  plan.set(src, dst, src_grid_size, dst_grid_size, links, prepared);
+  declare(plan, agreement);
+  agreement.conclude(comm_);
+  prepare_exchange(plan, agreement);
+  if (plan.done) return;
+  const Xmap::Part part = exchange_part(plan);
+  complete_build(plan, std::make_shared<Xmap>(Xmap::Vouched{}, comm_, part.src, part.dst, plan.xo, part.global_size));
+}
+
+std::vector<std::unique_ptr<Mapping>> Mapping::build_together(MPI_Comm comm, std::vector<Request>& requests) {
+  const size_t K = requests.size();
+  std::vector<std::unique_ptr<Mapping>> maps;
+  std::vector<Plan> plans(K);
+  std::vector<Agreement*> agreements;
+  for (size_t k = 0; k < K; ++k) {
+    Request& r = requests[k];
+    if (!r.agreement) fail(ISTHMUS_ERR_INTERNAL, "mapping request ", k, " has no agreement");
+    maps.emplace_back(new Mapping(comm, r.src, r.dst, r.opt));
+    plans[k].set(r.src, r.dst, r.src_grid_size, r.dst_grid_size, nullptr, &r.prepared);
+    maps[k]->declare(plans[k], *r.agreement);
+    agreements.push_back(r.agreement);
+  }
+  Agreement::conclude_together(comm, agreements);
+  for (size_t k = 0; k < K; ++k) maps[k]->prepare_exchange(plans[k], *requests[k].agreement);
+  // one directory for the exchange maps of the same options (in the order of the first of each)
+  std::vector<bool> built(K, false);
+  for (size_t k = 0; k < K; ++k) {
+    if (plans[k].done || built[k]) continue;
+    std::vector<size_t> group;
+    std::vector<Xmap::Part> parts;
+    for (size_t j = k; j < K; ++j)
+      if (!plans[j].done && !built[j] && same_exchange_options(plans[j].xo, plans[k].xo)) {
+        group.push_back(j);
+        parts.push_back(maps[j]->exchange_part(plans[j]));
+        built[j] = true;
+      }
+    std::vector<std::shared_ptr<Xmap>> xmaps = Xmap::build_together(Xmap::Vouched{}, comm, parts, plans[k].xo);
+    for (size_t g = 0; g < group.size(); ++g) maps[group[g]]->complete_build(plans[group[g]], std::move(xmaps[g]));
+  }
+  return maps;
+}
+
+Mapping::Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, const MappingOptions& opt)
+    : comm_(comm), opt_(opt), has_src_(src != nullptr), has_dst_(dst != nullptr) {}
+
+bool Mapping::same_exchange_options(const XmapOptions& a, const XmapOptions& b) {
+  return a.fill_unowned == b.fill_unowned && bits_of(a.fill_value) == bits_of(b.fill_value) &&
+         a.ignore_unowned == b.ignore_unowned && a.warn_duplicates == b.warn_duplicates &&
+         a.combine == b.combine && a.forward_only == b.forward_only;
+}
+
+Xmap::Part Mapping::exchange_part(const Plan& plan) const {
+  if (src_side_) return {&plan.part, plan.dst, plan.dst_grid_size};
+  return {plan.src, plan.node_stage ? &plan.first_part : &plan.part, plan.src_grid_size};
+}
+
+void Mapping::declare(Plan& plan, Agreement& agreement) {
   MPI_Comm comm = comm_;
+  const IndexList* src = plan.src;
+  const IndexList* dst = plan.dst;
+  const int64_t src_grid_size = plan.src_grid_size, dst_grid_size = plan.dst_grid_size;
+  const Links* links = plan.links;
+  PreparedLinks* prepared = plan.prepared;
   const int nfields = static_cast<int>(opt_.nlevels.size());
   if (prepared && prepared->failure)  // the side's own failure first: it is the cause
     agreement.record(prepared->failure->code(), prepared->failure->what());
@@ -780,20 +843,20 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   const std::optional<int64_t> nw_known =
       links ? std::optional<int64_t>(links->num_wgts)
             : prepared->prepared ? std::optional<int64_t>(prepared->nw) : std::nullopt;
-  const int nw_slot = agreement.value("the number of weights per link", nw_known);
+  plan.nw_slot = agreement.value("the number of weights per link", nw_known);
   // per side: with auto each component prepared its own side
   auto unused_of = [&](Side side) {
     return prepared && prepared->prepared && !prepared->failure && prepared->side == side
                ? std::optional<int64_t>(prepared->unused_links)
                : std::nullopt;
   };
-  const int unused_slots[2] = {
-      agreement.value("the links no source rank holds (on the ranks that prepared them)", unused_of(Side::Src)),
-      agreement.value("the links no destination rank holds (on the ranks that prepared them)",
-                      unused_of(Side::Dst))};
-  const int rounds_slot = agreement.maximum(
+  plan.unused_slots[0] =
+      agreement.value("the links no source rank holds (on the ranks that prepared them)", unused_of(Side::Src));
+  plan.unused_slots[1] = agreement.value("the links no destination rank holds (on the ranks that prepared them)",
+                                         unused_of(Side::Dst));
+  plan.rounds_slot = agreement.maximum(
       "the routing's rounds", links ? std::optional<int64_t>(routing_rounds(links->size())) : std::nullopt);
-  const int mask_slot = agreement.value(
+  plan.mask_slot = agreement.value(
       "whether a source mask is given (on ranks with source points)",
       src ? std::optional<int64_t>(opt_.src_mask.empty() ? 0 : 1) : std::nullopt);
   // The homes of the routing's directory: the ranks from the first to the last that hold points
@@ -805,19 +868,33 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   auto rank_if = [me](bool holds, bool negated) {
     return holds ? std::optional<int64_t>(negated ? -me : me) : std::nullopt;
   };
-  const int holder_slots[2][2] = {
-      {agreement.maximum("the first rank with source points (negated)", rank_if(src, true)),
-       agreement.maximum("the last rank with source points", rank_if(src, false))},
-      {agreement.maximum("the first rank with destination points (negated)", rank_if(dst, true)),
-       agreement.maximum("the last rank with destination points", rank_if(dst, false))}};
-  agreement.conclude(comm);
+  plan.holder_slots[0][0] = agreement.maximum("the first rank with source points (negated)", rank_if(src, true));
+  plan.holder_slots[0][1] = agreement.maximum("the last rank with source points", rank_if(src, false));
+  plan.holder_slots[1][0] = agreement.maximum("the first rank with destination points (negated)", rank_if(dst, true));
+  plan.holder_slots[1][1] = agreement.maximum("the last rank with destination points", rank_if(dst, false));
+}
+
+void Mapping::prepare_exchange(Plan& plan, Agreement& agreement) {
+  MPI_Comm comm = comm_;
+  const IndexList* src = plan.src;
+  const IndexList* dst = plan.dst;
+  const int64_t src_grid_size = plan.src_grid_size, dst_grid_size = plan.dst_grid_size;
+  const Links* links = plan.links;
+  PreparedLinks* prepared = plan.prepared;
+  const int nfields = static_cast<int>(opt_.nlevels.size());
+  const int nw_slot = plan.nw_slot, rounds_slot = plan.rounds_slot, mask_slot = plan.mask_slot;
+  const int* unused_slots = plan.unused_slots;
+  const auto& holder_slots = plan.holder_slots;
+  int me = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &me));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
   auto homes_of = [&](bool by_dst) {
     const std::optional<int64_t> first = agreement.agreed(holder_slots[by_dst][0]);
     const std::optional<int64_t> last = agreement.agreed(holder_slots[by_dst][1]);
     if (!first || !last) return Homes{0, nranks};
     return Homes{static_cast<int>(-*first), static_cast<int>(*last + *first + 1)};
   };
-  const bool masked = agreement.agreed(mask_slot).value_or(0) == 1;
+  const bool masked = plan.masked = agreement.agreed(mask_slot).value_or(0) == 1;
   info_.side = opt_.side;
   nw_ = static_cast<int>(agreement.agreed(nw_slot).value_or(1));
   dst_size_ = dst ? dst->size() : 0;
@@ -852,13 +929,14 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
       mapped_.emplace_back(static_cast<size_t>(block.size() * opt_.nlevels[f]), 0.0);
       mapped_ptrs_.push_back(mapped_.back().data());
     }
+    plan.done = true;
     return;
   }
 
   // Destination side: rows are local destination points, columns the source points needed.
   // Source side: rows are the destination points this rank's links touch (partial sums),
   // columns its local source points. Links routed and compressed here, or prepared by their side.
-  std::vector<int64_t> staged;  // the needed source points or the partial sums' destinations
+  std::vector<int64_t>& staged = plan.staged;  // the needed source points or the partial sums' destinations
   if (prepared) {
     Side side = opt_.side;
     if (side == Side::Auto) {  // from what each side prepared
@@ -908,17 +986,17 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
   // link reaches are filled or, with keep_unmapped, left alone.
   // Destination side: every field's nw_ source arrays (the field and its companions, e.g. the
   // gradients of second-order weights) travel; source side: the partial sums of every field.
-  std::vector<FieldSpec> specs;
+  std::vector<FieldSpec>& specs = plan.specs;
   for (int f = 0; f < nfields; ++f)
     for (int j = 0; j < (src_side_ ? 1 : nw_); ++j) specs.push_back({DataType::Double, opt_.nlevels[f]});
-  IndexList part = IndexList::from_indices(src_side_ ? dst_grid_size : src_grid_size, staged.data(),
-                                           static_cast<int64_t>(staged.size()));
+  plan.part = IndexList::from_indices(src_side_ ? dst_grid_size : src_grid_size, staged.data(),
+                                      static_cast<int64_t>(staged.size()));
   // Destination side with the node stage: the first exchange brings each rank the points it
   // receives for its node (`first`), the second one, within the node, the rest of its needs.
-  std::vector<int64_t> first;
-  const bool node_stage = !src_side_ && plan_node_stage(staged, src_grid_size, first);
-  IndexList first_part = IndexList::from_indices(src_grid_size, first.data(), static_cast<int64_t>(first.size()));
-  XmapOptions xo;
+  std::vector<int64_t>& first = plan.first;
+  plan.node_stage = !src_side_ && plan_node_stage(staged, src_grid_size, first);
+  plan.first_part = IndexList::from_indices(src_grid_size, first.data(), static_cast<int64_t>(first.size()));
+  XmapOptions& xo = plan.xo;
   xo.forward_only = true;  // a mapping moves values one way
   if (src_side_) {
     xo.combine = Combine::Sum;
@@ -926,11 +1004,19 @@ void Mapping::build(const IndexList* src, const IndexList* dst, int64_t src_grid
     xo.fill_value = opt_.fill_value;
     xo.ignore_unowned = opt_.keep_unmapped;
   }
+}
+
+void Mapping::complete_build(Plan& plan, std::shared_ptr<Xmap> xmap) {
+  MPI_Comm comm = comm_;
+  const std::vector<FieldSpec>& specs = plan.specs;
+  const std::vector<int64_t>& staged = plan.staged;
+  const std::vector<int64_t>& first = plan.first;
+  const IndexList& part = plan.part;
+  const IndexList& first_part = plan.first_part;
+  const bool node_stage = plan.node_stage, masked = plan.masked;
   // The map and the redistribution are made from the options and parts agreed above: no
   // reduction of their own.
-  xmap_ = src_side_ ? std::make_shared<Xmap>(Xmap::Vouched{}, comm, &part, dst, xo, dst_grid_size)
-                    : std::make_shared<Xmap>(Xmap::Vouched{}, comm, src, node_stage ? &first_part : &part,
-                                             xo, src_grid_size);
+  xmap_ = std::move(xmap);
   lanes_[0].redist = std::make_unique<Redist>(Redist::Vouched{}, xmap_, specs, opt_.method);
   info_.node_stage = node_stage;
   if (node_stage) {

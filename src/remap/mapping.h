@@ -170,6 +170,21 @@ class Mapping {
   Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, int64_t src_grid_size,
           int64_t dst_grid_size, PreparedLinks&& prepared, const MappingOptions& opt,
           Agreement& agreement);
+  // Several mappings over one communicator built together (a coupler's entries between the
+  // same two components): their agreements concluded in one reduction (each request's own,
+  // which may hold the caller's local checks; the first that fails throws, as if concluded in
+  // turn), and the exchange maps of the same options made with one directory
+  // (Xmap::build_together). From prepared links only, as the second constructor. Collective
+  // over comm: every rank passes the same number of requests in the same order.
+  struct Request {
+    const IndexList* src = nullptr;
+    const IndexList* dst = nullptr;
+    int64_t src_grid_size = 0, dst_grid_size = 0;
+    PreparedLinks prepared;
+    MappingOptions opt;
+    Agreement* agreement = nullptr;
+  };
+  static std::vector<std::unique_ptr<Mapping>> build_together(MPI_Comm comm, std::vector<Request>& requests);
   ~Mapping();
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
@@ -228,10 +243,37 @@ class Mapping {
 
  private:
   struct Lane;  // what one apply in flight needs of its own (below)
-  // The constructors' work: from links (routed here) or from prepared rows.
+  // The constructors' work: from links (routed here) or from prepared rows, in three phases
+  // around the agreement's reduction and the exchange map, which build_together shares among
+  // mappings: declare (local checks and the agreement's slots), [conclude], prepare_exchange
+  // (the rows, the side, the points to exchange; or the whole unfused path: done), [the
+  // exchange map of exchange_part], complete_build (the redistribution and the buffers).
+  struct Plan {
+    const IndexList* src = nullptr;
+    const IndexList* dst = nullptr;
+    int64_t src_grid_size = 0, dst_grid_size = 0;
+    const Links* links = nullptr;
+    PreparedLinks* prepared = nullptr;
+    int nw_slot = -1, unused_slots[2] = {-1, -1}, rounds_slot = -1, mask_slot = -1;
+    int holder_slots[2][2] = {{-1, -1}, {-1, -1}};
+    bool masked = false, node_stage = false, done = false;
+    std::vector<int64_t> staged, first;
+    IndexList part, first_part;
+    XmapOptions xo;
+    std::vector<FieldSpec> specs;
+    void set(const IndexList* s, const IndexList* d, int64_t ss, int64_t ds, const Links* l, PreparedLinks* p) {
+      src = s, dst = d, src_grid_size = ss, dst_grid_size = ds, links = l, prepared = p;
+    }
+  };
+  Mapping(MPI_Comm comm, const IndexList* src, const IndexList* dst, const MappingOptions& opt);
   void build(const IndexList* src, const IndexList* dst, int64_t src_grid_size,
              int64_t dst_grid_size, const Links* links, PreparedLinks* prepared,
              Agreement& agreement);
+  void declare(Plan& plan, Agreement& agreement);
+  void prepare_exchange(Plan& plan, Agreement& agreement);
+  Xmap::Part exchange_part(const Plan& plan) const;
+  void complete_build(Plan& plan, std::shared_ptr<Xmap> xmap);
+  static bool same_exchange_options(const XmapOptions& a, const XmapOptions& b);
   void map(const double* const* src_fields, double* const* dst_fields);
   // src side: this rank's partial sums into the lane's needed; the error of a missing input, if any
   std::optional<Error> partial_sums(const double* const* src_fields, Lane& lane);

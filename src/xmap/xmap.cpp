@@ -516,8 +516,34 @@ void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size
     }
   } guard{&comm_};
 
-  int me = 0, size = 1;
-  ISTHMUS_MPI(MPI_Comm_rank(comm_, &me));
+  int64_t requested_twice = 0;
+  forward_ = run_forward(src, dst, global_size,
+                         [](int64_t g) { return "destination global index " + std::to_string(g); },
+                         &requested_twice);
+  if (opt_.forward_only) {
+    // no reverse schedule: a redistribution refuses reverse exchanges
+  } else if (requested_twice == 0) {
+    reverse_ = forward_.transposed();
+  } else {
+    // Some index has several receivers: in reverse the lowest of them provides it, which is
+    // the directory's own rule with the roles swapped (also for a sum map: the way back is
+    // no reduction).
+    int size = 1;
+    ISTHMUS_MPI(MPI_Comm_size(comm_, &size));
+    Directory dir;
+    dir.n = std::max<int64_t>(global_size, 0);
+    dir.size = size;
+    dir.block = std::max<int64_t>(1, (dir.n + size - 1) / size);
+    DirectoryStats rst;
+    reverse_ = run_directory(comm_, dir, dst, src, Unowned::Ignore, false, kTagRequest + 2, rst);
+  }
+  guard.armed = false;
+}
+
+Schedule Xmap::run_forward(const IndexList* src, const IndexList* dst, int64_t global_size,
+                           const std::function<std::string(int64_t)>& name_index,
+                           int64_t* requested_twice) {
+  int size = 1;
   ISTHMUS_MPI(MPI_Comm_size(comm_, &size));
   Directory dir;
   dir.n = std::max<int64_t>(global_size, 0);
@@ -528,12 +554,13 @@ void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size
   const Unowned policy = opt_.ignore_unowned ? Unowned::Ignore
                          : opt_.fill_unowned  ? Unowned::Fill
                                               : Unowned::Error;
-  forward_ = run_directory(comm_, dir, src, dst, policy,
-                           opt_.warn_duplicates && opt_.combine == Combine::Lowest, kTagRequest,
-                           st, opt_.combine);
+  Schedule forward = run_directory(comm_, dir, src, dst, policy,
+                                   opt_.warn_duplicates && opt_.combine == Combine::Lowest,
+                                   kTagRequest, st, opt_.combine);
   const int64_t* gsums = st.global;  // no reduction of their own: they came with the replies
   global_duplicates_ = gsums[0];
   global_unowned_ = gsums[1];
+  *requested_twice = gsums[2];
   if (global_unowned_ > 0 && policy == Unowned::Error) {
     // Name the smallest unowned index; only its home knows who asked for it.
     int64_t first = 0;
@@ -544,23 +571,112 @@ void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size
       who[1] = st.first_missing_pos;
     }
     ISTHMUS_MPI(wmpi::Allreduce(who, gwho, 2, MPI_INT64_T, MPI_MAX, comm_));
-    fail(ISTHMUS_ERR_UNOWNED, "destination global index ", first, " (local position ", gwho[1],
-         " on rank ", gwho[0], ") is owned by no source rank; ", global_unowned_,
+    fail(ISTHMUS_ERR_UNOWNED, name_index(first), " (local position ", gwho[1], " on rank ", gwho[0],
+         ") is owned by no source rank; ", global_unowned_,
          " destination points are unowned in all. Use the fill policy "
          "(ISTHMUS_UNOWNED_FILL) to give them a fill value instead");
   }
-  if (opt_.forward_only) {
-    // no reverse schedule: a redistribution refuses reverse exchanges
-  } else if (gsums[2] == 0) {
-    reverse_ = forward_.transposed();
-  } else {
-    // Some index has several receivers: in reverse the lowest of them provides it, which is
-    // the directory's own rule with the roles swapped (also for a sum map: the way back is
-    // no reduction).
-    DirectoryStats rst;
-    reverse_ = run_directory(comm_, dir, dst, src, Unowned::Ignore, false, kTagRequest + 2, rst);
+  return forward;
+}
+
+namespace {
+
+// Map k's slice of a schedule built over index spaces laid end to end: its sending positions
+// are [s0, s1) of the concatenated source parts, its receiving ones [r0, r1) of the
+// concatenated destination parts. A run of the whole may span two maps' positions (adjacent
+// runs were merged): it is cut. Each peer's runs keep their order (increasing index of the
+// combined space, hence of the map's own), so sender and receiver still agree on it.
+Schedule slice_of(const Schedule& all, int64_t s0, int64_t s1, int64_t r0, int64_t r1) {
+  Schedule out;
+  out.src_size = s1 - s0;
+  out.dst_size = r1 - r0;
+  auto cut = [](const std::vector<PeerRuns>& in, int64_t a, int64_t b, std::vector<PeerRuns>& res) {
+    for (const PeerRuns& pr : in) {
+      PeerRuns q{pr.peer, 0, {}};
+      for (const Segment& r : pr.runs) {
+        const int64_t lo = std::max(r.start, a), hi = std::min(r.start + r.length, b);
+        if (lo >= hi) continue;
+        q.runs.push_back({lo - a, hi - lo});
+        q.count += hi - lo;
+      }
+      if (q.count > 0) res.push_back(std::move(q));
+    }
+  };
+  cut(all.sends, s0, s1, out.sends);
+  cut(all.recvs, r0, r1, out.recvs);
+  for (const LocalCopy& c : all.copies) {
+    const int64_t lo = std::max(c.src, s0), hi = std::min(c.src + c.length, s1);
+    if (lo >= hi) continue;
+    const int64_t d = c.dst + (lo - c.src);
+    if (d < r0 || d + (hi - lo) > r1)
+      fail(ISTHMUS_ERR_INTERNAL, "a local copy of maps built together crosses from one map to another");
+    out.copies.push_back({lo - s0, d - r0, hi - lo});
   }
-  guard.armed = false;
+  for (const Segment& f : all.fills) {
+    const int64_t lo = std::max(f.start, r0), hi = std::min(f.start + f.length, r1);
+    if (lo < hi) out.fills.push_back({lo - r0, hi - lo});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<Xmap>> Xmap::build_together(Vouched, MPI_Comm comm,
+                                                        const std::vector<Part>& parts,
+                                                        const XmapOptions& opt) {
+  std::vector<std::shared_ptr<Xmap>> maps;
+  if (parts.size() == 1) {
+    maps.push_back(std::make_shared<Xmap>(Vouched{}, comm, parts[0].src, parts[0].dst, opt, parts[0].global_size));
+    return maps;
+  }
+  if (!opt.forward_only)
+    fail(ISTHMUS_ERR_INTERNAL, "exchange maps built together are forward only");
+  // the index spaces end to end; each rank's parts concatenated in the same order
+  const size_t K = parts.size();
+  std::vector<int64_t> offset(K + 1, 0), sbase(K + 1, 0), rbase(K + 1, 0);
+  std::vector<int64_t> s_start, s_len, r_start, r_len;
+  bool any_src = false, any_dst = false;
+  for (size_t k = 0; k < K; ++k) {
+    const Part& p = parts[k];
+    Agreement a;
+    const int64_t n = agree(comm, p.src, p.dst, opt, a, true);
+    if ((p.src || p.dst) && n != p.global_size)
+      fail(ISTHMUS_ERR_INTERNAL, "an exchange map vouched for global size ", p.global_size, " has parts of ", n);
+    offset[k + 1] = offset[k] + p.global_size;
+    sbase[k + 1] = sbase[k] + (p.src ? p.src->size() : 0);
+    rbase[k + 1] = rbase[k] + (p.dst ? p.dst->size() : 0);
+    if (p.src) {
+      any_src = true;
+      for (const Segment& g : p.src->segments()) s_start.push_back(g.start + offset[k]), s_len.push_back(g.length);
+    }
+    if (p.dst) {
+      any_dst = true;
+      for (const Segment& g : p.dst->segments()) r_start.push_back(g.start + offset[k]), r_len.push_back(g.length);
+    }
+  }
+  const int64_t total = offset[K];
+  const IndexList owners = IndexList::from_segments(total, s_start.data(), s_len.data(), static_cast<int64_t>(s_start.size()));
+  const IndexList requesters = IndexList::from_segments(total, r_start.data(), r_len.data(), static_cast<int64_t>(r_start.size()));
+  // every map's communicator started at once; one directory on the first map's
+  Duplicates comms(comm, static_cast<int>(K));
+  std::shared_ptr<Xmap> first(new Xmap(Adopt{}, comms.take(0), opt));
+  int64_t requested_twice = 0;
+  const Schedule all = first->run_forward(
+      any_src ? &owners : nullptr, any_dst ? &requesters : nullptr, total,
+      [&](int64_t g) {
+        const size_t k = static_cast<size_t>(std::upper_bound(offset.begin(), offset.end(), g) - offset.begin()) - 1;
+        return "destination global index " + std::to_string(g - offset[k]) + " of exchange map " +
+               std::to_string(k) + " of " + std::to_string(K) + " built together";
+      },
+      &requested_twice);
+  for (size_t k = 0; k < K; ++k) {
+    std::shared_ptr<Xmap> m = k == 0 ? first : std::shared_ptr<Xmap>(new Xmap(Adopt{}, comms.take(static_cast<int>(k)), opt));
+    m->forward_ = slice_of(all, sbase[k], sbase[k + 1], rbase[k], rbase[k + 1]);
+    m->global_duplicates_ = first->global_duplicates_;
+    m->global_unowned_ = first->global_unowned_;
+    maps.push_back(std::move(m));
+  }
+  return maps;
 }
 
 }  // namespace isthmus

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -77,6 +78,21 @@ class Xmap {
   struct Vouched {};
   Xmap(Vouched, MPI_Comm comm, const IndexList* src, const IndexList* dst, const XmapOptions& opt,
        int64_t global_size);
+  // Several vouched, forward-only maps over one communicator, built with one directory: their
+  // index spaces are laid end to end (part k's indices after those of parts 0..k-1), one
+  // directory resolves them all, and each map takes its slice of the schedule. So K maps cost
+  // the directory rounds of one (each still has its own communicator). Collective over comm:
+  // every rank passes the same number of parts with the same global sizes (vouched by the
+  // caller's agreement), and all take opt (forward_only). global_duplicates() and
+  // global_unowned() are then those of all the parts.
+  struct Part {
+    const IndexList* src = nullptr;
+    const IndexList* dst = nullptr;
+    int64_t global_size = 0;
+  };
+  static std::vector<std::shared_ptr<Xmap>> build_together(Vouched, MPI_Comm comm,
+                                                           const std::vector<Part>& parts,
+                                                           const XmapOptions& opt);
   // Collective over both groups of an intercommunicator: the groups are merged, and the
   // agreement is concluded over the merged communicator. A rank whose intercomm is not one
   // cannot take part: it fails alone.
@@ -114,6 +130,12 @@ class Xmap {
   static int64_t agree(MPI_Comm over, const IndexList* src, const IndexList* dst,
                        const XmapOptions& opt, Agreement& agreement, bool vouched = false);
   void build(const IndexList* src, const IndexList* dst, int64_t global_size);
+  // The directory's forward schedule of src -> dst over indices [0, global_size) of comm_, its
+  // global statistics in the members, and the unowned error (which names part_of(index)).
+  Schedule run_forward(const IndexList* src, const IndexList* dst, int64_t global_size,
+                       const std::function<std::string(int64_t)>& name_index, int64_t* requested_twice);
+  struct Adopt {};
+  Xmap(Adopt, MPI_Comm comm, const XmapOptions& opt) : comm_(comm), opt_(opt) {}
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   mutable bool lent_ = false, keep_comm_ = false;

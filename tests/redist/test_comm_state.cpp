@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,105 @@ TEST(XmapLendComm, TwoRedistributionsOfOneMapDoNotMeet) {
   }
   // the map's communicator went to the first redistribution only
   EXPECT_EQ(xmap->lend_comm(), MPI_COMM_NULL);
+}
+
+// Exchange maps built together (one directory over their index spaces laid end to end): each
+// map's exchanges, in flight at the same time, deliver its own values to the right positions,
+// with parts that make the whole schedule's runs cross from one map's positions to the next
+// (adjacent positions merged), ranks holding no part of a map, and local copies; an unowned
+// index fails every rank and names its map.
+TEST(XmapBuildTogether, EachMapDeliversItsOwnValues) {
+  const int size = world_size(), me = world_rank();
+  XmapOptions opt;
+  opt.forward_only = true;
+  // map k: n_k points; source blocks over all ranks, destination a rotation (every rank's
+  // points from the next rank's block); map 1 has no destination on rank 0
+  const std::vector<int64_t> n = {7 * size, 3 * size + 1, 5 * size};
+  std::vector<std::vector<int64_t>> s_idx(3), d_idx(3);
+  for (int k = 0; k < 3; ++k) {
+    for (int64_t g = 0; g < n[k]; ++g) {
+      if (g * size / n[k] == me) s_idx[k].push_back(g);
+      const int64_t r = (g + n[k] / size + (k == 2 ? 0 : 1)) % n[k];  // map 2: mostly local copies
+      if (r * size / n[k] == me && !(k == 1 && me == 0)) d_idx[k].push_back(g);
+    }
+  }
+  std::vector<IndexList> S, D;
+  for (int k = 0; k < 3; ++k) {
+    S.push_back(IndexList::from_indices(n[k], s_idx[k].data(), static_cast<int64_t>(s_idx[k].size())));
+    D.push_back(IndexList::from_indices(n[k], d_idx[k].data(), static_cast<int64_t>(d_idx[k].size())));
+  }
+  std::vector<Xmap::Part> parts;
+  for (int k = 0; k < 3; ++k) parts.push_back({&S[k], (k == 1 && me == 0) ? nullptr : &D[k], n[k]});
+  std::vector<std::shared_ptr<Xmap>> maps = Xmap::build_together(Xmap::Vouched{}, MPI_COMM_WORLD, parts, opt);
+  ASSERT_EQ(maps.size(), 3u);
+  std::vector<std::unique_ptr<Redist>> redists;
+  std::vector<std::vector<double>> in(3), out(3);
+  for (int k = 0; k < 3; ++k) {
+    Agreement a;
+    redists.push_back(std::make_unique<Redist>(maps[k], std::vector<FieldSpec>{{DataType::Double, 1}},
+                                               Method::P2P, a, MPI_COMM_WORLD));
+    for (int64_t g : s_idx[k]) in[k].push_back(1000.0 * k + static_cast<double>(g));
+    out[k].assign(d_idx[k].size(), -1.0);
+  }
+  for (int k = 0; k < 3; ++k) {
+    const void* i[] = {in[k].data()};
+    void* o[] = {out[k].data()};
+    redists[k]->start(0, i, o);
+  }
+  for (int k = 2; k >= 0; --k) redists[k]->wait();
+  int64_t wrong = 0;
+  for (int k = 0; k < 3; ++k)
+    for (size_t i = 0; i < d_idx[k].size(); ++i) wrong += out[k][i] != 1000.0 * k + static_cast<double>(d_idx[k][i]);
+  EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " values wrong";
+  EXPECT_EQ(maps[2]->forward().copy_points() + maps[2]->forward().recv_points(), static_cast<int64_t>(d_idx[2].size()));
+
+  // index 0 of map 1 owned by no rank
+  std::vector<int64_t> s1;
+  for (int64_t g : s_idx[1])
+    if (g != 0) s1.push_back(g);
+  IndexList S1 = IndexList::from_indices(n[1], s1.data(), static_cast<int64_t>(s1.size()));
+  std::vector<int64_t> all1(static_cast<size_t>(n[1]));
+  for (int64_t g = 0; g < n[1]; ++g) all1[static_cast<size_t>(g)] = g;
+  IndexList D1 = IndexList::from_indices(n[1], all1.data(), me == 0 ? n[1] : 0);
+  std::vector<Xmap::Part> bad = {{&S[0], &D[0], n[0]}, {&S1, &D1, n[1]}};
+  int code = ISTHMUS_OK;
+  std::string msg;
+  try {
+    Xmap::build_together(Xmap::Vouched{}, MPI_COMM_WORLD, bad, opt);
+  } catch (const Error& e) {
+    code = e.code();
+    msg = e.what();
+  }
+  EXPECT_TRUE(all_ranks(code == ISTHMUS_ERR_UNOWNED)) << msg;
+  EXPECT_NE(msg.find("destination global index 0 of exchange map 1 of 2"), std::string::npos) << msg;
+}
+
+// Agreements concluded together: the agreed values of each, and, where two fail, the first's
+// failure on every rank.
+TEST(AgreementTogether, AgreesEachAndThrowsTheFirstFailure) {
+  const int size = world_size(), me = world_rank();
+  Agreement a, b, c;
+  const int sa = a.maximum("a's largest rank", me);
+  a.match("a's size", size);
+  const int sb = b.value("b's size where known", me == 0 ? std::optional<int64_t>(size) : std::nullopt);
+  Agreement::conclude_together(MPI_COMM_WORLD, {&a, &b, &c});
+  EXPECT_EQ(a.agreed(sa).value_or(-1), size - 1);
+  EXPECT_EQ(b.agreed(sb).value_or(-1), size);
+  Agreement d, e, f;
+  e.check([&] {
+    if (me == size / 2) fail(ISTHMUS_ERR_DECOMP, "e fails on one rank");
+  });
+  f.record(ISTHMUS_ERR_CONFIG, "f fails everywhere");
+  int code = ISTHMUS_OK;
+  std::string msg;
+  try {
+    Agreement::conclude_together(MPI_COMM_WORLD, {&d, &e, &f});
+  } catch (const Error& err) {
+    code = err.code();
+    msg = err.what();
+  }
+  EXPECT_TRUE(all_ranks(code == ISTHMUS_ERR_DECOMP)) << msg;
+  EXPECT_NE(msg.find("e fails on one rank"), std::string::npos) << msg;
 }
 
 }  // namespace

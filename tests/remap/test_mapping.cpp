@@ -737,3 +737,146 @@ TEST(Mapping, SecondOrderWeightsUseTheGradients) {
     EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " values differ without the companions";
   }
 }
+
+namespace {
+
+// One mapping of several built together: its problem, its parts on this rank, its side.
+struct Joint {
+  Problem p;
+  std::vector<int64_t> sidx, didx;
+  bool has_src = false, has_dst = false;
+  IndexList S, D;
+  Side side = Side::Dst;
+};
+
+Joint make_joint(Problem p, int s0, int s1, int d0, int d1, unsigned seed, Side side) {
+  const int me = world_rank();
+  Joint j{std::move(p), {}, {}, me >= s0 && me < s1, me >= d0 && me < d1, {}, {}, side};
+  if (j.has_src) j.sidx = random_part(j.p.nsrc, s1 - s0, me - s0, seed);
+  if (j.has_dst) j.didx = random_part(j.p.ndst, d1 - d0, me - d0, seed + 1);
+  j.S = IndexList::from_indices(j.p.nsrc, j.sidx.data(), static_cast<int64_t>(j.sidx.size()));
+  j.D = IndexList::from_indices(j.p.ndst, j.didx.data(), static_cast<int64_t>(j.didx.size()));
+  return j;
+}
+
+// The links of j prepared by its side's ranks (all ranks here: a rank without a part of that
+// side passes none).
+PreparedLinks prepared_of(const Joint& j) {
+  const bool dst = j.side == Side::Dst;
+  const bool holds = dst ? j.has_dst : j.has_src;
+  return prepare_links(MPI_COMM_WORLD, j.side, holds ? (dst ? &j.D : &j.S) : nullptr, j.p.nsrc, j.p.ndst,
+                       share_of(j.p, world_rank(), world_size()));
+}
+
+MappingOptions joint_options(const Joint& j, const std::vector<int>& levels) {
+  MappingOptions opt;
+  opt.method = Method::P2P;
+  opt.nlevels = levels;
+  opt.fill_value = -777.0;
+  opt.side = j.side;
+  return opt;
+}
+
+// Applies m to j's source values; the destination values, level-major per field.
+std::vector<std::vector<double>> applied(Mapping& m, const Joint& j, const std::vector<int>& levels) {
+  const int nf = static_cast<int>(levels.size());
+  std::vector<std::vector<double>> x(nf), y(nf);
+  std::vector<const double*> xp;
+  std::vector<double*> yp;
+  for (int f = 0; f < nf; ++f) {
+    for (int l = 0; l < levels[f]; ++l)
+      for (int64_t g : j.sidx) x[f].push_back(value(g, f, l));
+    y[f].assign(j.didx.size() * levels[f], 0.0);
+    xp.push_back(x[f].data());
+    yp.push_back(y[f].data());
+  }
+  m.apply(j.has_src ? xp.data() : nullptr, j.has_dst ? yp.data() : nullptr);
+  return y;
+}
+
+}  // namespace
+
+// A coupler's mappings between the same two components are built together (one reduction, one
+// directory for the exchange maps of the same options): each gives the bits it gives built
+// alone, the destination side the serial reference's, whatever the sides, grids and rank sets
+// (both sides on every rank, the two sides on disjoint halves, the source side multiplying).
+TEST(Mapping, MappingsBuiltTogetherGiveTheBitsOfEachBuiltAlone) {
+  const int size = world_size();
+  const int h = size > 1 ? size / 2 : 1;
+  const std::vector<int> levels = {1, 3};
+  std::vector<Joint> js;
+  js.push_back(make_joint(make_problem(300, 200, 11), 0, size, 0, size, 5, Side::Dst));
+  js.push_back(make_joint(make_problem(150, 400, 12), 0, h, size > 1 ? h : 0, size, 6, Side::Dst));
+  js.push_back(make_joint(make_problem(250, 180, 13), 0, size, 0, size, 7, Side::Src));
+  js.push_back(make_joint(make_problem(90, 60, 14), size > 1 ? h : 0, size, 0, h, 8, Side::Dst));
+  std::vector<Agreement> agreements(js.size());
+  std::vector<Mapping::Request> requests;
+  for (size_t k = 0; k < js.size(); ++k) {
+    Mapping::Request r;
+    r.src = js[k].has_src ? &js[k].S : nullptr;
+    r.dst = js[k].has_dst ? &js[k].D : nullptr;
+    r.src_grid_size = js[k].p.nsrc;
+    r.dst_grid_size = js[k].p.ndst;
+    r.prepared = prepared_of(js[k]);
+    r.opt = joint_options(js[k], levels);
+    r.agreement = &agreements[k];
+    requests.push_back(std::move(r));
+  }
+  std::vector<std::unique_ptr<Mapping>> together = Mapping::build_together(MPI_COMM_WORLD, requests);
+  ASSERT_EQ(together.size(), js.size());
+  int64_t wrong = 0, wrong_ref = 0;
+  for (size_t k = 0; k < js.size(); ++k) {
+    const Joint& j = js[k];
+    Agreement a;
+    Mapping alone(MPI_COMM_WORLD, j.has_src ? &j.S : nullptr, j.has_dst ? &j.D : nullptr, j.p.nsrc,
+                  j.p.ndst, prepared_of(j), joint_options(j, levels), a);
+    EXPECT_EQ(together[k]->info().side, j.side);
+    EXPECT_EQ(together[k]->info().local_links, alone.info().local_links);
+    const auto y_together = applied(*together[k], j, levels);
+    const auto y_alone = applied(alone, j, levels);
+    for (size_t f = 0; f < levels.size(); ++f) {
+      if (std::memcmp(y_together[f].data(), y_alone[f].data(), y_alone[f].size() * sizeof(double)) != 0)
+        ++wrong;
+      for (int l = 0; l < levels[f] && j.side == Side::Dst; ++l) {
+        bool any = false;
+        const std::vector<double> ref = reference(j.p, static_cast<int>(f), l, -777.0, any);
+        for (size_t i = 0; i < j.didx.size(); ++i)
+          if (std::memcmp(&y_together[f][l * j.didx.size() + i], &ref[j.didx[i]], sizeof(double)) != 0) ++wrong_ref;
+      }
+    }
+  }
+  EXPECT_TRUE(all_ranks(wrong == 0)) << wrong << " fields differ from the mappings built alone";
+  EXPECT_TRUE(all_ranks(wrong_ref == 0)) << wrong_ref << " values differ from the serial reference";
+}
+
+// A failure recorded in one request's agreement (as a coupler entry's missing restart file)
+// fails every rank, with that request's code and message, as if the agreements were concluded
+// in turn; the first failing request in order is the one named.
+TEST(Mapping, MappingsBuiltTogetherFailOnEveryRankWithTheFirstFailure) {
+  const int size = world_size(), me = world_rank();
+  const std::vector<int> levels = {1};
+  std::vector<Joint> js;
+  for (unsigned k = 0; k < 3; ++k)
+    js.push_back(make_joint(make_problem(120, 80, 20 + k), 0, size, 0, size, 30 + k, Side::Dst));
+  std::vector<Agreement> agreements(js.size());
+  agreements[1].check([&] {
+    if (me == size - 1) fail(ISTHMUS_ERR_FILE, "entry 2: the restart file is missing");
+  });
+  agreements[2].record(ISTHMUS_ERR_CONFIG, "entry 3: not this one");
+  std::vector<Mapping::Request> requests;
+  for (size_t k = 0; k < js.size(); ++k) {
+    Mapping::Request r;
+    r.src = &js[k].S;
+    r.dst = &js[k].D;
+    r.src_grid_size = js[k].p.nsrc;
+    r.dst_grid_size = js[k].p.ndst;
+    r.prepared = prepared_of(js[k]);
+    r.opt = joint_options(js[k], levels);
+    r.agreement = &agreements[k];
+    requests.push_back(std::move(r));
+  }
+  const Outcome o = outcome_of([&] { Mapping::build_together(MPI_COMM_WORLD, requests); });
+  EXPECT_EQ(o.code, ISTHMUS_ERR_FILE) << o.msg;
+  EXPECT_NE(o.msg.find("entry 2: the restart file is missing"), std::string::npos) << o.msg;
+  EXPECT_TRUE(all_ranks(o.code == ISTHMUS_ERR_FILE));
+}
