@@ -260,7 +260,7 @@ int Coupler::def_var(const std::string& name, int partition, VarDirection dir, D
 // Each component's first rank sends its declarations to the other components' first ranks
 // (point to point: a few messages, never a collective over the world), then broadcasts what
 // it received within its component.
-void Coupler::exchange_declarations(Agreement& pending) {
+void Coupler::exchange_declarations(Agreement& pending, const std::function<void()>& meanwhile) {
   // Within the component: which ranks couple, and the declarations of its first coupling rank
   // (all coupling ranks declared the same, agreed), so that its first rank, coupling or not,
   // can speak for it. The caller's pending agreement rides on the same allgather: only where a
@@ -297,17 +297,20 @@ void Coupler::exchange_declarations(Agreement& pending) {
   const std::string own = os.str() + fields;
   std::vector<std::string> texts(comps_.size());
   texts[me_] = own;
+  // the components' first ranks, point to point on the communicator of every component's
+  // ranks (made at init: no communicator is made here, and never a collective over the world)
+  auto first_of = [&](size_t c) { return static_cast<int>(all_ranks_.index_of(comps_[c].world_ranks.front())); };
+  std::vector<MPI_Request> reqs;
   if (rank == 0) {
-    // the components' first ranks, point to point on the communicator of every component's
-    // ranks (made at init: no communicator is made here, and never a collective over the world)
-    auto first_of = [&](size_t c) { return static_cast<int>(all_ranks_.index_of(comps_[c].world_ranks.front())); };
-    std::vector<MPI_Request> reqs;
     for (size_t c = 0; c < comps_.size(); ++c) {
       if (static_cast<int>(c) == me_) continue;
       reqs.emplace_back();
       ISTHMUS_MPI(MPI_Isend(own.data(), static_cast<int>(own.size()), MPI_CHAR, first_of(c),
                             kTagDeclarations, all_, &reqs.back()));
     }
+  }
+  if (meanwhile) meanwhile();  // while the other components' declarations come
+  if (rank == 0) {
     for (size_t c = 0; c < comps_.size(); ++c) {
       if (static_cast<int>(c) == me_) continue;
       MPI_Status st;
@@ -345,6 +348,37 @@ void Coupler::exchange_declarations(Agreement& pending) {
   }
 }
 
+void Coupler::read_early_links(std::vector<Coupling::EarlyLinks>& early) {
+  if (!active()) return;
+  // From this rank's own declarations only (the same on every coupling rank of the component):
+  // the exported MAPPING entries (dst or opt) whose destination fields this component receives,
+  // all on one partition, and none of whose source fields it sends (another component's).
+  auto var_of_name = [&](const std::string& name) -> const Var* {
+    for (const Var& v : vars_)
+      if (v.name == name) return &v;
+    return nullptr;
+  };
+  for (const Entry& e : config_.entries) {
+    if (!(e.status == FieldStatus::Exported || e.status == FieldStatus::Expout) || !e.mapping ||
+        e.mapping->side == MapSide::Src)
+      continue;
+    int partition = -1;
+    bool ok = true;
+    for (const std::string& f : e.dst_names) {
+      const Var* v = var_of_name(f);
+      if (!v || v->dir != VarDirection::In || (partition >= 0 && v->partition != partition)) ok = false;
+      else partition = v->partition;
+    }
+    for (const std::string& f : e.src_names)
+      if (const Var* v = var_of_name(f); v && v->dir == VarDirection::Out) ok = false;
+    if (!ok || partition < 0) continue;
+    const std::string path = Coupling::weights_path(e, opt_.run_dir);
+    bool seen = false;
+    for (const Coupling::EarlyLinks& x : early) seen = seen || (x.path == path && x.partition == partition);
+    if (!seen) early.push_back(Coupling::read_early(local_, path, partition, partitions_[partition]));
+  }
+}
+
 RankSet Coupler::pair_members(int a, int b) const {
   return a == b ? comps_[a].coupling_ranks
                 : RankSet::merged(comps_[a].coupling_ranks, comps_[b].coupling_ranks);
@@ -376,8 +410,10 @@ void Coupler::enddef() {
   Agreement a;
   a.check([&] { require_defining("enddef"); });
   // every rank of the component, coupling or not (as OASIS's enddef), in the declarations' first
-  // collective
-  exchange_declarations(a);
+  // collective; meanwhile the coupling ranks read the links of their own points of the weights
+  // files of the entries this component receives (Coupling::read_early)
+  std::vector<Coupling::EarlyLinks> early_links;
+  exchange_declarations(a, [&] { read_early_links(early_links); });
   // Every rank of every component resolves the configuration from the same declarations, so
   // an error here is raised on every rank alike.
   std::string components;
@@ -533,8 +569,19 @@ void Coupler::enddef() {
   for (size_t i = 0; i < pending.size(); ++i) {
     size_t j = 0;
     while (j < i && !same_weights(pending[j], pending[i])) ++j;
-    if (j < i) pending[i].ends.weights = pending[j].ends.weights;
-    else Coupling::prepare_weights(pending[i].ends, opt_.run_dir);
+    if (j < i) {
+      pending[i].ends.weights = pending[j].ends.weights;
+      continue;
+    }
+    const Coupling::EarlyLinks* read = nullptr;
+    const Pending& p = pending[i];
+    if (p.ends.dst && Coupling::prepared_weights(p.ends))
+      for (const Coupling::EarlyLinks& x : early_links)
+        if (x.partition == p.dst_partition && x.path == Coupling::weights_path(*p.ends.entry, opt_.run_dir) &&
+            x.dst_grid_size == p.ends.dst_grid_size && p.sc != p.dc &&
+            p.ends.entry->mapping->side != MapSide::Src)
+          read = &x;
+    Coupling::prepare_weights(pending[i].ends, opt_.run_dir, read);
   }
   // The mapped entries of a pair are built together (one reduction, one directory for all
   // their mappings), where the first of them comes in the configuration's order: every rank

@@ -142,7 +142,12 @@ class Coupler {
     std::vector<Declared> fields;
   };
   void init(MPI_Comm world, Config config);
-  void exchange_declarations(Agreement& pending);
+  // meanwhile: run on every rank of the component after the first rank sent its declarations
+  // and before the others' arrive (collective over the component's coupling ranks if it is)
+  void exchange_declarations(Agreement& pending, const std::function<void()>& meanwhile);
+  // exchange_declarations' meanwhile: Coupling::read_early for every weights file and partition
+  // of an entry this component receives through a MAPPING (dst or opt), from its declarations
+  void read_early_links(std::vector<Coupling::EarlyLinks>& early);
   MPI_Comm pair_comm(int a, int b);
   // the world ranks of pair_comm(a, b), in its order (a == b: the component's coupling ranks)
   RankSet pair_members(int a, int b) const;

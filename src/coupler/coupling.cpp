@@ -269,7 +269,32 @@ bool Coupling::prepared_weights(const CouplingEnds& ends) {
   return e.mapping->side != MapSide::Auto || ends.src_component != ends.dst_component;
 }
 
-void Coupling::prepare_weights(CouplingEnds& ends, const std::string& run_dir) {
+std::string Coupling::weights_path(const Entry& e, const std::string& run_dir) {
+  return e.mapping ? path_in(run_dir, e.mapping->file) : std::string();
+}
+
+Coupling::EarlyLinks Coupling::read_early(MPI_Comm local, const std::string& path, int partition,
+                                          const IndexList& part) {
+  EarlyLinks early;
+  early.path = path;
+  early.partition = partition;
+  early.dst_grid_size = part.global_size();
+  remap::WeightsInfo info;
+  std::optional<remap::LinkSlab> own =
+      remap::read_links_of_destinations(local, path, remap::WeightsExpect{-1, part.global_size()}, &part, &info);
+  if (!own) return early;
+  early.src_grid_size = info.src_grid_size;
+  try {  // local; whatever fails here, the slab reading finds and names on every rank
+    // the destination side multiplies the first weights (mapped_links)
+    early.weights = remap::prepare_own_links(part, info.src_grid_size,
+                                             remap::first_weights_of(std::move(*own), info.num_wgts));
+  } catch (const std::exception&) {
+    early.weights.reset();
+  }
+  return early;
+}
+
+void Coupling::prepare_weights(CouplingEnds& ends, const std::string& run_dir, const EarlyLinks* early) {
   const Entry& e = *ends.entry;
   if (!prepared_weights(ends)) return;
   // the side this component multiplies on (opt: the one it would, if chosen)
@@ -279,12 +304,18 @@ void Coupling::prepare_weights(CouplingEnds& ends, const std::string& run_dir) {
   if (!(dst_side ? ends.dst : ends.src)) return;  // the other component
   const std::string path = path_in(run_dir, e.mapping->file);
   const remap::WeightsExpect expect{ends.src_grid_size, ends.dst_grid_size};
+  if (early && !(dst_side && early->path == path && early->dst_grid_size == ends.dst_grid_size))
+    fail(ISTHMUS_ERR_INTERNAL, where(e), ": links read early from ", early->path, " given for ", path);
+  if (early && early->weights && early->src_grid_size == ends.src_grid_size) {
+    ends.weights = *early->weights;
+    return;
+  }
   try {
     remap::WeightsInfo info;
     // The destination side's ranks read the links of their own points straight from the file
     // where it lists them by destination (one reduction); otherwise slabs are read and routed
     // through a directory.
-    if (dst_side) {
+    if (dst_side && !early) {
       if (std::optional<remap::LinkSlab> own =
               remap::read_links_of_destinations(ends.local, path, expect, &ends.dst_points, &info)) {
         ends.weights = remap::prepare_own_links(ends.dst_points, info.src_grid_size,

@@ -18,6 +18,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,7 +96,23 @@ class Coupling {
   // component prepared). A failure is kept in ends.weights and raised by the constructor on
   // both components. Whether an entry is prepared: prepared_weights(ends) (every MAPPING entry
   // between two components, and dst or src within one).
-  static void prepare_weights(CouplingEnds& ends, const std::string& run_dir);
+  // The destination side's links read before the pair is resolved, while the components
+  // exchange their declarations (so the reading overlaps the wait for the other components):
+  // each rank of the receiving component reads the links of its own points of the weights file
+  // at `path` (remap::read_links_of_destinations, the source grid's size unchecked), collective
+  // over local. prepare_weights takes them for an entry on that file and partition whose
+  // declared grid sizes they fit; where the direct reading declined (`weights` empty), it goes
+  // straight to the slab reading.
+  struct EarlyLinks {
+    std::string path;
+    int partition = -1;
+    int64_t src_grid_size = -1, dst_grid_size = -1;
+    std::optional<remap::PreparedLinks> weights;
+  };
+  static std::string weights_path(const Entry& e, const std::string& run_dir);  // its MAPPING file's
+  static EarlyLinks read_early(MPI_Comm local, const std::string& path, int partition, const IndexList& part);
+  static void prepare_weights(CouplingEnds& ends, const std::string& run_dir,
+                              const EarlyLinks* early = nullptr);
   static bool prepared_weights(const CouplingEnds& ends);
   // The entries between the same two components whose mappings are built together (one
   // reduction and one directory for all: remap::Mapping::build_together): each is made
