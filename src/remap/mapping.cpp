@@ -531,8 +531,9 @@ int64_t route_rows(MPI_Comm comm, bool by_dst, const IndexList* part, int64_t sr
 // The rows in compressed form (PreparedLinks' layout), each row's entries in link order: a
 // counting sort by row, then each (short) row sorted by link number. staged: the distinct
 // columns (destination side) or rows (source side), whose keys in rows are positions among them
-// by now (DistinctValues); nrows: the local destination points (destination side).
-void compress(const LinkRows& rows, bool src_side, const DistinctValues& staged, int64_t nrows,
+// by now (DistinctValues); nrows: the local destination points (destination side). rows' arrays
+// may be taken.
+void compress(LinkRows& rows, bool src_side, const DistinctValues& staged, int64_t nrows,
               std::vector<int64_t>& row_start, std::vector<int64_t>& col, std::vector<double>& w) {
   if (src_side) nrows = staged.size();
   const int nw = rows.nw;
@@ -542,6 +543,16 @@ void compress(const LinkRows& rows, bool src_side, const DistinctValues& staged,
   row_start.assign(nrows + 1, 0);
   for (int64_t k = 0; k < nent; ++k) ++row_start[row_of[k] + 1];
   std::partial_sum(row_start.begin(), row_start.end(), row_start.begin());
+  // Links read by their destination ranks from a file sorted by destination come in this order
+  // already (rows in order, each in link order): then the entries are copied as they are.
+  bool in_order = true;
+  for (int64_t k = 1; k < nent && in_order; ++k)
+    in_order = row_of[k - 1] < row_of[k] || (row_of[k - 1] == row_of[k] && rows.number[k - 1] < rows.number[k]);
+  if (in_order) {  // rows' arrays are taken (its callers are done with them)
+    col = std::move(rows.col);
+    w = std::move(rows.w);
+    return;
+  }
   std::vector<int64_t> order(static_cast<size_t>(nent));
   // row_start[r] serves as row r's next free place, then is shifted back
   for (int64_t k = 0; k < nent; ++k) order[row_start[row_of[k]]++] = k;
@@ -666,6 +677,11 @@ PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part
 }
 
 PreparedLinks prepare_own_links(const IndexList& part, int64_t src_grid_size, const Links& links) {
+  Links copy = links;
+  return prepare_own_links(part, src_grid_size, std::move(copy));
+}
+
+PreparedLinks prepare_own_links(const IndexList& part, int64_t src_grid_size, Links&& links) {
   PreparedLinks p;
   p.prepared = true;
   p.side = Side::Dst;
@@ -674,17 +690,22 @@ PreparedLinks prepare_own_links(const IndexList& part, int64_t src_grid_size, co
   LinkRows rows;
   rows.nw = links.num_wgts;
   const int64_t n = static_cast<int64_t>(links.size());
-  rows.row.resize(n);  // a row per local destination point
-  rows.number.resize(n);
-  rows.col = links.src;  // positions among the needed source points below
-  rows.w = links.weights;
+  if (links.number.empty()) {
+    rows.number.resize(n);
+    for (int64_t k = 0; k < n; ++k) rows.number[k] = links.first_number + k;
+  } else {
+    rows.number = std::move(links.number);
+  }
+  rows.col = std::move(links.src);  // positions among the needed source points below
+  rows.w = std::move(links.weights);
+  rows.row = std::move(links.dst);  // a row per local destination point, in place
   LocalPositions where(part);
   for (int64_t k = 0; k < n; ++k) {
-    rows.row[k] = where(links.dst[k]);
+    const int64_t d = rows.row[k];
+    rows.row[k] = where(d);
     if (rows.row[k] < 0)
-      fail(ISTHMUS_ERR_INTERNAL, "link ", links.number_of(k), " (", links.src[k], " -> ",
-           links.dst[k], ") is not this rank's");
-    rows.number[k] = links.number_of(k);
+      fail(ISTHMUS_ERR_INTERNAL, "link ", rows.number[k], " (", rows.col[k], " -> ", d,
+           ") is not this rank's");
   }
   DistinctValues staged(rows.col, src_grid_size);
   compress(rows, false, staged, part.size(), p.row_start, p.col, p.w);

@@ -92,6 +92,7 @@ PreparedLinks prepare_links(MPI_Comm side_comm, Side side, const IndexList* part
 // destination points and no others (read_links_of_destinations): no communication, and no link
 // unused. A link of another rank's point is ISTHMUS_ERR_INTERNAL.
 PreparedLinks prepare_own_links(const IndexList& part, int64_t src_grid_size, const Links& links);
+PreparedLinks prepare_own_links(const IndexList& part, int64_t src_grid_size, Links&& links);  // taking its arrays
 
 struct MappingOptions {
   Side side = Side::Dst;

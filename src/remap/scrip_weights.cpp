@@ -859,19 +859,37 @@ std::optional<LinkSlab> read_links_of_destinations(MPI_Comm comm, const std::str
     const int64_t chunk = std::min<int64_t>(kChunkLinks, std::max<int64_t>(total, 1));
     std::vector<long long> src(static_cast<size_t>(chunk)), dst(src.size());
     std::vector<double> w(src.size() * nw);
-    const LocalPositions where(*part);
-    auto holds = [&](long long d) { return where(d - 1) >= 0; };  // d: 1-based address
+    // whether this rank holds destination d (1-based): in the run of the previous link (the
+    // file is sorted by destination), else found among the runs
+    size_t at = 0;
+    auto holds = [&](long long d) {
+      const int64_t g = d - 1;
+      if (at < merged.size() && g >= merged[at].start && g < merged[at].start + merged[at].length) return true;
+      auto it = std::upper_bound(merged.begin(), merged.end(), g,
+                                 [](int64_t x, const Segment& r) { return x < r.start; });
+      if (it == merged.begin()) return false;
+      --it;
+      if (g >= it->start + it->length) return false;
+      at = static_cast<size_t>(it - merged.begin());
+      return true;
+    };
+    const int64_t ns = header.src_grid_size, nd = header.dst_grid_size;
     for (const auto& [first, end] : ranges)
       for (int64_t c0 = first; c0 < end; c0 += chunk) {
         const int64_t cn = std::min(chunk, end - c0);
         read_chunk(h, path, c0, cn, nw, src.data(), dst.data(), w.data());
         for (int64_t i = 0; i < cn; ++i) {
           // a link is this rank's if its destination is: it accounts for it, contributing or not
-          if (!holds(dst[size_t(i)])) continue;
+          const long long sa = src[size_t(i)], da = dst[size_t(i)];
+          if (!holds(da)) continue;
           sum += mix64(static_cast<uint64_t>(c0 + i));
-          int64_t s0 = 0, d0 = 0;
+          int64_t s0 = sa - 1, d0 = da - 1;
           const double* wl = w.data() + size_t(i) * nw;
-          if (!classify_link(path, header, c0 + i + 1, src[size_t(i)], dst[size_t(i)], wl, nw, s0, d0)) {
+          // the usual link (both addresses in range, finite weights) as classify_link takes it;
+          // the others it classifies, or names
+          bool usual = sa >= 1 && sa <= ns && da >= 1 && da <= nd;
+          for (size_t k = 0; k < nw && usual; ++k) usual = std::isfinite(wl[k]);
+          if (!usual && !classify_link(path, header, c0 + i + 1, sa, da, wl, nw, s0, d0)) {
             ++slab.null_links;
             continue;
           }
