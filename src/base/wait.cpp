@@ -1,8 +1,10 @@
 #include "base/wait.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <initializer_list>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,24 +14,50 @@ namespace isthmus {
 
 namespace {
 
-// A sleeping wait polls (yielding the core between polls) this long, so that the waits of an
-// exchange or a round trip (tens to hundreds of microseconds) rarely nap; longer ones (a
-// collective waiting for a rank the scheduler has not run) then nap between polls. With the
-// OASIS toy at 4 + 4 ranks on 2 loaded cores, 20 us of polling made round trips slower than
-// 200 us did.
-constexpr double kSpinSeconds = 200e-6;
+// A sleeping wait polls (yielding the core between polls) this long, then naps between polls.
+// Most waits of an exchange or a round trip (tens to hundreds of microseconds) never nap; a wait
+// that lasts longer is mostly a rank stuck behind the rank it waits for on a shared core: under
+// Linux's EEVDF scheduler a polling rank's sched_yield may leave the core to it for a whole
+// slice, and napping gives the core away. Measured with the OASIS toy on 2 cores
+// (docs/results/oasis.md, "Waiting when the ranks outnumber the cores"): at 2 + 2 ranks, round
+// trips of 0.2 ms or, in about half the runs, 1 ms with MPI's polling; 0.19 ms (two runs of ten
+// at 0.7) polling 1 ms before napping; 0.26 with 50 us, 0.52 with no polling; at 4 + 4 all alike.
+constexpr double kSpinSeconds = 1e-3;
 constexpr long kNapNanoseconds = 10'000;  // asked for; the kernel's timer slack adds ~50 us
+
+// The ranks on this node, as the launcher says (Open MPI, MPICH's Hydra, Slurm), or 0.
+int ranks_on_node() {
+  for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
+    if (const char* s = std::getenv(v)) {
+      const int n = std::atoi(s);
+      if (n > 0) return n;
+    }
+  return 0;
+}
+
+// The cores this process may run on: the node's online processors, or fewer where the process
+// is confined to a set of several (a container's cpuset); a process bound to one core alone
+// tells nothing of the others.
+int cores_for_ranks() {
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  int cores = online > 0 ? static_cast<int>(online) : 0;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int allowed = CPU_COUNT(&set);
+    if (allowed > 1 && (cores == 0 || allowed < cores)) cores = allowed;
+  }
+  return cores;
+}
 
 WaitPolicy decide() {
 #ifdef ISTHMUS_SMPI
   return WaitPolicy::Block;  // a polling loop would cost simulated events, and cores are virtual
 #else
-  if (const char* s = std::getenv("ISTHMUS_WAIT")) {
-    if (std::strcmp(s, "sleep") == 0) return WaitPolicy::Sleep;
-    if (std::strcmp(s, "block") != 0 && *s)
-      std::fprintf(stderr, "isthmus: warning: ISTHMUS_WAIT=%s is not block or sleep; using block\n", s);
-  }
-  return WaitPolicy::Block;
+  const char* s = std::getenv("ISTHMUS_WAIT");
+  if (s && *s && std::strcmp(s, "auto") != 0 && std::strcmp(s, "block") != 0 && std::strcmp(s, "sleep") != 0)
+    std::fprintf(stderr, "isthmus: warning: ISTHMUS_WAIT=%s is not auto, block or sleep; using auto\n", s);
+  return wait_policy_for(s, ranks_on_node(), cores_for_ranks());
 #endif
 }
 
@@ -67,6 +95,13 @@ int started(Start&& start, MPI_Status* status = MPI_STATUS_IGNORE) {
 }
 
 }  // namespace
+
+WaitPolicy wait_policy_for(const char* setting, int ranks_on_node, int cores) {
+  if (setting && std::strcmp(setting, "sleep") == 0) return WaitPolicy::Sleep;
+  if (setting && std::strcmp(setting, "block") == 0) return WaitPolicy::Block;
+  // auto: napping where the ranks outnumber the cores (as Open MPI yields when oversubscribed)
+  return ranks_on_node > 0 && cores > 0 && ranks_on_node > cores ? WaitPolicy::Sleep : WaitPolicy::Block;
+}
 
 WaitPolicy wait_policy() {
   const int f = forced.load(std::memory_order_relaxed);

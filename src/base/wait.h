@@ -1,16 +1,17 @@
 // How the library waits for MPI: every blocking call it makes goes through here.
 //
 // MPI's own blocking calls poll: a waiting rank keeps its core (Open MPI's mpi_yield_when_idle
-// only lets others run between polls). Where the node's cores are also wanted by other work
-// (other jobs, a busy CI machine) the waiting ranks take CPU time from them and from the ranks
-// of this job that work. ISTHMUS_WAIT=sleep makes a wait poll for kSpinSeconds (yielding the
-// core between polls), then nap between polls, and runs each blocking collective as its
-// nonblocking twin with such a wait. Measured with the OASIS toy at 4 + 4 ranks on 2 cores
-// (docs/results/oasis.md, "Waiting: polling or sleeping"): with two other jobs on the cores the
-// set-up took 32 ms with sleeping waits against 45 ms with MPI's; on otherwise idle cores,
-// where only this job's ranks compete, MPI's polling is faster (16.7 against 18.2 ms, round
-// trips 0.31 against 0.40 ms), so it stays the default (ISTHMUS_WAIT=block, or unset). Under
-// SimGrid SMPI the plain call always runs (a polling loop would cost simulated events).
+// only lets others run between polls). Where the ranks outnumber the node's cores, a rank that
+// waits long for another is mostly keeping that rank off a shared core (under Linux's EEVDF
+// scheduler a yield between polls may not give the core away for a whole slice). So there a
+// wait polls for kSpinSeconds (1 ms, yielding between polls), then naps between polls, and each
+// blocking collective runs as its nonblocking twin with such a wait (WaitPolicy::Sleep);
+// elsewhere the plain MPI call runs (Block). ISTHMUS_WAIT=auto (the default: Sleep where the
+// launcher's count of ranks on the node, OMPI_COMM_WORLD_LOCAL_SIZE, MPI_LOCALNRANKS or
+// SLURM_NTASKS_PER_NODE, exceeds the cores the process may use), block or sleep. Measured with
+// the OASIS toy on 2 cores (docs/results/oasis.md): at 2 + 2 ranks round trips of 0.19 ms against
+// 0.3-0.78 ms with MPI's polling (half the runs stuck at 1 ms), at 4 + 4 alike. Under SimGrid
+// SMPI the plain call always runs (a polling loop would cost simulated events).
 //
 // The functions have the signatures and return codes of the MPI calls they stand for
 // (wmpi::Allreduce for MPI_Allreduce, ...), so a call site reads as the MPI call it is.
@@ -23,6 +24,9 @@ enum class WaitPolicy { Block, Sleep };
 
 // The policy of this process (decided at the first call).
 WaitPolicy wait_policy();
+// The rule: setting is ISTHMUS_WAIT's value (null: auto); ranks_on_node and cores 0 if unknown
+// (then auto blocks).
+WaitPolicy wait_policy_for(const char* setting, int ranks_on_node, int cores);
 // Tests only: sets the policy (to restore, set the one wait_policy() gave before).
 void set_wait_policy_for_tests(WaitPolicy p);
 

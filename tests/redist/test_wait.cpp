@@ -112,3 +112,16 @@ INSTANTIATE_TEST_SUITE_P(Policies, Wait, ::testing::Values(WaitPolicy::Block, Wa
                          [](const auto& info) { return info.param == WaitPolicy::Block ? "block" : "sleep"; });
 
 }  // namespace
+
+// The default (auto) naps where the launcher's ranks on the node outnumber the cores, and only
+// there; block and sleep are taken as said; unknown counts block.
+TEST(WaitPolicyRule, AutoSleepsWhereRanksOutnumberCores) {
+  EXPECT_EQ(isthmus::wait_policy_for(nullptr, 8, 2), WaitPolicy::Sleep);
+  EXPECT_EQ(isthmus::wait_policy_for("auto", 3, 2), WaitPolicy::Sleep);
+  EXPECT_EQ(isthmus::wait_policy_for(nullptr, 2, 2), WaitPolicy::Block);
+  EXPECT_EQ(isthmus::wait_policy_for(nullptr, 128, 128), WaitPolicy::Block);
+  EXPECT_EQ(isthmus::wait_policy_for(nullptr, 0, 2), WaitPolicy::Block);
+  EXPECT_EQ(isthmus::wait_policy_for(nullptr, 8, 0), WaitPolicy::Block);
+  EXPECT_EQ(isthmus::wait_policy_for("block", 8, 2), WaitPolicy::Block);
+  EXPECT_EQ(isthmus::wait_policy_for("sleep", 1, 64), WaitPolicy::Sleep);
+}
