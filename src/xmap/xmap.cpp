@@ -88,6 +88,17 @@ struct Directory {
   int64_t home_end(int h) const { return std::min(n, (static_cast<int64_t>(h) + 1) * block); }
 };
 
+// Indices [0, global_size) in blocks over the ranks of comm, block h at home on rank h.
+Directory directory_over(MPI_Comm comm, int64_t global_size) {
+  int size = 1;
+  ISTHMUS_MPI(MPI_Comm_size(comm, &size));
+  Directory dir;
+  dir.n = std::max<int64_t>(global_size, 0);
+  dir.size = size;
+  dir.block = std::max<int64_t>(1, (dir.n + size - 1) / size);
+  return dir;
+}
+
 // Appends the runs of list, cut at home boundaries, to the per-home buffers.
 void route(const Directory& dir, const IndexList* list, std::map<int, std::vector<int64_t>>& out) {
   if (!list) return;
@@ -528,14 +539,9 @@ void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size
     // Some index has several receivers: in reverse the lowest of them provides it, which is
     // the directory's own rule with the roles swapped (also for a sum map: the way back is
     // no reduction).
-    int size = 1;
-    ISTHMUS_MPI(MPI_Comm_size(comm_, &size));
-    Directory dir;
-    dir.n = std::max<int64_t>(global_size, 0);
-    dir.size = size;
-    dir.block = std::max<int64_t>(1, (dir.n + size - 1) / size);
     DirectoryStats rst;
-    reverse_ = run_directory(comm_, dir, dst, src, Unowned::Ignore, false, kTagRequest + 2, rst);
+    reverse_ = run_directory(comm_, directory_over(comm_, global_size), dst, src, Unowned::Ignore, false,
+                             kTagRequest + 2, rst);
   }
   guard.armed = false;
 }
@@ -543,13 +549,7 @@ void Xmap::build(const IndexList* src, const IndexList* dst, int64_t global_size
 Schedule Xmap::run_forward(const IndexList* src, const IndexList* dst, int64_t global_size,
                            const std::function<std::string(int64_t)>& name_index,
                            int64_t* requested_twice) {
-  int size = 1;
-  ISTHMUS_MPI(MPI_Comm_size(comm_, &size));
-  Directory dir;
-  dir.n = std::max<int64_t>(global_size, 0);
-  dir.size = size;
-  dir.block = std::max<int64_t>(1, (dir.n + size - 1) / size);
-
+  const Directory dir = directory_over(comm_, global_size);
   DirectoryStats st;
   const Unowned policy = opt_.ignore_unowned ? Unowned::Ignore
                          : opt_.fill_unowned  ? Unowned::Fill
