@@ -130,25 +130,32 @@ void Coupler::init(MPI_Comm world, Config config) {
   int size = 0, rank = 0;
   ISTHMUS_MPI(MPI_Comm_size(world_, &size));
   ISTHMUS_MPI(MPI_Comm_rank(world_, &rank));
-  // The one collective over the whole world: who runs which component and on which node (16
-  // bytes per rank: the name's hash and the node's name's hash).
-  const uint64_t mine[2] = {name_.empty() ? 0 : hash_of(name_, 1), node_name_hash()};
-  std::vector<uint64_t> all(2 * static_cast<size_t>(size));
-  ISTHMUS_MPI(wmpi::Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, world_));
+  // The one collective over the whole world: who runs which component and on which node (24
+  // bytes per rank: the name's hash, the node's name's hash, and a second hash of the name, so
+  // that two names with one hash, which would make one component of two, show on every rank).
+  const uint64_t mine[3] = {name_.empty() ? 0 : hash_of(name_, 1), node_name_hash(),
+                            name_.empty() ? 0 : hash_of(name_, 2)};
+  std::vector<uint64_t> all(3 * static_cast<size_t>(size));
+  ISTHMUS_MPI(wmpi::Allgather(mine, 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, world_));
   // the nodes as runs of consecutive ranks (O(nodes), not O(P), kept: a simulation holds every
   // rank's copy in one process)
   for (int r = 0; r < size; ++r) {
-    const uint64_t node = all[2 * static_cast<size_t>(r) + 1];
+    const uint64_t node = all[3 * static_cast<size_t>(r) + 1];
     if (node_runs_.empty() || node_runs_.back().second != node) node_runs_.push_back({r, node});
   }
+  std::vector<uint64_t> second;  // per component: its first rank's second hash
   for (int r = 0; r < size; ++r) {
-    const uint64_t h = all[2 * static_cast<size_t>(r)];
+    const uint64_t h = all[3 * static_cast<size_t>(r)], h2 = all[3 * static_cast<size_t>(r) + 2];
     if (h == 0) continue;
     auto it = std::find_if(comps_.begin(), comps_.end(), [&](const Component& c) { return c.hash == h; });
     if (it == comps_.end()) {
       comps_.push_back({h, "", {}, {}, {}});
+      second.push_back(h2);
       it = comps_.end() - 1;
     }
+    if (second[static_cast<size_t>(it - comps_.begin())] != h2)  // every rank sees it alike
+      fail(ISTHMUS_ERR_ARG, "the component names of world ranks ", it->world_ranks.front(), " and ", r,
+           " differ but share a hash (two component names collide); rename one");
     it->world_ranks.push_back(r);
     if (r == rank) me_ = static_cast<int>(it - comps_.begin());
   }
@@ -160,11 +167,6 @@ void Coupler::init(MPI_Comm world, Config config) {
     all_ = comm_of(world_, all_ranks_, kTagGroupAll, node_runs_);
   full_ = comm_of(world_, comps_[me_].world_ranks, kTagGroupLocal, node_runs_);
   local_ = full_;
-  // two names with one hash would make one component of two: a second hash tells them apart
-  Agreement a;
-  a.match("the component name's hash (two component names collide)",
-          static_cast<int64_t>(hash_of(name_, 2) >> 1));
-  a.conclude(local_);
 }
 
 Coupler::~Coupler() {

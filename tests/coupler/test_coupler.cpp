@@ -921,7 +921,10 @@ TEST(Coupler, AGetWhosePutNeverComesIsReportedNotHung) {
   cfg.runtime = 8;
   cfg.entries.push_back(entry("SST", "SSTA", 2, n, 1));
   CouplerOptions opt;
-  opt.timeout_s = 0.3;
+  // long enough that the exchanges of dates 0 and 2 never time out on a loaded machine (with
+  // 0.3 s a get of date 0 timed out there now and then, and its rank left the others in the
+  // barrier below until the watchdog)
+  opt.timeout_s = 1.5;
   Coupler c(MPI_COMM_WORLD, L.component(), cfg, opt);
   std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), 19);
   const int part = c.def_partition(ptr(list_of(n, idx)));
