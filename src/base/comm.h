@@ -20,26 +20,6 @@ namespace isthmus {
 // duplicate of a world-sized communicator would cost 3 GB.
 MPI_Comm duplicate(MPI_Comm comm);
 
-// Several duplicates of comm at once, for objects built together. On a real MPI they are
-// started together (MPI_Comm_idup), so that their context-id agreements overlap with each other
-// and with whatever the caller does before it takes them: start() returns at once, take(k)
-// waits for duplicate k (in any order). Under SMPI each is duplicate()'s (made at start; SMPI's
-// MPI_Comm_idup would copy a group per rank). Untaken duplicates are completed and freed by the
-// destructor. Collective over comm, in the same order on every rank.
-class Duplicates {
- public:
-  Duplicates(MPI_Comm comm, int count);
-  ~Duplicates();
-  Duplicates(const Duplicates&) = delete;
-  Duplicates& operator=(const Duplicates&) = delete;
-  MPI_Comm take(int k);
-
- private:
-  MPI_Comm parent_;
-  std::vector<MPI_Comm> comms_;
-  std::vector<MPI_Request> requests_;
-};
-
 // A value of type T kept with a communicator as an MPI attribute (deleted with it; not copied
 // to its duplicates): attached<T>(comm, make) returns the one make() gave at the first call for
 // comm and the same one after, so that what costs a collective to learn (a clock's offsets,

@@ -657,9 +657,10 @@ std::vector<std::shared_ptr<Xmap>> Xmap::build_together(Vouched, MPI_Comm comm,
   const int64_t total = offset[K];
   const IndexList owners = IndexList::from_segments(total, s_start.data(), s_len.data(), static_cast<int64_t>(s_start.size()));
   const IndexList requesters = IndexList::from_segments(total, r_start.data(), r_len.data(), static_cast<int64_t>(r_start.size()));
-  // every map's communicator started at once; one directory on the first map's
-  Duplicates comms(comm, static_cast<int>(K));
-  std::shared_ptr<Xmap> first(new Xmap(Adopt{}, comms.take(0), opt));
+  // one directory, on the first map's communicator; the others' made after it, one at a time
+  // (Open MPI 4.1 hung now and then with several MPI_Comm_idup of one communicator in flight:
+  // a rank still completing the first while the others had gone on to the directory)
+  std::shared_ptr<Xmap> first(new Xmap(Adopt{}, duplicate(comm), opt));
   int64_t requested_twice = 0;
   const Schedule all = first->run_forward(
       any_src ? &owners : nullptr, any_dst ? &requesters : nullptr, total,
@@ -670,7 +671,7 @@ std::vector<std::shared_ptr<Xmap>> Xmap::build_together(Vouched, MPI_Comm comm,
       },
       &requested_twice);
   for (size_t k = 0; k < K; ++k) {
-    std::shared_ptr<Xmap> m = k == 0 ? first : std::shared_ptr<Xmap>(new Xmap(Adopt{}, comms.take(static_cast<int>(k)), opt));
+    std::shared_ptr<Xmap> m = k == 0 ? first : std::shared_ptr<Xmap>(new Xmap(Adopt{}, duplicate(comm), opt));
     m->forward_ = slice_of(all, sbase[k], sbase[k + 1], rbase[k], rbase[k + 1]);
     m->global_duplicates_ = first->global_duplicates_;
     m->global_unowned_ = first->global_unowned_;

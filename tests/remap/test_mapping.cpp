@@ -835,7 +835,9 @@ TEST(Mapping, MappingsBuiltTogetherGiveTheBitsOfEachBuiltAlone) {
     const auto y_together = applied(*together[k], j, levels);
     const auto y_alone = applied(alone, j, levels);
     for (size_t f = 0; f < levels.size(); ++f) {
-      if (std::memcmp(y_together[f].data(), y_alone[f].data(), y_alone[f].size() * sizeof(double)) != 0)
+      if (y_together[f].size() != y_alone[f].size() ||
+          (!y_alone[f].empty() &&
+           std::memcmp(y_together[f].data(), y_alone[f].data(), y_alone[f].size() * sizeof(double)) != 0))
         ++wrong;
       for (int l = 0; l < levels[f] && j.side == Side::Dst; ++l) {
         bool any = false;
