@@ -133,19 +133,21 @@ void Coupler::init(MPI_Comm world, Config config) {
   // The one collective over the whole world: who runs which component and on which node (24
   // bytes per rank: the name's hash, the node's name's hash, and a second hash of the name, so
   // that two names with one hash, which would make one component of two, show on every rank).
-  const uint64_t mine[3] = {name_.empty() ? 0 : hash_of(name_, 1), node_name_hash(),
-                            name_.empty() ? 0 : hash_of(name_, 2)};
-  std::vector<uint64_t> all(3 * static_cast<size_t>(size));
-  ISTHMUS_MPI(wmpi::Allgather(mine, 3, MPI_UINT64_T, all.data(), 3, MPI_UINT64_T, world_));
+  constexpr int kWords = 3;  // per rank: name hash, node hash, second name hash
+  const uint64_t mine[kWords] = {name_.empty() ? 0 : hash_of(name_, 1), node_name_hash(),
+                                 name_.empty() ? 0 : hash_of(name_, 2)};
+  std::vector<uint64_t> all(kWords * static_cast<size_t>(size));
+  ISTHMUS_MPI(wmpi::Allgather(mine, kWords, MPI_UINT64_T, all.data(), kWords, MPI_UINT64_T, world_));
+  auto word = [&](int r, int k) { return all[kWords * static_cast<size_t>(r) + static_cast<size_t>(k)]; };
   // the nodes as runs of consecutive ranks (O(nodes), not O(P), kept: a simulation holds every
   // rank's copy in one process)
   for (int r = 0; r < size; ++r) {
-    const uint64_t node = all[3 * static_cast<size_t>(r) + 1];
+    const uint64_t node = word(r, 1);
     if (node_runs_.empty() || node_runs_.back().second != node) node_runs_.push_back({r, node});
   }
   std::vector<uint64_t> second;  // per component: its first rank's second hash
   for (int r = 0; r < size; ++r) {
-    const uint64_t h = all[3 * static_cast<size_t>(r)], h2 = all[3 * static_cast<size_t>(r) + 2];
+    const uint64_t h = word(r, 0), h2 = word(r, 2);
     if (h == 0) continue;
     auto it = std::find_if(comps_.begin(), comps_.end(), [&](const Component& c) { return c.hash == h; });
     if (it == comps_.end()) {
@@ -162,7 +164,7 @@ void Coupler::init(MPI_Comm world, Config config) {
   if (me_ < 0) return;
   comps_[me_].name = name_;
   for (int r = 0; r < size; ++r)
-    if (all[2 * static_cast<size_t>(r)] != 0) all_ranks_.push_back(r);
+    if (word(r, 0) != 0) all_ranks_.push_back(r);
   if (comps_.size() > 1)  // one component alone neither swaps declarations nor pairs
     all_ = comm_of(world_, all_ranks_, kTagGroupAll, node_runs_);
   full_ = comm_of(world_, comps_[me_].world_ranks, kTagGroupLocal, node_runs_);

@@ -265,6 +265,33 @@ TEST(Coupler, CouplingWithinOneComponentOnOverlappingRanks) {
   EXPECT_EQ(wrong, 0);
 }
 
+// Two components with a rank that runs none between them: only the components' ranks make
+// the communicator of every component's ranks (the idle rank takes part in init's allgather
+// alone), and enddef swaps the declarations over it.
+TEST(Coupler, TwoComponentsAroundARankThatRunsNone) {
+  Watchdog w("coupler two components and an idle rank");
+  const int me = world_rank(), size = world_size();
+  if (size < 3) GTEST_SKIP() << "needs three ranks";
+  // rank 1 idle, the last rank and the other odd ones the atmosphere, the rest the ocean
+  auto name_of = [size](int r) -> std::string {
+    if (r == 1) return "";
+    return r == size - 1 || r % 2 == 1 ? "atmos" : "ocean";
+  };
+  const bool idle = name_of(me).empty();
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.runtime = 4;
+  Coupler c(MPI_COMM_WORLD, name_of(me), cfg);
+  if (!idle) {
+    int ls = 0, same = 0;
+    MPI_Comm_size(c.local_comm(), &ls);
+    for (int r = 0; r < size; ++r) same += name_of(r) == name_of(me);
+    EXPECT_EQ(ls, same);
+  }
+  c.enddef();
+  if (!idle) c.terminate();
+}
+
 // An ORCA2 -> LMDZ weights file `file` in `dir`, mapped by the coupler on each side: the
 // destination side (bfb) gives the bits of a serial sum in file order of `reference`'s links
 // (first weights) at every rank count; the source side (sum) and auto agree to 1e-14.
