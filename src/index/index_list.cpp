@@ -237,9 +237,7 @@ LocalPositions::LocalPositions(const IndexList& list) {
   std::sort(runs_.begin(), runs_.end(), [](const Run& a, const Run& b) { return a.start < b.start; });
 }
 
-int64_t LocalPositions::operator()(int64_t g) const {
-  if (last_ < runs_.size() && g >= runs_[last_].start && g < runs_[last_].start + runs_[last_].length)
-    return runs_[last_].pos + (g - runs_[last_].start);
+int64_t LocalPositions::find(int64_t g) const {
   auto it = std::upper_bound(runs_.begin(), runs_.end(), g,
                              [](int64_t x, const Run& r) { return x < r.start; });
   if (it == runs_.begin()) return -1;

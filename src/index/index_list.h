@@ -45,9 +45,14 @@ class IndexList {
 class LocalPositions {
  public:
   explicit LocalPositions(const IndexList& list);
-  int64_t operator()(int64_t g) const;
+  int64_t operator()(int64_t g) const {
+    if (last_ < runs_.size() && g >= runs_[last_].start && g < runs_[last_].start + runs_[last_].length)
+      return runs_[last_].pos + (g - runs_[last_].start);
+    return find(g);
+  }
 
  private:
+  int64_t find(int64_t g) const;
   struct Run {
     int64_t start, length, pos;
   };

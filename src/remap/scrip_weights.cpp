@@ -859,20 +859,8 @@ std::optional<LinkSlab> read_links_of_destinations(MPI_Comm comm, const std::str
     const int64_t chunk = std::min<int64_t>(kChunkLinks, std::max<int64_t>(total, 1));
     std::vector<long long> src(static_cast<size_t>(chunk)), dst(src.size());
     std::vector<double> w(src.size() * nw);
-    // whether this rank holds destination d (1-based): in the run of the previous link (the
-    // file is sorted by destination), else found among the runs
-    size_t at = 0;
-    auto holds = [&](long long d) {
-      const int64_t g = d - 1;
-      if (at < merged.size() && g >= merged[at].start && g < merged[at].start + merged[at].length) return true;
-      auto it = std::upper_bound(merged.begin(), merged.end(), g,
-                                 [](int64_t x, const Segment& r) { return x < r.start; });
-      if (it == merged.begin()) return false;
-      --it;
-      if (g >= it->start + it->length) return false;
-      at = static_cast<size_t>(it - merged.begin());
-      return true;
-    };
+    const LocalPositions where(*part);
+    auto holds = [&](long long d) { return where(d - 1) >= 0; };  // d: 1-based address
     const int64_t ns = header.src_grid_size, nd = header.dst_grid_size;
     for (const auto& [first, end] : ranges)
       for (int64_t c0 = first; c0 < end; c0 += chunk) {
