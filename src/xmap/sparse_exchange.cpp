@@ -58,11 +58,9 @@ std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<M
   if (!sums) n = 0;
   const size_t ns = static_cast<size_t>(n);
   // Every buffer on the wire starts with the sender's n running sums.
-  auto send_with_sums = [&](int dest, const std::vector<int64_t>& packed) {
-    if (ns == 0) return send_packed(comm, tag, dest, packed);
-    std::vector<int64_t> v(sums, sums + ns);
-    v.insert(v.end(), packed.begin(), packed.end());
-    send_packed(comm, tag, dest, v);
+  auto with_sums = [&](std::vector<int64_t>& packed) -> const std::vector<int64_t>& {
+    packed.insert(packed.begin(), sums, sums + ns);
+    return packed;
   };
   auto take_sums = [&](std::vector<int64_t>& v, bool add) {
     if (v.size() < ns)
@@ -81,7 +79,7 @@ std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<M
   if (me >= m) {
     // Beyond the hypercube: the proxy me - m routes for this rank in both directions (and
     // returns the sums of all).
-    send_with_sums(me - m, mine.packed);
+    send_packed(comm, tag, me - m, with_sums(mine.packed));
     std::vector<int64_t> back = recv_packed(comm, tag, me - m);
     Transit got{take_sums(back, false)};
     got.for_each([&](int64_t, int64_t src, const int64_t* d, size_t n) {
@@ -102,9 +100,8 @@ std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<M
       transit.for_each([&](int64_t dest, int64_t src, const int64_t* d, size_t n) {
         ((node(dest) & bit) == (me & bit) ? keep : move).add(dest, src, d, n);
       });
-      if (ns) move.packed.insert(move.packed.begin(), sums, sums + ns);
-      std::vector<int64_t> got = swap_with(comm, tag, partner, move.packed);
-      if (ns) got = take_sums(got, true);
+      std::vector<int64_t> got = swap_with(comm, tag, partner, with_sums(move.packed));
+      got = take_sums(got, true);
       keep.packed.insert(keep.packed.end(), got.begin(), got.end());
       transit = std::move(keep);
     }
@@ -115,7 +112,7 @@ std::vector<Message> sparse_exchange(MPI_Comm comm, int tag, const std::vector<M
       else
         for_extra.add(dest, src, d, n);  // dest == me + m
     });
-    if (me + m < size) send_with_sums(me + m, for_extra.packed);
+    if (me + m < size) send_packed(comm, tag, me + m, with_sums(for_extra.packed));
   }
   std::sort(in.begin(), in.end(), [](const Message& a, const Message& b) { return a.rank < b.rank; });
   return in;
