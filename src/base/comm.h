@@ -4,7 +4,6 @@
 #include <mpi.h>
 
 #include <utility>
-#include <vector>
 
 #include "base/error.h"
 

@@ -34,24 +34,34 @@ bool sends(int src, int dst, int seed) {
   return rng() % 3 == 0;
 }
 
+// This rank's messages of pattern `seed`.
+std::vector<Message> outgoing(int seed) {
+  const int me = world_rank(), size = world_size();
+  std::vector<Message> out;
+  for (int d = 0; d < size; ++d)
+    if (sends(me, d, seed)) out.push_back({d, payload(me, d, seed)});
+  return out;
+}
+
+// Whether `in` is exactly what this rank receives in pattern `seed`, sorted by source.
+void expect_incoming(const std::vector<Message>& in, int seed) {
+  const int me = world_rank(), size = world_size();
+  std::vector<Message> want;
+  for (int s = 0; s < size; ++s)
+    if (sends(s, me, seed)) want.push_back({s, payload(s, me, seed)});
+  ASSERT_EQ(in.size(), want.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    EXPECT_EQ(in[i].rank, want[i].rank);
+    EXPECT_EQ(in[i].data, want[i].data);
+  }
+}
+
 }  // namespace
 
 TEST(SparseExchange, EveryMessageArrivesOnceSortedBySource) {
-  int me = world_rank(), size = world_size();
   for (int seed = 0; seed < 11; ++seed) {
     SCOPED_TRACE("pattern " + std::to_string(seed));
-    std::vector<Message> out;
-    for (int d = 0; d < size; ++d)
-      if (sends(me, d, seed)) out.push_back({d, payload(me, d, seed)});
-    std::vector<Message> in = isthmus::sparse_exchange(MPI_COMM_WORLD, 5, out);
-    std::vector<Message> want;
-    for (int s = 0; s < size; ++s)
-      if (sends(s, me, seed)) want.push_back({s, payload(s, me, seed)});
-    ASSERT_EQ(in.size(), want.size());
-    for (size_t i = 0; i < in.size(); ++i) {
-      EXPECT_EQ(in[i].rank, want[i].rank);
-      EXPECT_EQ(in[i].data, want[i].data);
-    }
+    expect_incoming(isthmus::sparse_exchange(MPI_COMM_WORLD, 5, outgoing(seed)), seed);
   }
 }
 
@@ -61,28 +71,18 @@ TEST(SparseExchange, SumsRideOnTheRoundsToEveryRank) {
   const int me = world_rank(), size = world_size();
   for (int seed : {0, 1, 3, 8}) {
     SCOPED_TRACE("pattern " + std::to_string(seed));
-    std::vector<Message> out;
-    for (int d = 0; d < size; ++d)
-      if (sends(me, d, seed)) out.push_back({d, payload(me, d, seed)});
     const auto value = [seed](int r, int k) -> int64_t {
       if (k == 2) return INT64_MAX - r;  // wraps beyond two ranks
       return (r + 1) * (k == 0 ? 1 : 1000003) + seed;
     };
     int64_t sums[3] = {value(me, 0), value(me, 1), value(me, 2)};
-    std::vector<Message> in = isthmus::sparse_exchange(MPI_COMM_WORLD, 6, out, sums, 3);
+    std::vector<Message> in = isthmus::sparse_exchange(MPI_COMM_WORLD, 6, outgoing(seed), sums, 3);
     for (int k = 0; k < 3; ++k) {
       uint64_t want = 0;
       for (int r = 0; r < size; ++r) want += static_cast<uint64_t>(value(r, k));
       EXPECT_EQ(sums[k], static_cast<int64_t>(want)) << "sum " << k;
     }
-    std::vector<Message> want;
-    for (int s = 0; s < size; ++s)
-      if (sends(s, me, seed)) want.push_back({s, payload(s, me, seed)});
-    ASSERT_EQ(in.size(), want.size());
-    for (size_t i = 0; i < in.size(); ++i) {
-      EXPECT_EQ(in[i].rank, want[i].rank);
-      EXPECT_EQ(in[i].data, want[i].data);
-    }
+    expect_incoming(in, seed);
   }
 }
 
