@@ -720,16 +720,20 @@ int isthmus_coupler_get_context(const isthmus_coupler* cpl, isthmus_context** ct
 /* OASIS's oasis_set_couplcomm: collective over the whole component, before any definition.
  * coupling: the ranks that take part in coupling (e.g. MPI_Comm_split of the local
  * communicator), MPI_COMM_NULL on the others, which then only call enddef and terminate.
- * Afterwards get_local_comm gives the coupling communicator, and definitions are collective
- * over it. */
+ * Afterwards get_local_comm gives the coupling communicator, and definitions are made
+ * by its ranks. */
 int isthmus_coupler_set_couplcomm(isthmus_coupler* cpl, MPI_Comm coupling);
 int isthmus_coupler_set_couplcomm_f(isthmus_coupler* cpl, MPI_Fint coupling);
-/* Collective over the component. Ids count from 0 in the order of definition. */
+/* Local, as OASIS3-MCT's definitions: every coupling rank of the component defines the same
+ * partitions and fields in the same order; ids count from 0 in the order of definition. A bad
+ * definition returns its error on its rank (and uses up no id). enddef compares the ranks'
+ * definitions, failed ones included, and fails on every rank of every component where they
+ * differ, naming the first that differs and two ranks (docs/errors.md, "Definitions"). */
 int isthmus_coupler_def_partition(isthmus_coupler* cpl, const isthmus_decomp* points,
                                   const char* name, int* partition);
 /* The same from an OASIS partition (ig_paral of n ints: serial, apple, box, orange, points).
  * global_size <= 0: as OASIS without isize, the grid is as large as the largest index any rank
- * of the component names, plus one (one more reduction over the component). */
+ * of the component names, plus one (settled in enddef; a serial partition's is its length). */
 int isthmus_coupler_def_partition_oasis(isthmus_coupler* cpl, int64_t global_size,
                                         const int* ig_paral, int n, const char* name,
                                         int* partition);
@@ -800,14 +804,18 @@ int isthmus_coupler_report(isthmus_coupler* cpl, char* text, int64_t size, int64
 int isthmus_coupler_is_configured(const isthmus_coupler* cpl, const char* field, int* configured);
 /* A field's local points on this rank and its bundle size (its arrays hold points * bundle). */
 int isthmus_coupler_get_var_size(isthmus_coupler* cpl, int var, int64_t* points, int* bundle);
-/* A partition's local points on this rank and its global size. */
+/* A partition's local points on this rank and its global size (-1 while it is not settled: a
+ * partition defined without a global size gets it in enddef). */
 int isthmus_coupler_get_partition_size(isthmus_coupler* cpl, int partition, int64_t* points,
                                        int64_t* global_size);
 /* The values of a partition's points (one per local point, in its order) gathered on the
- * component's first rank into `global` (the partition's global size; points no rank holds
- * get 0); `global` may be NULL on the other ranks. Collective over the component: OASIS3-MCT
- * 4.0's grid writing with a partition (partid). */
-int isthmus_coupler_gather(isthmus_coupler* cpl, int partition, const double* local, double* global);
+ * component's first rank into `global` (global_size values; points no rank holds get 0);
+ * `global` may be NULL on the other ranks. global_size is the grid's size, the same on every
+ * rank: the partition's global size (or, before enddef for a partition defined without one, at
+ * least one more than its largest index). Collective over the component's coupling ranks:
+ * OASIS3-MCT 4.0's grid writing with a partition (partid). */
+int isthmus_coupler_gather(isthmus_coupler* cpl, int partition, int64_t global_size,
+                           const double* local, double* global);
 /* This component's number among the world's components, from 0, in order of their first world
  * rank (-1 on a rank without component). */
 int isthmus_coupler_get_component_index(const isthmus_coupler* cpl, int* index);

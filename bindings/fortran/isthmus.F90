@@ -386,9 +386,10 @@ contains
     periods(:) = p(1:n)
   end subroutine
 
-  ! Collective over the component. ig_paral: an OASIS partition (serial, apple, box, orange,
-  ! points; OASIS's CLIM_ values and 0-based offsets, 1-based points). global_size: the grid's
-  ! size (default: the largest index any rank names, plus one).
+  ! Local, as OASIS's definitions (enddef compares the ranks'). ig_paral: an OASIS partition
+  ! (serial, apple, box, orange, points; OASIS's CLIM_ values and 0-based offsets, 1-based
+  ! points). global_size: the grid's size (default: the largest index any rank names, plus one,
+  ! settled in enddef).
   subroutine coupler_def_partition(self, part, ig_paral, global_size, name, stat)
     class(isthmus_coupler_t), intent(inout) :: self
     type(isthmus_partition_t), intent(out) :: part

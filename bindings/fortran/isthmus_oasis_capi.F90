@@ -81,12 +81,13 @@ module isthmus_oasis_capi
       integer(c_int), value :: partition
       integer(c_int64_t), intent(out) :: points, gsize
     end function
-    ! global: the partition's global size on the component's first rank (unused elsewhere)
-    integer(c_int) function isthmus_coupler_gather(cpl, partition, local, global) &
+    ! global: global_size values on the component's first rank (unused elsewhere)
+    integer(c_int) function isthmus_coupler_gather(cpl, partition, global_size, local, global) &
         bind(C, name="isthmus_coupler_gather")
-      import :: c_int, c_ptr, c_double
+      import :: c_int, c_ptr, c_double, c_int64_t
       type(c_ptr), value :: cpl
       integer(c_int), value :: partition
+      integer(c_int64_t), value :: global_size
       real(c_double), intent(in) :: local(*)
       real(c_double), intent(inout) :: global(*)
     end function

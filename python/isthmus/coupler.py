@@ -20,10 +20,12 @@ communicators by their Fortran handles (the C API's ``_f`` functions). ::
             sst.put(date, values)                 # isthmus.Info.SENT or Info.OK
             info, received = flux.get(date)       # Info.RECVD or Info.OK
 
-Collective calls (creation, partitions, fields, enddef, report, communicators) fail on every
-rank alike with :class:`IsthmusError`, whose message is the C API's
-(``isthmus_coupler_last_error``): what, where and why. ``put`` and ``get`` are local calls;
-their arrays are checked (dtype, size, layout) before the C library sees them.
+Collective calls (creation, enddef, report, communicators) fail on every rank alike with
+:class:`IsthmusError`, whose message is the C API's (``isthmus_coupler_last_error``): what,
+where and why. Definitions (partitions, fields) are local, as OASIS's: a bad one raises on its
+rank, and ``enddef`` (which compares the ranks' definitions) raises on every rank. ``put`` and
+``get`` are local calls; their arrays are checked (dtype, size, layout) before the C library
+sees them.
 
 Arrays hold a field's local points in the partition's order; a bundle of ``b`` levels is
 level-major: a C-ordered array of shape ``(b, points)`` (or flat, ``b * points`` values).
@@ -160,8 +162,8 @@ _SIGNATURES = {
                                                  ctypes.c_void_p, ctypes.c_int, _c_int_p]),
     "isthmus_coupler_get_partition_size": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int,
                                                           ctypes.c_void_p, ctypes.c_void_p]),
-    "isthmus_coupler_gather": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
-                                              ctypes.c_void_p]),
+    "isthmus_coupler_gather": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64,
+                                              ctypes.c_void_p, ctypes.c_void_p]),
     "isthmus_coupler_put_fracwgt": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                                    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
                                                    ctypes.c_void_p, ctypes.c_int, _c_int_p]),
@@ -445,10 +447,10 @@ class Partition:
 
     ``global_size``: the grid's number of points; left out (0) it is, as OASIS does without
     ``isize``, the largest index any rank of the component names, plus one (give it when the
-    last points of the grid may be on no rank). ``name`` defaults to
-    ``<component>_part<n>``. Collective over the component: every rank defines the same
-    partitions in the same order (same name and global size); a bad descriptor or index on
-    one rank fails every rank with the same code.
+    last points of the grid may be on no rank), settled in ``enddef``. ``name`` defaults to
+    ``<component>_part<n>``. Local, as OASIS's def_partition: every rank defines the same
+    partitions in the same order (same name and global size), which ``enddef`` checks; a bad
+    descriptor or index raises on its rank, and ``enddef`` then raises on every rank.
     """
 
     def __init__(self, coupler: Coupler, ig_paral: Optional[Sequence[int]] = None, *,
@@ -483,17 +485,17 @@ class Partition:
                 self._def_from_indices(idx, pid)
         self.id: int = pid.value
 
-    def gather(self, local: np.ndarray, first: bool) -> Optional[np.ndarray]:
+    def gather(self, local: np.ndarray, first: bool, grid_size: int) -> Optional[np.ndarray]:
         """This rank's values at the partition's points (``local_size`` of them, in its order)
-        gathered on the component's first rank: the global array (``first``, which the caller
-        says: the rank of the component's first rank) or None elsewhere; points no rank holds
-        are 0. Collective over the component (OASIS's grid writing with a partition)."""
+        gathered on the component's first rank: the global array of ``grid_size`` values
+        (``first``, which the caller says: the rank of the component's first rank) or None
+        elsewhere; points no rank holds are 0. ``grid_size``, the same on every rank, is the
+        partition's global size (before ``enddef``, for a partition defined without one, at
+        least one more than its largest index). Collective over the component (OASIS's grid
+        writing with a partition)."""
         values = np.ascontiguousarray(np.asarray(local, dtype=np.float64).reshape(-1))
-        npts, gsize = ctypes.c_int64(), ctypes.c_int64()
-        self.coupler._call(self.coupler._lib.isthmus_coupler_get_partition_size, self.id,
-                           ctypes.byref(npts), ctypes.byref(gsize))
-        out = np.zeros(gsize.value) if first else None
-        self.coupler._call(self.coupler._lib.isthmus_coupler_gather, self.id,
+        out = np.zeros(grid_size) if first else None
+        self.coupler._call(self.coupler._lib.isthmus_coupler_gather, self.id, int(grid_size),
                            values.ctypes.data if values.size else None,
                            out.ctypes.data if out is not None else None)
         return out

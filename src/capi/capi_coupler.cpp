@@ -106,7 +106,7 @@ int isthmus_coupler_def_partition(isthmus_coupler* cpl, const isthmus_decomp* po
   ISTHMUS_REQUIRE_HANDLE(cpl);
   return guarded(cpl->state.get(), __func__, [&] {
     coupler::Coupler& c = usable(cpl);
-    // a NULL output on one rank fails inside def_partition's agreement, as a NULL input does
+    // a NULL output is this rank's failure of the definition, as a NULL input is
     std::optional<Error> bad;
     if (!partition) bad = Error(ISTHMUS_ERR_ARG, "partition (the output pointer) is NULL");
     const int id = c.def_partition(points ? &points->list : nullptr, name ? name : "", bad);
@@ -120,15 +120,14 @@ int isthmus_coupler_def_partition_oasis(isthmus_coupler* cpl, int64_t global_siz
   ISTHMUS_REQUIRE_HANDLE(cpl);
   return guarded(cpl->state.get(), __func__, [&] {
     coupler::Coupler& c = usable(cpl);
-    // A bad ig_paral on one rank must not leave the others in the size reduction or in
-    // def_partition's agreement: it takes part with no points and fails there.
+    // A bad ig_paral is this rank's failure of the definition (kept for enddef)
     std::optional<IndexList> points;
     std::optional<Error> bad;
     try {
       if (!partition) fail(ISTHMUS_ERR_ARG, "partition (the output pointer) is NULL");
       if (!ig_paral) fail(ISTHMUS_ERR_ARG, "ig_paral is NULL");
-      // a serial partition is the whole grid: its length is the size; any other kind is read
-      // against a bound first, then against the largest index of the component
+      // a serial partition is the whole grid: its length is the size; any other kind without
+      // a size is read against a bound, and its size settled in enddef from every rank's points
       const int64_t bound = global_size > 0               ? global_size
                             : n >= 3 && ig_paral[0] == 0 ? ig_paral[2]
                                                          : INT64_MAX / 4;
@@ -136,22 +135,8 @@ int isthmus_coupler_def_partition_oasis(isthmus_coupler* cpl, int64_t global_siz
     } catch (const Error& e) {
       bad = e;
     }
-    if (global_size <= 0) {
-      long long top = 0;
-      if (points)
-        for (const Segment& s : points->segments()) top = std::max<long long>(top, s.start + s.length);
-      long long all = 0;
-      ISTHMUS_MPI(wmpi::Allreduce(&top, &all, 1, MPI_LONG_LONG, MPI_MAX, c.local_comm()));
-      if (points && !bad) {
-        try {
-          points = IndexList::from_oasis(all, ig_paral, n);
-        } catch (const Error& e) {
-          bad = e;
-        }
-      }
-    }
-    // a rank's bad partition fails inside def_partition's agreement: every rank alike
-    *partition = c.def_partition(points ? &*points : nullptr, name ? name : "", bad);
+    const bool open = global_size <= 0 && !(ig_paral && n >= 3 && ig_paral[0] == 0);
+    *partition = c.def_partition(points ? &*points : nullptr, name ? name : "", bad, open);
   });
 }
 
@@ -160,7 +145,7 @@ int isthmus_coupler_def_var(isthmus_coupler* cpl, const char* name, int partitio
   ISTHMUS_REQUIRE_HANDLE(cpl);
   return guarded(cpl->state.get(), __func__, [&] {
     coupler::Coupler& c = usable(cpl);
-    // a bad argument on one rank fails inside def_var's agreement: every rank alike
+    // a bad argument is this rank's failure of the definition (kept for enddef)
     std::optional<Error> bad;
     if (!var) bad = Error(ISTHMUS_ERR_ARG, "var (the output pointer) is NULL");
     else if (direction != ISTHMUS_VAR_IN && direction != ISTHMUS_VAR_OUT)
@@ -334,9 +319,11 @@ int isthmus_coupler_get_partition_size(isthmus_coupler* cpl, int partition, int6
   });
 }
 
-int isthmus_coupler_gather(isthmus_coupler* cpl, int partition, const double* local, double* global) {
+int isthmus_coupler_gather(isthmus_coupler* cpl, int partition, int64_t global_size,
+                           const double* local, double* global) {
   ISTHMUS_REQUIRE_HANDLE(cpl);
-  return guarded(cpl->state.get(), __func__, [&] { usable(cpl).gather_partition(partition, local, global); });
+  return guarded(cpl->state.get(), __func__,
+                 [&] { usable(cpl).gather_partition(partition, global_size, local, global); });
 }
 
 int isthmus_coupler_get_component_index(const isthmus_coupler* cpl, int* index) {

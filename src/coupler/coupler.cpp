@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -183,7 +184,7 @@ void Coupler::set_coupling_comm(MPI_Comm coupling) {
   if (me_ < 0) fail(ISTHMUS_ERR_ARG, "set_couplcomm: this rank runs no component");
   Agreement a;
   a.check([&] {
-    if (defined_ || !partitions_.empty() || !vars_.empty())
+    if (defined_ || !definitions_.empty())
       fail(ISTHMUS_ERR_ARG, "set_couplcomm after a definition (component ", name_, ")");
   });
   a.conclude(full_);
@@ -211,22 +212,37 @@ void Coupler::require_defining(const char* what) const {
   if (defined_) fail(ISTHMUS_ERR_ARG, what, " after enddef (component ", name_, ")");
 }
 
+template <typename F>
+void Coupler::defining(const std::string& what, F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    // compared in enddef as any definition: where not every rank failed alike, enddef fails
+    std::string why = e.what();
+    std::replace(why.begin(), why.end(), '\n', ' ');  // one line per definition
+    definitions_.push_back(what + ": failed: " + why);
+    throw;
+  }
+}
+
 int Coupler::def_partition(const IndexList* points, const std::string& name,
-                           const std::optional<Error>& failure) {
+                           const std::optional<Error>& failure, bool size_from_points) {
   if (me_ < 0) fail(ISTHMUS_ERR_ARG, "def_partition: this rank runs no component");
   if (!active())
     fail(ISTHMUS_ERR_ARG, "def_partition: this rank of ", name_, " is not in its coupling communicator");
-  Agreement a;
-  if (failure) a.record(failure->code(), failure->what());
-  a.check([&] {
+  defining("def_partition \"" + name + "\"", [&] {
     require_defining("def_partition");
+    if (failure) throw *failure;
     if (!points) fail(ISTHMUS_ERR_ARG, "def_partition ", name, ": the points are NULL");
   });
-  a.match("the partition's global size", points ? std::optional<int64_t>(points->global_size()) : std::nullopt);
-  a.match_hash("the partition's name", hash_of(name, 3));
-  a.conclude(local_);
-  partitions_.push_back(*points);
-  return static_cast<int>(partitions_.size()) - 1;
+  const int id = static_cast<int>(partitions_.size());
+  partitions_.push_back({*points, size_from_points});
+  std::ostringstream d;
+  d << "def_partition " << id << " \"" << name << "\": global size ";
+  if (size_from_points) d << "from the points";
+  else d << points->global_size();
+  definitions_.push_back(d.str());
+  return id;
 }
 
 int Coupler::def_var(const std::string& name, int partition, VarDirection dir, DataType type,
@@ -234,8 +250,7 @@ int Coupler::def_var(const std::string& name, int partition, VarDirection dir, D
   if (me_ < 0) fail(ISTHMUS_ERR_ARG, "def_var: this rank runs no component");
   if (!active())
     fail(ISTHMUS_ERR_ARG, "def_var: this rank of ", name_, " is not in its coupling communicator");
-  Agreement a;
-  a.check([&] {
+  defining("def_var \"" + name + "\"", [&] {
     require_defining("def_var");
     if (failure) throw *failure;
     if (name.empty()) fail(ISTHMUS_ERR_ARG, "def_var: empty field name (component ", name_, ")");
@@ -251,14 +266,56 @@ int Coupler::def_var(const std::string& name, int partition, VarDirection dir, D
     for (const Var& v : vars_)
       if (v.name == name) fail(ISTHMUS_ERR_ARG, "def_var ", name, ": defined twice in component ", name_);
   });
-  a.match_hash("the field's name", hash_of(name, 4));
-  a.match("the field's partition", partition);
-  a.match("the field's direction", static_cast<int64_t>(dir));
-  a.match("the field's type", static_cast<int64_t>(type));
-  a.match("the field's bundle size", bundle);
-  a.conclude(local_);
   vars_.push_back({name, partition, dir, type, bundle, {}});
+  std::ostringstream d;
+  d << "def_var \"" << name << "\": partition " << partition << ", " << direction_name(dir) << ", "
+    << (type == DataType::Double ? "double" : "float") << ", bundle " << bundle;
+  definitions_.push_back(d.str());
   return static_cast<int>(vars_.size()) - 1;
+}
+
+void Coupler::settle_open_sizes(const std::vector<int64_t>& ends) {
+  size_t k = 0;
+  for (Partition& p : partitions_)
+    if (p.size_open) {
+      p.points = p.points.with_global_size(ends.at(k++));
+      p.size_open = false;
+    }
+}
+
+// Failure path of enddef (every rank of the component takes it, having seen the coupling
+// ranks' digests differ): the first definition that differs from the reference rank's, and
+// the lowest rank where it does.
+void Coupler::throw_definitions_differ(int reference) {
+  int rank = 0, n = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(full_, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(full_, &n));
+  std::string ref;
+  if (rank == reference)
+    for (const std::string& d : definitions_) ref += d + '\n';
+  broadcast(full_, ref, reference);
+  std::vector<std::string> lines;
+  for (std::istringstream in(ref); std::getline(in, ref);) lines.push_back(ref);
+  long long mine = LLONG_MAX;  // (definition, rank) of this rank's first difference
+  if (active()) {
+    const size_t m = std::max(lines.size(), definitions_.size());
+    for (size_t k = 0; k < m && mine == LLONG_MAX; ++k)
+      if (k >= lines.size() || k >= definitions_.size() || lines[k] != definitions_[k])
+        mine = static_cast<long long>(k) * n + rank;
+  }
+  long long first = LLONG_MAX;
+  ISTHMUS_MPI(wmpi::Allreduce(&mine, &first, 1, MPI_LONG_LONG, MPI_MIN, full_));
+  if (first == LLONG_MAX) return;  // the digests of equal definitions collided: they agree
+  const size_t k = static_cast<size_t>(first / n);
+  const int other = static_cast<int>(first % n);
+  std::string theirs;
+  if (rank == other && k < definitions_.size()) theirs = definitions_[k];
+  broadcast(full_, theirs, other);
+  auto said = [&](const std::string& d) { return d.empty() ? std::string("no definition") : "\"" + d + "\""; };
+  fail(ISTHMUS_ERR_ARG, "enddef: the coupling ranks of component ", name_,
+       " made different definitions: definition ", k + 1, " is ",
+       said(k < lines.size() ? lines[k] : ""), " on rank ", reference, " but ", said(theirs),
+       " on rank ", other, " (every coupling rank makes the same definitions in the same order)");
 }
 
 // Each component's first rank sends its declarations to the other components' first ranks
@@ -268,36 +325,70 @@ void Coupler::exchange_declarations(Agreement& pending, const std::function<void
   // Within the component: which ranks couple, and the declarations of its first coupling rank
   // (all coupling ranks declared the same, agreed), so that its first rank, coupling or not,
   // can speak for it. The caller's pending agreement rides on the same allgather: only where a
-  // rank failed does it take a reduction of its own, which throws on every rank.
+  // rank failed does it take a reduction of its own. A failure is then sent to the other
+  // components in place of the declarations, and enddef fails on every rank of every one.
+  // The definitions were made locally: their digest rides on it too, and so do the largest
+  // indices of the partitions whose global size is left to the points (the first kOpenSizes of
+  // them; more take a reduction of their own).
+  constexpr int kOpenSizes = 4, kWords = 4 + kOpenSizes;
   int nfull = 0, rank = 0;
   ISTHMUS_MPI(MPI_Comm_size(full_, &nfull));
   ISTHMUS_MPI(MPI_Comm_rank(full_, &rank));
-  const int in[2] = {active() ? 1 : 0, pending.failed() ? 1 : 0};
-  std::vector<int> flags(2 * static_cast<size_t>(nfull));
-  ISTHMUS_MPI(wmpi::Allgather(in, 2, MPI_INT, flags.data(), 2, MPI_INT, full_));
+  int64_t in[kWords] = {active() ? 1 : 0, pending.failed() ? 1 : 0, 0, 0};
+  std::string all_definitions;
+  for (const std::string& d : definitions_) all_definitions += d + '\n';
+  in[2] = static_cast<int64_t>(hash_of(all_definitions, 5));
+  std::vector<int64_t> ends;  // of the open partitions, this rank's, then the component's
+  for (const Partition& p : partitions_)
+    if (p.size_open) ends.push_back(p.points.end());
+  in[3] = static_cast<int64_t>(ends.size());
+  for (size_t k = 0; k < ends.size() && k < kOpenSizes; ++k) in[4 + k] = ends[k];
+  std::vector<int64_t> flags(kWords * static_cast<size_t>(nfull));
+  ISTHMUS_MPI(wmpi::Allgather(in, kWords, MPI_INT64_T, flags.data(), kWords, MPI_INT64_T, full_));
+  auto word = [&](int r, int k) { return flags[kWords * static_cast<size_t>(r) + k]; };
   bool any_failed = false;
-  for (int r = 0; r < nfull; ++r) any_failed = any_failed || flags[2 * static_cast<size_t>(r) + 1];
-  if (any_failed) pending.conclude(full_);  // throws on every rank, naming the failure
+  for (int r = 0; r < nfull; ++r) any_failed = any_failed || word(r, 1);
   const RankSet& everyone = comps_[me_].world_ranks;  // full_ rank i is everyone.at(i)
   RankSet coupling;
   int first_active = -1;
+  bool differ = false;
   for (int r = 0; r < nfull; ++r)
-    if (flags[2 * static_cast<size_t>(r)]) {
+    if (word(r, 0)) {
       coupling.push_back(everyone.at(r));
       if (first_active < 0) first_active = r;
+      differ = differ || word(r, 2) != word(first_active, 2);
     }
+  std::optional<Error> failure;  // this component's, the same on each of its ranks
+  try {
+    if (any_failed) pending.conclude(full_);  // throws on every rank, naming the failure
+    if (differ) throw_definitions_differ(first_active);
+  } catch (const Error& e) {
+    failure = e;
+  }
+  if (active() && !failure) {
+    for (size_t k = 0; k < ends.size(); ++k)
+      if (k < kOpenSizes)
+        for (int r = 0; r < nfull; ++r) ends[k] = std::max(ends[k], word(r, 4 + static_cast<int>(k)));
+    if (ends.size() > kOpenSizes)
+      ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, ends.data() + kOpenSizes,
+                                  static_cast<int>(ends.size()) - kOpenSizes, MPI_INT64_T, MPI_MAX, local_));
+    settle_open_sizes(ends);
+  }
   flags = {};
   std::ostringstream os;
   os << name_ << "\nranks " << coupling.text() << '\n';
   std::string fields;
-  if (rank == first_active) {
+  if (failure) {  // "!code" and the message in place of the ranks and the fields
+    os.str("");
+    os << name_ << "\n!" << failure->code() << '\n' << failure->what();
+  } else if (rank == first_active) {
     std::ostringstream fs;
     for (const Var& v : vars_)
-      fs << v.name << ' ' << static_cast<int>(v.dir) << ' ' << partitions_[v.partition].global_size()
+      fs << v.name << ' ' << static_cast<int>(v.dir) << ' ' << partitions_[v.partition].points.global_size()
          << ' ' << v.bundle << '\n';
     fields = fs.str();
   }
-  if (first_active > 0) broadcast(full_, fields, first_active);  // the first rank does not couple
+  if (first_active > 0 && !failure) broadcast(full_, fields, first_active);  // the first rank does not couple
   const std::string own = os.str() + fields;
   std::vector<std::string> texts(comps_.size());
   texts[me_] = own;
@@ -313,7 +404,7 @@ void Coupler::exchange_declarations(Agreement& pending, const std::function<void
                             kTagDeclarations, all_, &reqs.back()));
     }
   }
-  if (meanwhile) meanwhile();  // while the other components' declarations come
+  if (meanwhile && !failure) meanwhile();  // while the other components' declarations come
   if (rank == 0) {
     for (size_t c = 0; c < comps_.size(); ++c) {
       if (static_cast<int>(c) == me_) continue;
@@ -335,6 +426,14 @@ void Coupler::exchange_declarations(Agreement& pending, const std::function<void
   broadcast(full_, all);
   Unpacker u{all};
   for (std::string& t : texts) t = u.text();
+  if (failure) throw *failure;
+  for (const std::string& t : texts) {
+    const size_t line = t.find('\n');
+    if (line == std::string::npos || t.compare(line + 1, 1, "!") != 0) continue;
+    const size_t end = t.find('\n', line + 1);
+    throw Error(std::atoi(t.c_str() + line + 2), "enddef of component " + t.substr(0, line) +
+                                                     " failed: " + t.substr(end + 1));
+  }
   // from now on a component is its coupling ranks (pair communicators, messages)
   for (size_t c = 0; c < comps_.size(); ++c) {
     std::istringstream in(texts[c]);
@@ -379,7 +478,7 @@ void Coupler::read_early_links(std::vector<Coupling::EarlyLinks>& early) {
     const std::string path = Coupling::weights_path(e, opt_.run_dir);
     bool seen = false;
     for (const Coupling::EarlyLinks& x : early) seen = seen || (x.path == path && x.partition == partition);
-    if (!seen) early.push_back(Coupling::read_early(local_, path, partition, partitions_[partition]));
+    if (!seen) early.push_back(Coupling::read_early(local_, path, partition, partitions_[partition].points));
   }
 }
 
@@ -528,8 +627,8 @@ void Coupler::enddef() {
     ends.dst = me_ == dc && has_dst;
     const int sp = ends.src ? partition_of(e.src_names) : -1;
     const int dp = ends.dst ? partition_of(e.dst_names) : -1;
-    if (ends.src) ends.src_points = partitions_[sp];
-    if (ends.dst) ends.dst_points = partitions_[dp];
+    if (ends.src) ends.src_points = partitions_[sp].points;
+    if (ends.dst) ends.dst_points = partitions_[dp].points;
     if (e.src_nx > 0 && e.src_ny > 0) ends.src_nx = e.src_nx, ends.src_ny = e.src_ny;
     if (e.dst_nx > 0 && e.dst_ny > 0) ends.dst_nx = e.dst_nx, ends.dst_ny = e.dst_ny;
     // a one-sided entry exchanges nothing: no pair communicator is made for it
@@ -711,17 +810,19 @@ bool Coupler::configured(const std::string& field) const {
 }
 
 int64_t Coupler::local_points(int var) {
-  return partitions_[var_of(var, "local_points", false).partition].size();
+  return partitions_[var_of(var, "local_points", false).partition].points.size();
 }
 
 std::pair<int64_t, int64_t> Coupler::partition_size(int partition) const {
   if (partition < 0 || partition >= static_cast<int>(partitions_.size()))
     fail(ISTHMUS_ERR_ARG, "partition ", partition, " of component ", name_, " does not exist (",
          partitions_.size(), " defined)");
-  return {partitions_[partition].size(), partitions_[partition].global_size()};
+  const Partition& p = partitions_[partition];
+  return {p.points.size(), p.size_open ? -1 : p.points.global_size()};
 }
 
-void Coupler::gather_partition(int partition, const double* local, double* global) const {
+void Coupler::gather_partition(int partition, int64_t global_size, const double* local,
+                               double* global) const {
   if (!active()) fail(ISTHMUS_ERR_ARG, "gather: this rank of ", name_, " is not in its coupling communicator");
   int me = 0, n = 1;
   ISTHMUS_MPI(MPI_Comm_rank(local_, &me));
@@ -730,13 +831,21 @@ void Coupler::gather_partition(int partition, const double* local, double* globa
   Agreement a;
   a.check([&] {
     partition_size(partition);
-    if (!local && partitions_[partition].size() > 0)
+    const Partition& p = partitions_[partition];
+    if (!p.size_open && p.points.global_size() != global_size)
+      fail(ISTHMUS_ERR_ARG, "gather of partition ", partition, ": its grid has ",
+           p.points.global_size(), " points but the caller's ", global_size);
+    if (p.size_open && p.points.end() > global_size)  // its size is settled in enddef
+      fail(ISTHMUS_ERR_ARG, "gather of partition ", partition, ": it holds index ", p.points.end() - 1,
+           " but the caller's grid has ", global_size, " points");
+    if (!local && p.points.size() > 0)
       fail(ISTHMUS_ERR_ARG, "gather of partition ", partition, ": the local values are NULL but this "
-           "rank holds ", partitions_[partition].size(), " points");
+           "rank holds ", p.points.size(), " points");
     if (me == 0 && !global) fail(ISTHMUS_ERR_ARG, "gather of partition ", partition, ": the global array is NULL on the first rank");
   });
+  a.match("the grid's size", global_size);
   a.conclude(local_);
-  const IndexList& p = partitions_[partition];
+  const IndexList& p = partitions_[partition].points;
   const std::vector<int64_t> idx = p.indices();
   const int count = static_cast<int>(idx.size());
   std::vector<int> counts(me == 0 ? n : 0), offsets(me == 0 ? n : 0);
@@ -753,7 +862,7 @@ void Coupler::gather_partition(int partition, const double* local, double* globa
   ISTHMUS_MPI(MPI_Gatherv(local, count, MPI_DOUBLE, all_val.data(), counts.data(), offsets.data(),
                           MPI_DOUBLE, 0, local_));
   if (me != 0) return;
-  std::fill(global, global + p.global_size(), 0.0);
+  std::fill(global, global + global_size, 0.0);
   for (int64_t k = 0; k < total; ++k) global[all_idx[k]] = all_val[k];
 }
 

@@ -52,18 +52,28 @@ class Coupler {
   MPI_Comm local_comm() const { return local_; }
   // OASIS's oasis_set_couplcomm: collective over the whole component, before any definition;
   // `coupling` holds the ranks that take part in coupling (MPI_COMM_NULL on the others, which
-  // then only call enddef and terminate). Definitions are collective over those ranks.
+  // then only call enddef and terminate). Definitions are made by those ranks.
   void set_coupling_comm(MPI_Comm coupling);
   const Config& config() const { return config_; }
   int component_count() const { return static_cast<int>(comps_.size()); }
 
-  // Collective over the component's ranks; ids count from 0 in order of definition.
-  // points NULL: misuse, agreed like any other (every rank of the component fails alike);
-  // `failure`: this rank's own reason to fail (e.g. a bad OASIS partition), agreed the same way
+  // Definitions are local, as OASIS3-MCT's (docs/errors.md, "Definitions"): each coupling rank
+  // of the component makes the same ones in the same order; ids count from 0 in order of
+  // definition. A bad definition throws on its rank, uses up no id, and is kept as a failed
+  // definition. enddef compares the ranks' definitions, failed ones included: where they
+  // differ (names, global sizes, partitions, directions, types, bundles, a failure, their
+  // number), it fails on every rank of every component, naming the first definition that
+  // differs and two ranks; a definition that failed alike on every rank is no error there.
+  // `failure`: this rank's own reason to fail (e.g. a bad OASIS partition), kept the same way.
+  // size_from_points: the global size is not given (OASIS's def_partition without isize): it
+  // is one more than the largest index of any coupling rank's points, settled in enddef (or
+  // in an earlier gather_partition); points->global_size() is then only a bound.
   int def_partition(const IndexList* points, const std::string& name = "",
-                    const std::optional<Error>& failure = std::nullopt);
+                    const std::optional<Error>& failure = std::nullopt, bool size_from_points = false);
   int def_var(const std::string& name, int partition, VarDirection dir, DataType type,
               int bundle = 1, const std::optional<Error>& failure = std::nullopt);
+  // Collective over every rank of the component (coupling or not) and, through the
+  // declarations, over the world's components.
   void enddef();
 
   // Local calls; the return value is OASIS's info code (coupling.h). A field the configuration
@@ -91,12 +101,17 @@ class Coupler {
   // number among the world's components, from 0, in order of their first world rank.
   bool configured(const std::string& field) const;
   int64_t local_points(int var);
-  // A partition's local and global sizes.
+  // A partition's local and global sizes (the global size -1 while it is not yet settled:
+  // size_from_points, before enddef or a gather_partition).
   std::pair<int64_t, int64_t> partition_size(int partition) const;
   // The values of a partition's points, one per local point in its order, gathered on the
-  // component's first rank into `global` (its global size; points no rank holds are 0), NULL
-  // elsewhere: OASIS3-MCT 4.0's grid writing with partid. Collective over the component.
-  void gather_partition(int partition, const double* local, double* global) const;
+  // component's first rank into `global` (global_size values: the partition's global size,
+  // which every rank passes and which is checked; points no rank holds are 0), NULL
+  // elsewhere: OASIS3-MCT 4.0's grid writing with partid. Collective over the component's
+  // coupling ranks. A partition whose global size is left to its points (not yet settled)
+  // must hold no index beyond global_size.
+  void gather_partition(int partition, int64_t global_size, const double* local,
+                        double* global) const;
   int bundle(int var);
   int component_index() const { return me_; }
   std::vector<int> periods(int var);
@@ -177,8 +192,20 @@ class Coupler {
   int me_ = -1;                    // this rank's component (-1: none)
   bool defined_ = false;
   bool terminated_ = false;
-  std::vector<IndexList> partitions_;
+  struct Partition {
+    IndexList points;
+    bool size_open = false;  // size_from_points, not yet settled
+  };
+  std::vector<Partition> partitions_;
   std::vector<Var> vars_;
+  // What each definition declared or why it failed, one line each (compared between the
+  // coupling ranks in enddef: its digest rides on the declarations' allgather).
+  std::vector<std::string> definitions_;
+  template <typename F>
+  void defining(const std::string& what, F&& f);
+  void settle_open_sizes(const std::vector<int64_t>& ends);
+  // throws, but for digests of equal definitions that collide
+  void throw_definitions_differ(int reference);
   std::map<std::pair<int, int>, MPI_Comm> pair_comms_;
   std::vector<std::unique_ptr<Coupling>> couplings_;
   std::map<const Coupling*, int> last_exchange_;  // the date each coupling last moved data here

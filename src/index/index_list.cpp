@@ -87,6 +87,12 @@ IndexList::IndexList(int64_t global_size, std::vector<Segment> segs) : global_si
   check_distinct(segs_);
 }
 
+int64_t IndexList::end() const {
+  int64_t top = 0;
+  for (const Segment& s : segs_) top = std::max(top, s.start + s.length);
+  return top;
+}
+
 IndexList IndexList::from_indices(int64_t global_size, const int64_t* idx, int64_t n) {
   if (n < 0) fail(ISTHMUS_ERR_ARG, "number of indices ", n, " is negative");
   if (n > 0 && !idx) fail(ISTHMUS_ERR_ARG, "index array is NULL for ", n, " indices");

@@ -28,6 +28,10 @@ class IndexList {
   static IndexList from_oasis(int64_t global_size, const int* ig_paral, int n);
 
   int64_t global_size() const { return global_size_; }
+  // One more than the largest index of the part (0 for an empty part).
+  int64_t end() const;
+  // The same indices in a global index space of another size (validated as the factories do).
+  IndexList with_global_size(int64_t global_size) const { return IndexList(global_size, segs_); }
   int64_t size() const { return size_; }
   const std::vector<Segment>& segments() const { return segs_; }
   std::vector<int64_t> indices() const;

@@ -203,32 +203,109 @@ TEST(CapiCoupler, ErrorsNameWhatAndWhere) {
   EXPECT_EQ(std::string(isthmus_coupler_last_error(cpl)),
             "isthmus: rank " + std::to_string(world_rank()) +
                 ": isthmus_coupler_get: get before enddef (component ocean)");
-  // an OASIS partition of an unknown kind on the last rank: every rank fails alike
+  // Definitions are local (as OASIS's): an OASIS partition of an unknown kind fails on the
+  // last rank only, and the id is not used up (the last rank goes on with a good one)
+  const int last = world_size() - 1;
+  const std::string me = "isthmus: rank " + std::to_string(world_rank()) + ": ";
   int part = -1;
   const int good[3] = {1, world_rank() * 10, 10}, bad[3] = {9, 0, 10};
-  rc = isthmus_coupler_def_partition_oasis(cpl, 0, world_rank() == world_size() - 1 ? bad : good,
-                                           3, "p", &part);
-  const std::vector<int> codes = codes_of_all_ranks(rc);
-  EXPECT_NE(codes[0], ISTHMUS_OK);
-  EXPECT_TRUE(same_code_everywhere(rc, codes[0])) << isthmus_coupler_last_error(cpl);
-  // and the component goes on: a good partition after it
-  EXPECT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, good, 3, "p", &part), ISTHMUS_OK)
-      << isthmus_coupler_last_error(cpl);
-  EXPECT_EQ(part, 0);
-  // a bad direction on the last rank only: def_var fails on every rank, none left waiting
-  int var = -1;
-  rc = isthmus_coupler_def_var(cpl, "F", 0, world_rank() == world_size() - 1 ? 7 : ISTHMUS_VAR_OUT,
-                               ISTHMUS_DOUBLE, 1, &var);
-  EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_ARG)) << isthmus_coupler_last_error(cpl);
-  if (world_rank() == world_size() - 1) {
+  rc = isthmus_coupler_def_partition_oasis(cpl, 0, world_rank() == last ? bad : good, 3, "p", &part);
+  EXPECT_EQ(rc, world_rank() == last ? ISTHMUS_ERR_DECOMP : ISTHMUS_OK);
+  if (world_rank() == last) {
     EXPECT_EQ(std::string(isthmus_coupler_last_error(cpl)),
-              "isthmus: rank " + std::to_string(world_rank()) +
-                  ": isthmus_coupler_def_var: direction 7 (0 ISTHMUS_VAR_IN, 1 ISTHMUS_VAR_OUT)");
+              me + "isthmus_coupler_def_partition_oasis: OASIS partition kind 9 is unknown (0 "
+                   "serial, 1 apple, 2 box, 3 orange, 4 points)");
+  } else {
+    EXPECT_EQ(part, 0);
   }
-  // a serial partition without isize: the grid is its length
+  if (world_rank() == last) {
+    EXPECT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, good, 3, "p", &part), ISTHMUS_OK)
+        << isthmus_coupler_last_error(cpl);
+    EXPECT_EQ(part, 0);
+  }
+  // a bad direction on the last rank only: its own error, the others go on
+  int var = -1;
+  rc = isthmus_coupler_def_var(cpl, "F", 0, world_rank() == last ? 7 : ISTHMUS_VAR_OUT,
+                               ISTHMUS_DOUBLE, 1, &var);
+  EXPECT_EQ(rc, world_rank() == last ? ISTHMUS_ERR_ARG : ISTHMUS_OK);
+  if (world_rank() == last) {
+    EXPECT_EQ(std::string(isthmus_coupler_last_error(cpl)),
+              me + "isthmus_coupler_def_var: direction 7 (0 ISTHMUS_VAR_IN, 1 ISTHMUS_VAR_OUT)");
+  }
+  // a serial partition without isize: the grid is its length, known at once
   const int serial[3] = {0, 0, 57};
   EXPECT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, serial, 3, "s", &part), ISTHMUS_OK)
       << isthmus_coupler_last_error(cpl);
   EXPECT_EQ(part, 1);
+  int64_t npoints = 0, gsize = 0;
+  EXPECT_EQ(isthmus_coupler_get_partition_size(cpl, 1, &npoints, &gsize), ISTHMUS_OK);
+  EXPECT_EQ(npoints, 57);
+  EXPECT_EQ(gsize, 57);
+  // enddef compares the definitions: the last rank's first failed where the others' succeeded
+  // (one rank alone failed alike with itself, and goes on)
+  rc = isthmus_coupler_enddef(cpl);
+  if (world_size() == 1) {
+    EXPECT_EQ(rc, ISTHMUS_OK) << isthmus_coupler_last_error(cpl);
+  } else {
+    EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_ARG)) << isthmus_coupler_last_error(cpl);
+    EXPECT_EQ(std::string(isthmus_coupler_last_error(cpl)),
+              me + "isthmus_coupler_enddef: enddef: the coupling ranks of component ocean made "
+                   "different definitions: definition 1 is \"def_partition 0 \"p\": global size "
+                   "from the points\" on rank 0 but \"def_partition \"p\": failed: OASIS partition "
+                   "kind 9 is unknown (0 serial, 1 apple, 2 box, 3 orange, 4 points)\" on rank " +
+                   std::to_string(last) +
+                   " (every coupling rank makes the same definitions in the same order)");
+  }
   isthmus_coupler_destroy(&cpl);
+}
+
+// Definitions are local and compared in enddef: a partition without a global size gets the
+// largest index of any rank's points (plus one) there, and definitions that differ between the
+// ranks fail enddef on every rank, naming the first that differs and the two ranks.
+TEST(CapiCoupler, DefinitionsAreComparedAndSettledInEnddef) {
+  Watchdog w("capi coupler definitions");
+  const TempRunDir dir("capi_coupler_definitions");
+  const std::string nam = dir.write("namcouple.empty", "$NFIELDS\n  0\n$END\n$RUNTIME\n  10\n$END\n$STRINGS\n$END\n");
+  const int last = world_size() - 1;
+  const std::string me = "isthmus: rank " + std::to_string(world_rank()) + ": ";
+  enum Variant { Same, OtherBundle, Missing };
+  for (Variant v : {Same, OtherBundle, Missing}) {
+    SCOPED_TRACE(v);
+    isthmus_coupler* cpl = nullptr;
+    ASSERT_EQ(isthmus_coupler_create(MPI_COMM_WORLD, "ocean", nam.c_str(), nullptr, &cpl), ISTHMUS_OK)
+        << isthmus_coupler_last_error(cpl);
+    // an apple partition of 10 points per rank, without isize
+    const int apple[3] = {1, world_rank() * 10, 10};
+    int part = -1, var = -1;
+    ASSERT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, apple, 3, "p", &part), ISTHMUS_OK)
+        << isthmus_coupler_last_error(cpl);
+    int64_t npoints = 0, gsize = 0;
+    EXPECT_EQ(isthmus_coupler_get_partition_size(cpl, part, &npoints, &gsize), ISTHMUS_OK);
+    EXPECT_EQ(npoints, 10);
+    EXPECT_EQ(gsize, -1);  // not settled before enddef
+    const bool odd = world_size() > 1 && world_rank() == last;
+    if (!(odd && v == Missing)) {
+      ASSERT_EQ(isthmus_coupler_def_var(cpl, "F", part, ISTHMUS_VAR_OUT, ISTHMUS_DOUBLE,
+                                        odd && v == OtherBundle ? 2 : 1, &var),
+                ISTHMUS_OK)
+          << isthmus_coupler_last_error(cpl);
+    }
+    const int rc = isthmus_coupler_enddef(cpl);
+    if (v == Same || world_size() == 1) {
+      EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_OK)) << isthmus_coupler_last_error(cpl);
+      EXPECT_EQ(isthmus_coupler_get_partition_size(cpl, part, &npoints, &gsize), ISTHMUS_OK);
+      EXPECT_EQ(gsize, 10 * world_size());
+    } else {
+      EXPECT_TRUE(same_code_everywhere(rc, ISTHMUS_ERR_ARG)) << isthmus_coupler_last_error(cpl);
+      const std::string theirs = v == Missing ? "no definition"
+                                              : "\"def_var \"F\": partition 0, out, double, bundle 2\"";
+      EXPECT_EQ(std::string(isthmus_coupler_last_error(cpl)),
+                me + "isthmus_coupler_enddef: enddef: the coupling ranks of component ocean made "
+                     "different definitions: definition 2 is \"def_var \"F\": partition 0, out, "
+                     "double, bundle 1\" on rank 0 but " + theirs + " on rank " +
+                     std::to_string(last) +
+                     " (every coupling rank makes the same definitions in the same order)");
+    }
+    isthmus_coupler_destroy(&cpl);
+  }
 }

@@ -813,6 +813,62 @@ TEST(Coupler, DefinitionErrorsNameFieldLineAndComponents) {
   }
 }
 
+// Definitions are local: a bad one on the atmosphere's last rank fails there; enddef then
+// finds the atmosphere's ranks' definitions differ and fails on every rank of both components,
+// the ocean's naming the atmosphere; so it does for a field of another type on that rank. No
+// rank is left waiting for the declarations.
+TEST(Coupler, AFailedOrDifferingDefinitionFailsEnddefInEveryComponent) {
+  Watchdog w("coupler failed definitions");
+  Layout L;
+  if (!L.two()) GTEST_SKIP() << "needs two components";
+  const int64_t nx = 10, ny = 10, n = nx * ny;
+  const int natmos = L.size - L.nocean;
+  const bool odd = !L.ocean() && L.local_rank() == natmos - 1;
+  for (int k = 0; k < 2; ++k) {
+    const bool bad_bundle = k == 0, other_type = k == 1;
+    Config cfg;
+    cfg.file = "namcouple";
+    cfg.entries.push_back(entry("SST", "SSTA", 2, nx, ny));
+    Coupler c(MPI_COMM_WORLD, L.component(), cfg);
+    std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), 9);
+    const int part = c.def_partition(ptr(list_of(n, idx)));
+    if (L.ocean()) {
+      c.def_var("SST", part, VarDirection::Out, DataType::Double);
+    } else {
+      const Outcome d = outcome_of([&] {
+        c.def_var("SSTA", part, VarDirection::In, odd && other_type ? DataType::Float : DataType::Double,
+                  odd && bad_bundle ? 0 : 1);
+      });
+      EXPECT_EQ(d.code, odd && bad_bundle ? ISTHMUS_ERR_ARG : ISTHMUS_OK) << d.msg;
+      if (odd && bad_bundle) {
+        EXPECT_EQ(d.msg, "def_var SSTA: bundle size 0 < 1");
+      }
+    }
+    const Outcome o = outcome_of([&] { c.enddef(); });
+    if (natmos == 1) {  // one atmosphere rank cannot differ from itself
+      if (bad_bundle) {
+        EXPECT_EQ(o.code, ISTHMUS_ERR_CONFIG) << o.msg;
+        EXPECT_EQ(o.msg, "namcouple:10: field SSTA (destination of entry SST) is declared in by no "
+                         "component (components: ocean, atmos)");
+      } else {
+        EXPECT_EQ(o.code, ISTHMUS_OK) << o.msg;
+      }
+      continue;
+    }
+    EXPECT_EQ(o.code, ISTHMUS_ERR_ARG) << o.msg;
+    std::string says =
+        "enddef: the coupling ranks of component atmos made different definitions: definition 2 "
+        "is \"def_var \"SSTA\": partition 0, in, double, bundle 1\" on rank 0 but " +
+        std::string(bad_bundle ? "\"def_var \"SSTA\": failed: def_var SSTA: bundle size 0 < 1\""
+                               : "\"def_var \"SSTA\": partition 0, in, float, bundle 1\"") +
+        " on rank " + std::to_string(natmos - 1) +
+        " (every coupling rank makes the same definitions in the same order)";
+    if (L.ocean()) says = "enddef of component atmos failed: " + says;
+    EXPECT_EQ(o.msg, says);
+  }
+  EXPECT_TRUE(all_ranks(!::testing::Test::HasFailure()));
+}
+
 namespace {
 
 // OASIS's areas.nc and masks.nc for the two shared grids, made by rank 0 from the grid files of

@@ -263,17 +263,24 @@ def test_errors_raise_isthmus_error_with_the_c_api_message(tmp_path):
             "namcouple cannot be read (component ocean)"]
         assert got["get_before_enddef"] == [
             "ARG", me + "isthmus_coupler_get: get before enddef (component ocean)"]
-        # a bad partition on the last rank: every rank fails with its code and message,
-        # the others naming the rank that failed; the component goes on (next id 0)
-        where = "" if rank == 1 else "failed on rank 1: "
-        assert got["bad_kind"] == [
-            "DECOMP", me + "isthmus_coupler_def_partition_oasis: " + where + "OASIS partition "
-            "kind 9 is unknown (0 serial, 1 apple, 2 box, 3 orange, 4 points)"]
-        assert got["after_bad_kind"] == 0
+        # definitions are local (as OASIS's): a bad partition on the last rank fails there,
+        # without using up its id (its next id 0, rank 0's 1)
+        kind9 = ("OASIS partition kind 9 is unknown (0 serial, 1 apple, 2 box, 3 orange, "
+                 "4 points)")
+        assert got["bad_kind"] == (
+            ["DECOMP", me + "isthmus_coupler_def_partition_oasis: " + kind9] if rank == 1
+            else None)
+        assert got["after_bad_kind"] == (0 if rank == 1 else 1)
         # an index array with a duplicate on rank 1 only
-        assert got["duplicate_index"] == [
-            "DECOMP", me + "isthmus_coupler_def_partition_oasis: " + where + "global index 10 "
-            "appears twice, at local positions 0 and 2"]
+        assert got["duplicate_index"] == (
+            ["DECOMP", me + "isthmus_coupler_def_partition_oasis: global index 10 appears "
+             "twice, at local positions 0 and 2"] if rank == 1 else None)
+        # enddef compares the definitions: on every rank, the first that differs
+        assert got["enddef"] == [
+            "ARG", me + "isthmus_coupler_enddef: enddef: the coupling ranks of component ocean "
+            'made different definitions: definition 1 is "def_partition 0 "p": global size from '
+            'the points" on rank 0 but "def_partition "p": failed: ' + kind9 + '" on rank 1 '
+            "(every coupling rank makes the same definitions in the same order)"]
         assert got["wrong_size"] == [
             "ARG", "isthmus: put O_A: array of 9 values, the field has 10 local points x 2 "
             "levels = 20"]
@@ -456,7 +463,7 @@ def errors_main(rundir):
         ro.flags.writeable = False
         catch("read_only_out", lambda: b.get(0, ro))
         catch("bad_direction", lambda: isthmus.Field("O_C", part, "sideways"))
-        cpl.enddef()
+        catch("enddef", lambda: cpl.enddef())
     catch("closed", lambda: cpl.enddef())
     (Path(rundir) / f"errors{world.rank}.json").write_text(json.dumps(got))
 

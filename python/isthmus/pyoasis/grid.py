@@ -75,7 +75,8 @@ class Grid:
                                        f"the partition's {n} points here" +
                                        (f" x {per_point}" if per_point > 1 else ""))
             blocks = numpy.asarray(a, dtype=numpy.float64).reshape(n, per_point, order="F")
-            parts = [self._partition.gather(blocks[:, k], self._first) for k in range(per_point)]
+            parts = [self._partition.gather(blocks[:, k], self._first, self._nx * self._ny)
+                     for k in range(per_point)]
             if not self._first:
                 return None
             whole = numpy.concatenate(parts)

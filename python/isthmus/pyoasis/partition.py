@@ -17,7 +17,7 @@ class Partition:
 
     def _set(self, parameters: List[int], global_size: int, local_size: int,
              name: str) -> None:
-        """Defines the partition (collective over the component) from an OASIS descriptor
+        """Defines the partition (local; enddef compares the ranks') from an OASIS descriptor
         with 0-based offsets and indices."""
         self._local_size = local_size
         self._partition: Optional[_IsthmusPartition] = None

@@ -20,7 +20,7 @@ def _parameter(info: Info) -> OasisParameters:
 
 
 class Var:
-    """A coupling field (OASIS's def_var), collective over the component.
+    """A coupling field (OASIS's def_var), local; enddef compares the ranks' definitions.
 
     Arrays are Fortran-ordered, as ``pyoasis.asarray`` makes them: the partition's points
     first (x fastest for a box), the bundle last: shape ``(points,)``, ``(nx, ny)``,
