@@ -68,6 +68,9 @@ def main():
     p.add_argument("--libs", default="oasis isthmus",
                    help="variants run: oasis, isthmus, isthmus-timeout (isthmus with "
                         "ISTHMUS_COUPLER_TIMEOUT set)")
+    p.add_argument("--binding", default="none",
+                   help="the processes' placement: none (the kernel's) or core (each bound to a "
+                        "core, round robin)")
     a = p.parse_args()
     libs = a.libs.split()
     commit = os.environ.get("ISTHMUS_GIT_COMMIT", "unknown")
@@ -78,7 +81,8 @@ def main():
         rec = {"bench": "peers", "case": "orca2-lmdz-bilinear", "toy": "bench/peers/toy_peers.F90",
                "ranks_ocean": n, "ranks_atmos": n, "ocean_points": 182 * 149, "atmos_points": 96 * 72,
                "partition": "apple", "mapping": "MAPPING dst bfb (OASIS bilinear files)",
-               "reps": a.reps, "roundtrips": a.nrt, "warmup": WARMUP, "interleaved": True}
+               "reps": a.reps, "roundtrips": a.nrt, "warmup": WARMUP, "interleaved": True,
+               "binding": a.binding}
         dumps = {}
         for lib in libs:
             setups, pps, pmins, failed, phases = [], [], [], 0, {}
@@ -151,7 +155,8 @@ def main():
     # the table
     w = sys.stderr.write
     sys.stdout.flush()
-    w("\nranks  lib             setup(s)  pingpong(ms)  ratio setup  ratio pingpong  fields max rel diff\n")
+    w(f"\nbinding {a.binding}\n")
+    w("ranks  lib             setup(s)  pingpong(ms)  ratio setup  ratio pingpong  fields max rel diff\n")
     for rec in table:
         for lib in libs:
             l = rec[lib]

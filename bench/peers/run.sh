@@ -16,7 +16,11 @@
 # 500), PEERS_RANKS (ranks per component, default "1 2 4"), PEERS_TIMEOUT_VARIANT (1, the
 # default: a third interleaved variant, "isthmus-timeout", the same isthmus executable with
 # ISTHMUS_COUPLER_TIMEOUT=300, whose waits poll with sleeps; 0: without it),
-# ISTHMUS_BENCH_QUICK=1 (1+1 only, 2 repetitions of 50 round trips).
+# PEERS_BINDINGS (default "none core": each placement in turn, every library alike; none: the
+# kernel places the processes; core: each bound to a core, round robin over the cores as Open
+# MPI's --bind-to core --map-by core and batch systems do: where the ranks outnumber the cores,
+# the kernel's placement of the two components over the cores decides a run's round trip,
+# docs/results/oasis.md), ISTHMUS_BENCH_QUICK=1 (1+1 only, 2 repetitions of 50 round trips).
 set -euo pipefail
 build=$(cd "$1" && pwd)
 out=${2:-/dev/null}
@@ -26,11 +30,12 @@ mpirun_sh="$root/tests/mpirun.sh"
 data="$root/tests/data/orca2-lmdz"
 work=${ISTHMUS_BENCH_WORKDIR:-/tmp/isthmus-bench-peers}
 reps=${PEERS_REPS:-7} nrt=${PEERS_NRT:-500} ranks=${PEERS_RANKS:-"1 2 4"}
-if [ "${ISTHMUS_BENCH_QUICK:-0}" = 1 ]; then reps=2 nrt=50 ranks=1; fi
+bindings=${PEERS_BINDINGS:-"none core"}
+if [ "${ISTHMUS_BENCH_QUICK:-0}" = 1 ]; then reps=2 nrt=50 ranks=1 bindings=none; fi
 dt=3600
 fflags="-O2"
 export ISTHMUS_GIT_COMMIT=${ISTHMUS_GIT_COMMIT:-$(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)}
-rm -rf "$work" && mkdir -p "$work/runs"
+rm -rf "$work" && mkdir -p "$work"
 log() { echo "peers: $*" >&2; }
 
 # 1. Debian's OASIS3-MCT (a failure here is recorded; the isthmus half still runs)
@@ -92,26 +97,32 @@ libs="isthmus"
 [ "${PEERS_TIMEOUT_VARIANT:-1}" = 1 ] && libs="$libs isthmus-timeout"
 # isthmus runs without ISTHMUS_COUPLER_TIMEOUT (with it, its waits poll with sleeps of 10 us
 # to 1 ms: the isthmus-timeout variant); a hang is bounded by the timeout command below
-for n in $ranks; do
+for binding in $bindings; do
+ bind=(); [ "$binding" = core ] && bind=(--bind-to core:overload-allowed --map-by core)
+ for n in $ranks; do
   for r in $(seq 1 "$reps"); do
     for lib in $libs; do
-      dir="$work/runs/$lib-$n-$r"
+      dir="$work/runs-$binding/$lib-$n-$r"
       mkdir -p "$dir"
       ln -s "$data"/rmp_torc_to_lmdz_BILINEAR.nc "$data"/rmp_lmdz_to_torc_BILINEAR.nc "$dir"/
       namcouple > "$dir/namcouple"
       exe="$work/toy_${lib%-timeout}"
       to=""; [ "$lib" = isthmus-timeout ] && to=300
-      if (cd "$dir" && ISTHMUS_COUPLER_TIMEOUT=$to timeout 600 "$mpirun_sh" "$n" "$exe" ocean "$nrt" "$dt" : -n "$n" "$exe" atmos "$nrt" "$dt") \
+      if (cd "$dir" && ISTHMUS_COUPLER_TIMEOUT=$to timeout 600 "$mpirun_sh" "$n" ${bind[@]+"${bind[@]}"} "$exe" ocean "$nrt" "$dt" : -n "$n" "$exe" atmos "$nrt" "$dt") \
            > "$dir/stdout.txt" 2>&1 && grep -q "peers toy ocean: ok" "$dir/stdout.txt" \
            && grep -q "peers toy atmos: ok" "$dir/stdout.txt"; then
-        log "$lib $n+$n rep $r: $(head -1 "$dir/timings.txt")"
+        log "$binding $lib $n+$n rep $r: $(head -1 "$dir/timings.txt")"
       else
-        log "$lib $n+$n rep $r FAILED:"; tail -20 "$dir/stdout.txt" >&2
+        log "$binding $lib $n+$n rep $r FAILED:"; tail -20 "$dir/stdout.txt" >&2
         touch "$dir/FAILED"
       fi
     done
   done
+ done
 done
 
-python3 "$here/compare.py" "$work/runs" --ranks "$ranks" --reps "$reps" --nrt "$nrt" \
-  --oasis-version "$oasis_version" --libs "$libs" | tee "$out"
+: > "$out"
+for binding in $bindings; do
+  python3 "$here/compare.py" "$work/runs-$binding" --ranks "$ranks" --reps "$reps" --nrt "$nrt" \
+    --oasis-version "$oasis_version" --libs "$libs" --binding "$binding" | tee -a "$out"
+done
