@@ -239,8 +239,8 @@ contains
   ! The ranks of the component that couple: localcomm holds them (e.g. an MPI_Comm_split of
   ! the local communicator), MPI_COMM_NULL on the others, which then only call oasis_enddef
   ! and oasis_terminate. Collective over the whole component, before any definition. From
-  ! then on oasis_get_localcomm gives localcomm back, as OASIS, and definitions are collective
-  ! over it.
+  ! then on oasis_get_localcomm gives localcomm back, as OASIS, and definitions are made by
+  ! its ranks.
   subroutine oasis_set_couplcomm(localcomm, kinfo)
     integer(kind=ip_intwp_p), intent(in) :: localcomm
     integer(kind=ip_intwp_p), intent(inout), optional :: kinfo

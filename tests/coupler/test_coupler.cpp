@@ -773,6 +773,25 @@ TEST(Coupler, WeightsFileErrorsFailBothComponents) {
   EXPECT_TRUE(all_ranks(!::testing::Test::HasFailure()));
 }
 
+// The outcome of enddef for a configuration of one entry from the ocean's field SST: each
+// component's ranks define a partition of n points, the ocean SST on it, and `atmos` the
+// atmosphere's field.
+Outcome enddef_of_sst_entry(const Layout& L, const Entry& e, int64_t n,
+                            const std::function<void(Coupler&, int)>& atmos) {
+  Config cfg;
+  cfg.file = "namcouple";
+  cfg.entries.push_back(e);
+  Coupler c(MPI_COMM_WORLD, L.component(), cfg);
+  std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), 9);
+  const int part = c.def_partition(ptr(list_of(n, idx)));
+  if (L.ocean()) {
+    c.def_var("SST", part, VarDirection::Out, DataType::Double);
+  } else {
+    atmos(c, part);
+  }
+  return outcome_of([&] { c.enddef(); });
+}
+
 // Definition errors are raised at enddef on every rank of every component alike, naming the
 // configuration line, the field and the components.
 TEST(Coupler, DefinitionErrorsNameFieldLineAndComponents) {
@@ -796,18 +815,9 @@ TEST(Coupler, DefinitionErrorsNameFieldLineAndComponents) {
                    "namcouple:10: entry SST gives the source grid gsrc as 11 x 10 = 110 points, but "
                    "ocean defines SST on a partition of 100 points"});
   for (const Case& k : cases) {
-    Config cfg;
-    cfg.file = "namcouple";
-    cfg.entries.push_back(k.e);
-    Coupler c(MPI_COMM_WORLD, L.component(), cfg);
-    std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), 9);
-    const int part = c.def_partition(ptr(list_of(n, idx)));
-    if (L.ocean()) {
-      c.def_var("SST", part, VarDirection::Out, DataType::Double);
-    } else {
+    const Outcome o = enddef_of_sst_entry(L, k.e, n, [&](Coupler& c, int part) {
       c.def_var("SSTA", part, VarDirection::In, DataType::Double, k.bundle_atmos);
-    }
-    Outcome o = outcome_of([&] { c.enddef(); });
+    });
     EXPECT_EQ(o.code, ISTHMUS_ERR_CONFIG);
     EXPECT_EQ(o.msg, k.expected);
   }
@@ -826,15 +836,7 @@ TEST(Coupler, AFailedOrDifferingDefinitionFailsEnddefInEveryComponent) {
   const bool odd = !L.ocean() && L.local_rank() == natmos - 1;
   for (int k = 0; k < 2; ++k) {
     const bool bad_bundle = k == 0, other_type = k == 1;
-    Config cfg;
-    cfg.file = "namcouple";
-    cfg.entries.push_back(entry("SST", "SSTA", 2, nx, ny));
-    Coupler c(MPI_COMM_WORLD, L.component(), cfg);
-    std::vector<int64_t> idx = random_part(n, L.local_size(), L.local_rank(), 9);
-    const int part = c.def_partition(ptr(list_of(n, idx)));
-    if (L.ocean()) {
-      c.def_var("SST", part, VarDirection::Out, DataType::Double);
-    } else {
+    const Outcome o = enddef_of_sst_entry(L, entry("SST", "SSTA", 2, nx, ny), n, [&](Coupler& c, int part) {
       const Outcome d = outcome_of([&] {
         c.def_var("SSTA", part, VarDirection::In, odd && other_type ? DataType::Float : DataType::Double,
                   odd && bad_bundle ? 0 : 1);
@@ -843,8 +845,7 @@ TEST(Coupler, AFailedOrDifferingDefinitionFailsEnddefInEveryComponent) {
       if (odd && bad_bundle) {
         EXPECT_EQ(d.msg, "def_var SSTA: bundle size 0 < 1");
       }
-    }
-    const Outcome o = outcome_of([&] { c.enddef(); });
+    });
     if (natmos == 1) {  // one atmosphere rank cannot differ from itself
       if (bad_bundle) {
         EXPECT_EQ(o.code, ISTHMUS_ERR_CONFIG) << o.msg;
