@@ -308,4 +308,26 @@ TEST(CapiCoupler, DefinitionsAreComparedAndSettledInEnddef) {
     }
     isthmus_coupler_destroy(&cpl);
   }
+  // more partitions without a size than ride on enddef's allgather (four): the others are
+  // settled by a reduction; each gets one more than the largest index of any rank
+  isthmus_coupler* cpl = nullptr;
+  ASSERT_EQ(isthmus_coupler_create(MPI_COMM_WORLD, "ocean", nam.c_str(), nullptr, &cpl), ISTHMUS_OK)
+      << isthmus_coupler_last_error(cpl);
+  constexpr int kParts = 7;
+  for (int k = 0; k < kParts; ++k) {
+    // k + 1 points per rank, the last rank's shifted by k: the largest index (k+1) * size + k - 1
+    const int offset = world_rank() * (k + 1) + (world_rank() == world_size() - 1 ? k : 0);
+    const int apple[3] = {1, offset, k + 1};
+    int part = -1;
+    ASSERT_EQ(isthmus_coupler_def_partition_oasis(cpl, 0, apple, 3, "q", &part), ISTHMUS_OK)
+        << isthmus_coupler_last_error(cpl);
+  }
+  ASSERT_TRUE(same_code_everywhere(isthmus_coupler_enddef(cpl), ISTHMUS_OK)) << isthmus_coupler_last_error(cpl);
+  for (int k = 0; k < kParts; ++k) {
+    int64_t npoints = 0, gsize = 0;
+    EXPECT_EQ(isthmus_coupler_get_partition_size(cpl, k, &npoints, &gsize), ISTHMUS_OK);
+    EXPECT_EQ(npoints, k + 1);
+    EXPECT_EQ(gsize, int64_t{k + 1} * world_size() + k) << "partition " << k;
+  }
+  isthmus_coupler_destroy(&cpl);
 }
