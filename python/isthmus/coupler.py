@@ -475,8 +475,8 @@ class Partition:
             int_max = np.iinfo(np.intc).max
             if idx.size + 2 <= int_max and (idx.size == 0 or (idx.min() >= np.iinfo(np.intc).min
                                                               and idx.max() <= int_max)):
-                # as an OASIS points partition: a bad index on one rank then fails every rank
-                # alike, with the same code, inside the library's agreement
+                # as an OASIS points partition: a bad index fails on its rank (and then
+                # enddef, which compares the ranks' definitions, on every rank)
                 ig = np.concatenate(([4, idx.size], idx)).astype(np.intc)
                 coupler._call(lib.isthmus_coupler_def_partition_oasis, self.global_size,
                               ig.ctypes.data, int(ig.size), self.name.encode(),
@@ -511,8 +511,8 @@ class Partition:
             if rc != 0:
                 local_error = IsthmusError(rc, _text(lib.isthmus_last_error(ctx)))
             try:
-                # A rank whose indices are wrong still takes part, with no points, so that
-                # every rank of the component fails in def_partition instead of waiting.
+                # A rank whose indices are wrong defines no points: its definition fails
+                # here, with the decomposition's message, and enddef on every rank.
                 coupler._call(lib.isthmus_coupler_def_partition, decomp if not rc else None,
                               self.name.encode(), ctypes.byref(pid))
             except IsthmusError as e:
