@@ -415,7 +415,9 @@ contains
     part%id = id
   end subroutine
 
-  ! Collective over the component. direction: ISTHMUS_IN or ISTHMUS_OUT; kind: ISTHMUS_REAL4 or
+  ! Local, as OASIS's def_var (enddef compares the ranks' definitions; one that failed alike on
+  ! every rank, as in tests/fortran/test_native.F90, lets the program go on). direction:
+  ! ISTHMUS_IN or ISTHMUS_OUT; kind: ISTHMUS_REAL4 or
   ! ISTHMUS_REAL8, the kind of the arrays put and get then take (values travel in double);
   ! bundle: levels per point (default 1). A field the configuration does not name may be
   ! defined: its put and get move nothing.
