@@ -123,20 +123,19 @@ int isthmus_coupler_def_partition_oasis(isthmus_coupler* cpl, int64_t global_siz
     // A bad ig_paral is this rank's failure of the definition (kept for enddef)
     std::optional<IndexList> points;
     std::optional<Error> bad;
+    // a serial partition is the whole grid: its length is the size; any other kind without a
+    // size is read against a bound, and its size settled in enddef from every rank's points
+    const bool serial = ig_paral && n >= 3 && ig_paral[0] == 0;
     try {
       if (!partition) fail(ISTHMUS_ERR_ARG, "partition (the output pointer) is NULL");
       if (!ig_paral) fail(ISTHMUS_ERR_ARG, "ig_paral is NULL");
-      // a serial partition is the whole grid: its length is the size; any other kind without
-      // a size is read against a bound, and its size settled in enddef from every rank's points
-      const int64_t bound = global_size > 0               ? global_size
-                            : n >= 3 && ig_paral[0] == 0 ? ig_paral[2]
-                                                         : INT64_MAX / 4;
+      const int64_t bound = global_size > 0 ? global_size : serial ? ig_paral[2] : INT64_MAX / 4;
       points = IndexList::from_oasis(bound, ig_paral, n);
     } catch (const Error& e) {
       bad = e;
     }
-    const bool open = global_size <= 0 && !(ig_paral && n >= 3 && ig_paral[0] == 0);
-    *partition = c.def_partition(points ? &*points : nullptr, name ? name : "", bad, open);
+    *partition = c.def_partition(points ? &*points : nullptr, name ? name : "", bad,
+                                 global_size <= 0 && !serial);
   });
 }
 

@@ -330,19 +330,18 @@ void Coupler::exchange_declarations(Agreement& pending, const std::function<void
   // The definitions were made locally: their digest rides on it too, and so do the largest
   // indices of the partitions whose global size is left to the points (the first kOpenSizes of
   // them; more take a reduction of their own).
-  constexpr int kOpenSizes = 4, kWords = 4 + kOpenSizes;
+  constexpr int kOpenSizes = 4, kWords = 3 + kOpenSizes;
   int nfull = 0, rank = 0;
   ISTHMUS_MPI(MPI_Comm_size(full_, &nfull));
   ISTHMUS_MPI(MPI_Comm_rank(full_, &rank));
-  int64_t in[kWords] = {active() ? 1 : 0, pending.failed() ? 1 : 0, 0, 0};
+  int64_t in[kWords] = {active() ? 1 : 0, pending.failed() ? 1 : 0, 0};
   std::string all_definitions;
   for (const std::string& d : definitions_) all_definitions += d + '\n';
   in[2] = static_cast<int64_t>(hash_of(all_definitions, 5));
   std::vector<int64_t> ends;  // of the open partitions, this rank's, then the component's
   for (const Partition& p : partitions_)
     if (p.size_open) ends.push_back(p.points.end());
-  in[3] = static_cast<int64_t>(ends.size());
-  for (size_t k = 0; k < ends.size() && k < kOpenSizes; ++k) in[4 + k] = ends[k];
+  for (size_t k = 0; k < ends.size() && k < kOpenSizes; ++k) in[3 + k] = ends[k];
   std::vector<int64_t> flags(kWords * static_cast<size_t>(nfull));
   ISTHMUS_MPI(wmpi::Allgather(in, kWords, MPI_INT64_T, flags.data(), kWords, MPI_INT64_T, full_));
   auto word = [&](int r, int k) { return flags[kWords * static_cast<size_t>(r) + k]; };
@@ -366,9 +365,8 @@ void Coupler::exchange_declarations(Agreement& pending, const std::function<void
     failure = e;
   }
   if (active() && !failure) {
-    for (size_t k = 0; k < ends.size(); ++k)
-      if (k < kOpenSizes)
-        for (int r = 0; r < nfull; ++r) ends[k] = std::max(ends[k], word(r, 4 + static_cast<int>(k)));
+    for (size_t k = 0; k < ends.size() && k < kOpenSizes; ++k)
+      for (int r = 0; r < nfull; ++r) ends[k] = std::max(ends[k], word(r, 3 + static_cast<int>(k)));
     if (ends.size() > kOpenSizes)
       ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, ends.data() + kOpenSizes,
                                   static_cast<int>(ends.size()) - kOpenSizes, MPI_INT64_T, MPI_MAX, local_));

@@ -66,8 +66,8 @@ class Coupler {
   // differs and two ranks; a definition that failed alike on every rank is no error there.
   // `failure`: this rank's own reason to fail (e.g. a bad OASIS partition), kept the same way.
   // size_from_points: the global size is not given (OASIS's def_partition without isize): it
-  // is one more than the largest index of any coupling rank's points, settled in enddef (or
-  // in an earlier gather_partition); points->global_size() is then only a bound.
+  // is one more than the largest index of any coupling rank's points, settled in enddef;
+  // points->global_size() is then only a bound.
   int def_partition(const IndexList* points, const std::string& name = "",
                     const std::optional<Error>& failure = std::nullopt, bool size_from_points = false);
   int def_var(const std::string& name, int partition, VarDirection dir, DataType type,
@@ -102,7 +102,7 @@ class Coupler {
   bool configured(const std::string& field) const;
   int64_t local_points(int var);
   // A partition's local and global sizes (the global size -1 while it is not yet settled:
-  // size_from_points, before enddef or a gather_partition).
+  // size_from_points, before enddef).
   std::pair<int64_t, int64_t> partition_size(int partition) const;
   // The values of a partition's points, one per local point in its order, gathered on the
   // component's first rank into `global` (global_size values: the partition's global size,
