@@ -20,6 +20,57 @@ namespace {
 
 int64_t range_begin(int64_t n, int r, int p) { return n * r / p; }
 
+// Room for `more` links after `done` of `total` source points: the links held so far projected
+// over all the points, plus a sixteenth, so that the arrays grow a few times by little instead
+// of doubling (which left up to twice the links' memory reserved, and three times one array's
+// while it moved: the streamed source's peak, docs/results/weights.md).
+void reserve_projected(GenLinks* links, int64_t more, int64_t done, int64_t total) {
+  const size_t need = static_cast<size_t>(links->size() + more);
+  if (need <= links->src.capacity() && need <= links->dst.capacity()) return;
+  const double per_point = double(links->size() + more) / double(std::max<int64_t>(done, 1));
+  const size_t want = std::max(need, static_cast<size_t>(per_point * double(total) * 1.0625));
+  links->src.reserve(want);
+  links->dst.reserve(want);
+  links->w.reserve(want * static_cast<size_t>(links->num_wgts));
+}
+
+// Links [0, tail) in (source, destination) order and a short tail [tail, size) of one weight
+// each, no (source, destination) in both: the whole in that order, in place (the tail sorted
+// apart, then merged from the back, so nothing but the arrays and the tail is held).
+void merge_tail_in_place(GenLinks* links, int64_t tail) {
+  const int64_t n = links->size();
+  std::vector<size_t> order(static_cast<size_t>(n - tail));
+  for (size_t t = 0; t < order.size(); ++t) order[t] = size_t(tail) + t;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return links->src[x] != links->src[y] ? links->src[x] < links->src[y] : links->dst[x] < links->dst[y];
+  });
+  std::vector<int64_t> ts, td;
+  std::vector<double> tw;
+  for (size_t x : order) {
+    ts.push_back(links->src[x]);
+    td.push_back(links->dst[x]);
+    tw.push_back(links->w[x]);
+  }
+  int64_t i = tail - 1, j = n - tail - 1, k = n - 1;
+  auto before = [&](int64_t a, int64_t b) {  // head link a after tail link b?
+    return links->src[size_t(a)] != ts[size_t(b)] ? links->src[size_t(a)] > ts[size_t(b)]
+                                                   : links->dst[size_t(a)] > td[size_t(b)];
+  };
+  for (; j >= 0; --k) {
+    if (i >= 0 && before(i, j)) {
+      links->src[size_t(k)] = links->src[size_t(i)];
+      links->dst[size_t(k)] = links->dst[size_t(i)];
+      links->w[size_t(k)] = links->w[size_t(i)];
+      --i;
+    } else {
+      links->src[size_t(k)] = ts[size_t(j)];
+      links->dst[size_t(k)] = td[size_t(j)];
+      links->w[size_t(k)] = tw[size_t(j)];
+      --j;
+    }
+  }
+}
+
 }  // namespace
 
 StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSlabs& src,
@@ -69,6 +120,7 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
         if (slab.active(c)) todo.push_back(c);
       GenLinks part;
       m->compute(todo, &part, &left);
+      reserve_projected(&links, part.size(), e - out.src_begin, out.src_end - out.src_begin);
       // part: (destination d as "source", slab cell c as "destination", A∩ / A_c), grouped by
       // c ascending, d ascending within.
       int64_t prev = -1;
@@ -148,22 +200,14 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
   // The nearest-neighbour links of FRACNNEI, by the rank that holds the source point, in
   // source order with the others.
   bool added = false;
+  const int64_t first_added = links.size();
   for (size_t k = 0; k < uncovered.size(); ++k) {
     const int64_t s = nearest_src[k];
     if (s < out.src_begin || s >= out.src_end) continue;
     links.add(s, uncovered[k], 1.0);
     added = true;
   }
-  if (added) {
-    std::vector<size_t> order(static_cast<size_t>(links.size()));
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
-      return links.src[x] != links.src[y] ? links.src[x] < links.src[y] : links.dst[x] < links.dst[y];
-    });
-    GenLinks sorted;
-    for (size_t i : order) sorted.add(links.src[i], links.dst[i], links.w[i]);
-    links = std::move(sorted);
-  }
+  if (added) merge_tail_in_place(&links, first_added);
   out.total_links = links.size();
   ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, &out.total_links, 1, MPI_INT64_T, MPI_SUM, comm));
   for (int64_t d = 0; d < nd; ++d) {
