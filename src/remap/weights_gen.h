@@ -169,7 +169,11 @@ struct StreamedWeights {
   GenOptions options;
   int64_t src_begin = 0, src_end = 0;  // this rank's source points
   GenLinks links;                      // this rank's links, in source order
-  std::vector<double> src_frac;        // this rank's source points' covered fractions
+  // What each destination point's overlap areas were divided by to become weights (its cell's
+  // area with destarea, else the area covered; 0 where nothing covers it): a link's overlap is
+  // its weight times this, from which the writer sums the source cells' covered fractions
+  // slab by slab instead of their being held for every source point.
+  std::vector<double> dst_norm;
   std::vector<double> dst_frac;        // every destination point's covered fraction
   std::vector<double> dst_area;        // every destination cell's area (for the file)
   int64_t total_links = 0, served = 0, unserved = 0, masked = 0, nearest_filled = 0;
@@ -179,8 +183,10 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
                                                const Grid& dst, const GenOptions& options,
                                                int64_t slab_points,
                                                const std::function<void(double)>& progress = {});
-// Rank 0 writes the file (the source's grid variables streamed from its file slab by slab, the
-// links of every rank in rank order); temporary name, renamed when complete.
+// Rank 0 writes the file (temporary name, renamed when complete): the source's grid variables
+// slab by slab in turns, its own slab then one of every other rank, each rank reading its slabs
+// from the grid file and computing their areas and covered fractions itself (in parallel); then
+// the links of every rank in rank order.
 void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripGridSlabs& src,
                             const Grid& dst, const StreamedWeights& w, int64_t slab_points);
 

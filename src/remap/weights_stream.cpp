@@ -108,7 +108,6 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
   GenOptions swapped;
   swapped.normalization = "destarea";
   GenLinks& links = out.links;  // w holds the overlap areas until the normalisation
-  out.src_frac.assign(static_cast<size_t>(out.src_end - out.src_begin), 0.0);
   Agreement run;
   run.check([&] {
     for (int64_t b = out.src_begin; b < out.src_end; b += slab_points) {
@@ -132,8 +131,6 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
           prev = c;
         }
         links.add(b + c, d, part.w[size_t(i)] * area_c);
-        // the covered part of the source cell: the sum of its overlaps over its area
-        out.src_frac[size_t(b + c - out.src_begin)] += part.w[size_t(i)];
       }
       if (progress) progress(double(e - out.src_begin) / double(out.src_end - out.src_begin));
     }
@@ -193,10 +190,8 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
   out.dst_frac.assign(static_cast<size_t>(nd), 0.0);
   for (int64_t d = 0; d < nd; ++d)
     if (dst_area[size_t(d)] > 0) out.dst_frac[size_t(d)] = std::min(1.0, total[size_t(d)] / dst_area[size_t(d)]);
-  for (int64_t i = 0; i < links.size(); ++i) {
-    const int64_t d = links.dst[size_t(i)];
-    links.w[size_t(i)] /= destarea ? dst_area[size_t(d)] : total[size_t(d)];
-  }
+  out.dst_norm = destarea ? dst_area : total;
+  for (int64_t i = 0; i < links.size(); ++i) links.w[size_t(i)] /= out.dst_norm[size_t(links.dst[size_t(i)])];
   // The nearest-neighbour links of FRACNNEI, by the rank that holds the source point, in
   // source order with the others.
   bool added = false;
@@ -264,29 +259,88 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
   }
   if (rank == 0 && a.failed() && !tmp.empty()) std::remove(tmp.c_str());
   a.conclude(comm);
-  // The source's grid variables: rank 0 streams each rank's range from the grid file, with
-  // that rank's fractions; then the links, rank by rank.
-  Agreement b;
+  // The source's grid variables in turns: slab i of rank 0's range, then slab i of every other
+  // rank's, which that rank reads from the grid file with its areas and covered fractions and
+  // sends; so the slabs' reading and areas run on every rank at once, and nothing of a range is
+  // held whole. A rank whose slab failed sends an empty one: every rank keeps its turns, and
+  // the failure is agreed after the last.
+  const int64_t piece = std::min<int64_t>(slab_points, int64_t(1) << 18);  // points per message
+  int64_t turns = 0;
   for (int r = 0; r < nranks; ++r) {
-    const int64_t rb = range_begin(src.size(), r, nranks), re = range_begin(src.size(), r + 1, nranks);
-    if (rank == 0) {
-      std::vector<double> frac;
-      if (r == 0) {
-        frac = w.src_frac;
-      } else {
-        frac.resize(static_cast<size_t>(re - rb));
-        ISTHMUS_MPI(wmpi::Recv(frac.data(), int(frac.size()), MPI_DOUBLE, r, 11, comm, MPI_STATUS_IGNORE));
-      }
-      b.check([&] {
-        for (int64_t s = rb; s < re; s += slab_points) {
-          const Grid slab = src.read(s, std::min(re, s + slab_points));
-          std::vector<double> area(static_cast<size_t>(slab.size()));
-          for (int64_t c = 0; c < slab.size(); ++c) area[size_t(c)] = cell_area(slab, c);
-          writer->write_source_slab(s, slab, area.data(), frac.data() + (s - rb));
+    const int64_t n = range_begin(src.size(), r + 1, nranks) - range_begin(src.size(), r, nranks);
+    turns = std::max(turns, (n + piece - 1) / piece);
+  }
+  const int corners = src.header().num_corners;
+  std::vector<double> buf;  // lon, lat, corner lon, corner lat, mask, area, frac of one slab
+  const auto pack = [&](const Grid& slab, int64_t n) {
+    buf.assign(static_cast<size_t>(n) * (5 + 2 * size_t(corners)), 0.0);
+    double* o = buf.data();
+    std::copy(slab.lon.begin(), slab.lon.end(), o);
+    std::copy(slab.lat.begin(), slab.lat.end(), o + n);
+    std::copy(slab.corner_lon.begin(), slab.corner_lon.end(), o + 2 * n);
+    std::copy(slab.corner_lat.begin(), slab.corner_lat.end(), o + (2 + corners) * n);
+    for (int64_t c = 0; c < n; ++c) o[(2 + 2 * corners) * n + c] = slab.active(c) ? 1.0 : 0.0;
+  };
+  const auto unpack = [&](int64_t n, Grid* slab) {
+    const double* o = buf.data();
+    slab->num_corners = corners;
+    slab->lon.assign(o, o + n);
+    slab->lat.assign(o + n, o + 2 * n);
+    slab->corner_lon.assign(o + 2 * n, o + (2 + corners) * n);
+    slab->corner_lat.assign(o + (2 + corners) * n, o + (2 + 2 * corners) * n);
+    slab->mask.resize(size_t(n));
+    for (int64_t c = 0; c < n; ++c) slab->mask[size_t(c)] = o[(2 + 2 * corners) * n + c] != 0;
+    slab->dims = {n};
+  };
+  // This rank's slab [s, e): read, with areas and covered fractions (the overlaps of its links,
+  // which are in source order: `next` walks them) after the grid variables in buf.
+  int64_t next = 0;
+  const auto own_slab = [&](int64_t s, int64_t e) {
+    const Grid slab = src.read(s, e);
+    const int64_t n = e - s;
+    pack(slab, n);
+    double* area = buf.data() + (3 + 2 * corners) * n;
+    double* frac = area + n;
+    for (int64_t c = 0; c < n; ++c) area[c] = cell_area(slab, c);
+    const GenLinks& l = w.links;
+    for (; next < l.size() && l.src[size_t(next)] < e; ++next) {
+      const int64_t d = l.dst[size_t(next)];
+      frac[l.src[size_t(next)] - s] += l.w[size_t(next)] * w.dst_norm[size_t(d)];
+    }
+    for (int64_t c = 0; c < n; ++c) frac[c] = area[c] > 0 ? frac[c] / area[c] : 0.0;
+    return slab;
+  };
+  Agreement b;
+  const int64_t per_point = 5 + 2 * int64_t(corners);
+  for (int64_t t = 0; t < turns; ++t) {
+    for (int r = 0; r < nranks; ++r) {
+      const int64_t rb = range_begin(src.size(), r, nranks), re = range_begin(src.size(), r + 1, nranks);
+      const int64_t s = std::min(re, rb + t * piece), e = std::min(re, s + piece), n = e - s;
+      if (n <= 0 || (rank != 0 && rank != r)) continue;
+      if (rank == r) {
+        Grid slab;
+        b.check([&] { slab = own_slab(s, e); });
+        if (rank == 0) {
+          const double* area = buf.data() + (3 + 2 * corners) * n;
+          b.check([&] { writer->write_source_slab(s, slab, area, area + n); });
+        } else {  // an empty message: this rank failed (its error is agreed below)
+          ISTHMUS_MPI(wmpi::Send(buf.data(), b.failed() ? 0 : int(n * per_point), MPI_DOUBLE, 0,
+                                 11, comm));
         }
-      });
-    } else if (rank == r) {
-      ISTHMUS_MPI(wmpi::Send(w.src_frac.data(), int(w.src_frac.size()), MPI_DOUBLE, 0, 11, comm));
+      } else {  // rank 0: rank r's slab
+        buf.resize(size_t(n * per_point));
+        MPI_Status st;
+        ISTHMUS_MPI(wmpi::Recv(buf.data(), int(n * per_point), MPI_DOUBLE, r, 11, comm, &st));
+        int got = 0;
+        ISTHMUS_MPI(MPI_Get_count(&st, MPI_DOUBLE, &got));
+        if (got != n * per_point) continue;  // rank r failed: the agreement names it
+        b.check([&] {
+          Grid slab;
+          unpack(n, &slab);
+          const double* area = buf.data() + (3 + 2 * corners) * n;
+          writer->write_source_slab(s, slab, area, area + n);
+        });
+      }
     }
   }
   if (rank == 0 && b.failed()) std::remove(tmp.c_str());

@@ -582,6 +582,10 @@ TEST(WeightsGen, AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole) {
   const ScripGridSlabs slabs(path);
   const StreamedWeights s = generate_streamed_conservative(MPI_COMM_WORLD, slabs, dst, o, 50);
   write_streamed_weights(MPI_COMM_WORLD, dir / "w.nc", slabs, dst, s, 50);
+  // The source fractions, which each rank sums from its links as it hands its slabs to rank 0:
+  // those of the file written from the source held whole.
+  const GeneratedWeights hw = generate_weights(MPI_COMM_WORLD, held, dst, "conservative", o);
+  write_generated_weights(MPI_COMM_WORLD, dir / "held.nc", held, dst, hw);
   WeightsInfo info;
   read_scrip_weights(MPI_COMM_WORLD, dir / "w.nc", {src.size(), dst.size()}, &info);
   EXPECT_EQ(info.num_links, s.total_links);
@@ -601,7 +605,18 @@ TEST(WeightsGen, AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole) {
       EXPECT_NEAR(area[size_t(c)], cell_area(held, c), 1e-18);
       EXPECT_EQ(imask[size_t(c)], src.mask[size_t(c)]);
     }
+    std::vector<double> frac(size_t(src.size())), held_frac(size_t(src.size()));
+    ASSERT_EQ(nc_inq_varid(ncid, "src_grid_frac", &var), NC_NOERR);
+    ASSERT_EQ(nc_get_var_double(ncid, var, frac.data()), NC_NOERR);
     nc_close(ncid);
+    ASSERT_EQ(nc_open((dir / "held.nc").c_str(), NC_NOWRITE, &ncid), NC_NOERR);
+    ASSERT_EQ(nc_inq_varid(ncid, "src_grid_frac", &var), NC_NOERR);
+    ASSERT_EQ(nc_get_var_double(ncid, var, held_frac.data()), NC_NOERR);
+    for (int64_t c = 0; c < src.size(); ++c) {
+      EXPECT_NEAR(frac[size_t(c)], held_frac[size_t(c)], 1e-12) << "source cell " << c;
+      // the global destination covers every active source cell whole; masked cells take none
+      EXPECT_NEAR(frac[size_t(c)], src.active(c) ? 1.0 : 0.0, 1e-12) << "source cell " << c;
+    }
   }
 }
 
