@@ -752,6 +752,17 @@ ScripWeightsWriter::~ScripWeightsWriter() {
 
 void ScripWeightsWriter::append(const int64_t* src, const int64_t* dst, const double* weights,
                                 int64_t n) {
+  append_links(src, dst, weights, n);
+}
+
+void ScripWeightsWriter::append(const int64_t* src, const int32_t* dst, const double* weights,
+                                int64_t n) {
+  append_links(src, dst, weights, n);
+}
+
+template <typename DstIndex>
+void ScripWeightsWriter::append_links(const int64_t* src, const DstIndex* dst,
+                                      const double* weights, int64_t n) {
   if (ncid_ < 0) fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": it is closed");
   if (n < 0 || n > info_.num_links - written_)
     fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": appending ", n,

@@ -162,6 +162,7 @@ class ScripWeightsWriter {
 
   // Appends n links: 0-based indices src[i], dst[i] and weights[i*num_wgts .. (i+1)*num_wgts).
   void append(const int64_t* src, const int64_t* dst, const double* weights, int64_t n);
+  void append(const int64_t* src, const int32_t* dst, const double* weights, int64_t n);
   // Closes the file; fails unless exactly num_links links were appended.
   void close();
   // With WeightsGridVariables::src_streamed: the source points [begin, begin + slab.size()):
@@ -169,6 +170,8 @@ class ScripWeightsWriter {
   void write_source_slab(int64_t begin, const Grid& slab, const double* area, const double* frac);
 
  private:
+  template <typename DstIndex>
+  void append_links(const int64_t* src, const DstIndex* dst, const double* weights, int64_t n);
   void define_grid_variables(const WeightsGridVariables& g, int src_size, int dst_size);
   void write_grid_variables(const WeightsGridVariables& g);
   // side 0: source, 1: destination; points [begin, begin + slab.size()); area, frac may be null

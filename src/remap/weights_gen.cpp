@@ -414,6 +414,12 @@ int64_t creep_fill(MPI_Comm comm, const Grid& dst, const std::vector<int64_t>& b
 
 }  // namespace
 
+void check_destination_size(const Grid& dst) {
+  if (dst.size() > INT32_MAX)
+    fail(ISTHMUS_ERR_ARG, "destination grid \"", dst.name, "\" has ", dst.size(),
+         " points: weight generation holds the destination whole and takes at most 2^31 - 1");
+}
+
 GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& dst,
                                   const std::string& stack, const GenOptions& options,
                                   const std::function<void(double)>& progress) {
@@ -429,6 +435,7 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
     if (src.size() < 1 || dst.size() < 1)
       fail(ISTHMUS_ERR_ARG, "weight generation from \"", src.name, "\" (", src.size(),
            " points) to \"", dst.name, "\" (", dst.size(), " points): a grid has no point");
+    check_destination_size(dst);
     for (const StackStep& step : out.stack)
       if (step.name != "fixed" && step.name != "creep")
         methods.push_back(make_step(step, src, dst, options));
@@ -596,7 +603,8 @@ void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeight
   Agreement b;
   if (rank == 0) {
     b.check([&] { writer->append(links.src.data(), links.dst.data(), links.w.data(), links.size()); });
-    std::vector<int64_t> src, dst;  // sized by the largest piece received
+    std::vector<int64_t> src;  // sized by the largest piece received
+    std::vector<int32_t> dst;
     std::vector<double> w;
     for (int r = 1; r < nranks; ++r) {
       int64_t nl = 0;
@@ -609,7 +617,7 @@ void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeight
           w.resize(size_t(c * nw));
         }
         ISTHMUS_MPI(wmpi::Recv(src.data(), c, MPI_INT64_T, r, 21, comm, MPI_STATUS_IGNORE));
-        ISTHMUS_MPI(wmpi::Recv(dst.data(), c, MPI_INT64_T, r, 22, comm, MPI_STATUS_IGNORE));
+        ISTHMUS_MPI(wmpi::Recv(dst.data(), c, MPI_INT32_T, r, 22, comm, MPI_STATUS_IGNORE));
         ISTHMUS_MPI(wmpi::Recv(w.data(), int(c * nw), MPI_DOUBLE, r, 23, comm, MPI_STATUS_IGNORE));
         b.check([&] { writer->append(src.data(), dst.data(), w.data(), c); });
       }
@@ -627,7 +635,7 @@ void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeight
     for (int64_t o = 0; o < nl; o += piece) {
       const int c = static_cast<int>(std::min(piece, nl - o));
       ISTHMUS_MPI(wmpi::Send(links.src.data() + o, c, MPI_INT64_T, 0, 21, comm));
-      ISTHMUS_MPI(wmpi::Send(links.dst.data() + o, c, MPI_INT64_T, 0, 22, comm));
+      ISTHMUS_MPI(wmpi::Send(links.dst.data() + o, c, MPI_INT32_T, 0, 22, comm));
       ISTHMUS_MPI(wmpi::Send(links.w.data() + o * nw, int(c * nw), MPI_DOUBLE, 0, 23, comm));
     }
   }

@@ -21,9 +21,16 @@
 namespace isthmus::remap {
 
 // Links in the making: num_wgts weights per link, link-major (as SCRIP's remap_matrix).
+// GenLinks' destination indices are 32 bits: a destination grid of 2^31 points or more is
+// ISTHMUS_ERR_ARG, naming the grid (every driver checks it first).
+void check_destination_size(const Grid& dst);
+
 struct GenLinks {
   int num_wgts = 1;
-  std::vector<int64_t> src, dst;  // 0-based grid indices
+  // 0-based grid indices. The destination grid is always held whole, so its indices fit 32 bits
+  // (generation refuses a destination of 2^31 points or more); a streamed source may not.
+  std::vector<int64_t> src;
+  std::vector<int32_t> dst;
   std::vector<double> w;
   // (destination point, covered fraction): methods that know the fraction of a served point's
   // cell that active source cells cover (conservative) record it here; SCRIP's dst_grid_frac
@@ -32,12 +39,12 @@ struct GenLinks {
   int64_t size() const { return static_cast<int64_t>(src.size()); }
   void add(int64_t s, int64_t d, double weight) {
     src.push_back(s);
-    dst.push_back(d);
+    dst.push_back(static_cast<int32_t>(d));
     w.push_back(weight);
   }
   void add(int64_t s, int64_t d, const double* weights) {
     src.push_back(s);
-    dst.push_back(d);
+    dst.push_back(static_cast<int32_t>(d));
     w.insert(w.end(), weights, weights + num_wgts);
   }
 };

@@ -44,7 +44,8 @@ void merge_tail_in_place(GenLinks* links, int64_t tail) {
   std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
     return links->src[x] != links->src[y] ? links->src[x] < links->src[y] : links->dst[x] < links->dst[y];
   });
-  std::vector<int64_t> ts, td;
+  std::vector<int64_t> ts;
+  std::vector<int32_t> td;
   std::vector<double> tw;
   for (size_t x : order) {
     ts.push_back(links->src[x]);
@@ -97,6 +98,7 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
       fail(ISTHMUS_ERR_ARG, "conservative weights need corners: the ",
            src.header().has_corners() ? "destination" : "source", " grid has none");
     if (slab_points < 1) fail(ISTHMUS_ERR_ARG, "slab of ", slab_points, " points");
+    check_destination_size(dst);
   });
   a.conclude(comm);
   const double t0 = MPI_Wtime();

@@ -7,7 +7,7 @@
 //                   [--stream-source | --no-stream-source] [--slab-points N]
 //
 // A SCRIP source of more than 2^23 points with --method conservative is streamed from its file
-// in slabs of --slab-points points (default 2^21) instead of held whole (weights_gen.h).
+// in slabs of --slab-points points (default 2^20) instead of held whole (weights_gen.h).
 //
 // GRID: a SCRIP grid file, a CF file with lon/lat bounds, the shared data's grid_*.nc, or OASIS's
 // grids.nc as DIR/grids.nc:NAME (remap::read_grid). Prints what it did (rank 0) and one JSON line
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
   GenOptions o;
   bool quiet = false;
   int stream = -1;  // -1: stream a SCRIP source of more than 2^23 points for "conservative"
-  int64_t slab_points = int64_t(1) << 21;
+  int64_t slab_points = int64_t(1) << 20;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto value = [&]() -> std::string {

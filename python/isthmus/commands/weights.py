@@ -237,7 +237,7 @@ def register(subparsers):
     p.add_argument("--no-stream-source", dest="stream_source", action="store_false",
                    help="hold the source whole even if it is large")
     p.add_argument("--slab-points", type=int, default=0,
-                   help="source points per slab when streaming (default 2^21)")
+                   help="source points per slab when streaming (default 2^20)")
     p.add_argument("--check", metavar="FILE", help="check a weights file instead")
     p.add_argument("--json", action="store_true", help="--check: also print one JSON line")
     p.add_argument("--tool", help="path of isthmus_weights")
