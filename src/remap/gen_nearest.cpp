@@ -146,19 +146,7 @@ class Nearest final : public WeightMethod {
   std::string name() const override { return "nearest"; }
   void compute(const std::vector<int64_t>& todo, GenLinks* out,
                std::vector<int64_t>* unserved) const override {
-    search_.run(todo, out, unserved,
-                [](std::vector<int64_t>& ids, std::vector<double>& dist, std::vector<double>* w) {
-                  if (dist[0] < kCoincident) {  // nearest first: only the first can coincide
-                    ids.resize(1);
-                    dist.resize(1);
-                    w->assign(1, 1.0);
-                    return true;
-                  }
-                  double sum = 0.0;
-                  for (size_t k = 0; k < dist.size(); ++k) sum += ((*w)[k] = 1.0 / dist[k]);
-                  for (double& x : *w) x /= sum;
-                  return true;
-                });
+    search_.run(todo, out, unserved, distwgt_weights);
   }
 
  private:
@@ -227,6 +215,21 @@ class Gaussian final : public WeightMethod {
 };
 
 }  // namespace
+
+bool distwgt_weights(std::vector<int64_t>& ids, std::vector<double>& dist, std::vector<double>* w) {
+  w->assign(ids.size(), 0.0);
+  if (ids.empty()) return false;
+  if (dist[0] < kCoincident) {  // nearest first: only the first can coincide
+    ids.resize(1);
+    dist.resize(1);
+    w->assign(1, 1.0);
+    return true;
+  }
+  double sum = 0.0;
+  for (size_t k = 0; k < dist.size(); ++k) sum += ((*w)[k] = 1.0 / dist[k]);
+  for (double& x : *w) x /= sum;
+  return true;
+}
 
 std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, const GenOptions& o) {
   return std::make_unique<Nearest>(src, dst, o);

@@ -723,13 +723,13 @@ ScripGridSlabs::~ScripGridSlabs() {
   if (ncid_ >= 0) nc_close(ncid_);
 }
 
-Grid ScripGridSlabs::read(int64_t begin, int64_t end) const {
+Grid ScripGridSlabs::read(int64_t begin, int64_t end, bool with_corners) const {
   if (begin < 0 || end > size_ || begin > end)
     fail(ISTHMUS_ERR_ARG, path_, ": points [", begin, ", ", end, ") out of the grid's ", size_);
   Grid g;
   g.name = header_.name;
   g.source = header_.source;
-  g.num_corners = header_.num_corners;
+  g.num_corners = with_corners ? header_.num_corners : 0;
   const size_t n = static_cast<size_t>(end - begin);
   g.dims = {static_cast<int64_t>(n)};
   if (n == 0) return g;
@@ -748,7 +748,7 @@ Grid ScripGridSlabs::read(int64_t begin, int64_t end) const {
   };
   get(lon_, 1, "grid_center_lon", lon_unit_, &g.lon);
   get(lat_, 1, "grid_center_lat", lat_unit_, &g.lat);
-  if (clon_ >= 0) {
+  if (clon_ >= 0 && with_corners) {
     get(clon_, 2, "grid_corner_lon", clon_unit_, &g.corner_lon);
     get(clat_, 2, "grid_corner_lat", clat_unit_, &g.corner_lat);
   }

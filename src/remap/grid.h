@@ -78,8 +78,8 @@ class ScripGridSlabs {
   const Grid& header() const { return header_; }
   int64_t size() const { return size_; }
   // Points [begin, end) as a Grid of end - begin points (dims {end - begin}; mask and area if
-  // the file has them), radians.
-  Grid read(int64_t begin, int64_t end) const;
+  // the file has them), radians; without the corners if !with_corners (num_corners 0).
+  Grid read(int64_t begin, int64_t end, bool with_corners = true) const;
 
  private:
   std::string path_;

@@ -678,7 +678,8 @@ void ScripWeightsWriter::define_grid_variables(const WeightsGridVariables& g, in
       v.clon = def(s + "_grid_corner_lon", NC_DOUBLE, {size_dim, corners}, "radians");
     }
     v.imask = def(s + "_grid_imask", NC_INT, {size_dim}, "unitless");
-    if (streamed || !area.empty()) v.area = def(s + "_grid_area", NC_DOUBLE, {size_dim}, "square radians");
+    if ((streamed && g.corners) || !area.empty())
+      v.area = def(s + "_grid_area", NC_DOUBLE, {size_dim}, "square radians");
     if (streamed || !frac.empty()) v.frac = def(s + "_grid_frac", NC_DOUBLE, {size_dim}, "unitless");
   }
   if (!g.dst_method.empty()) {

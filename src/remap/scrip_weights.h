@@ -141,7 +141,8 @@ struct WeightsGridVariables {
   const Grid* dst = nullptr;
   bool corners = true;                     // write the corners (when the grids have them)
   // The source too large to hold: `src` is its header only (name, dims, num_corners); its
-  // variables (centres, corners, mask, area, frac) are written by write_source_slab.
+  // variables (centres, corners, mask, area, frac; corners and area only with `corners`) are
+  // written by write_source_slab.
   bool src_streamed = false;
   std::vector<double> src_area, dst_area;  // steradians; empty: not written
   std::vector<double> src_frac, dst_frac;

@@ -62,7 +62,8 @@ PointIndex& PointIndex::operator=(PointIndex&&) noexcept = default;
 
 int64_t PointIndex::size() const { return static_cast<int64_t>(impl_->ids.size()); }
 
-void PointIndex::nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<double>* dist) const {
+void PointIndex::nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<double>* dist,
+                         double max_chord2) const {
   ids->clear();
   dist->clear();
   const int64_t n = size();
@@ -86,7 +87,23 @@ void PointIndex::nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<d
   }
   nanoflann::KNNResultSet<double, uint32_t> rs(kq);
   rs.init(idx, d2);
+  // A bound: the result set's worst distance until it is full, so the search prunes beyond it.
+  if (max_chord2 < std::numeric_limits<double>::infinity()) d2[kq - 1] = max_chord2;
   impl_->tree->findNeighbors(rs, qq, nanoflann::SearchParams());
+  if (rs.size() < kq) {
+    // Fewer than k + 1 within the bound: no tie crosses the k-th place; order what was found.
+    std::vector<std::pair<uint32_t, double>> hits;
+    for (size_t i = 0; i < rs.size(); ++i) hits.emplace_back(idx[i], d2[i]);
+    std::sort(hits.begin(), hits.end(), [this](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second < b.second : impl_->ids[a.first] < impl_->ids[b.first];
+    });
+    if (hits.size() > kk) hits.resize(kk);
+    for (const auto& h : hits) {
+      ids->push_back(impl_->ids[h.first]);
+      dist->push_back(chord2_to_angle(h.second));
+    }
+    return;
+  }
   if (kq == kk || d2[kk] > d2[kk - 1]) {
     // Insertion sort of the k by (distance, id): k is small.
     for (size_t i = 1; i < kk; ++i)

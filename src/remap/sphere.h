@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <limits>
 #include <vector>
 
 namespace isthmus::remap {
@@ -55,8 +56,10 @@ class PointIndex {
   int64_t size() const;
 
   // The k nearest points to q (fewer if the index has fewer): ids and great-circle distances
-  // (radians), nearest first, ties by id.
-  void nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<double>* dist) const;
+  // (radians), nearest first, ties by id. With max_chord2, only among the points within that
+  // squared chord (strictly less; fewer or none if fewer are): the search prunes beyond it.
+  void nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<double>* dist,
+               double max_chord2 = std::numeric_limits<double>::infinity()) const;
   // Every point within `radius` radians of q, nearest first, ties by id.
   void within(Vec3 q, double radius, std::vector<int64_t>* ids, std::vector<double>* dist) const;
 

@@ -89,6 +89,12 @@ struct GenOptions {
 // order=1|2, masks=isthmus|oasis. Errors: ISTHMUS_ERR_ARG naming the word.
 GenOptions parse_gen_options(const std::string& text);
 
+// DISTWGT's weights of a point's neighbours (ids and great-circle distances, nearest first,
+// ties by index): 1/d normalised, or weight 1 alone for a first neighbour closer than 1e-12
+// radians (the lists are then cut to it). False when there is no neighbour. The held and the
+// streamed nearest methods both weigh with it.
+bool distwgt_weights(std::vector<int64_t>& ids, std::vector<double>& dist, std::vector<double>* w);
+
 // The methods (each in its own source file). src and dst must outlive the method.
 std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, const GenOptions& o);
 std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst, const GenOptions& o);
@@ -173,6 +179,7 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
 // points take their nearest active source point, found in a second pass over the slabs). Links
 // stay in source order. Only "conservative" (first order) streams.
 struct StreamedWeights {
+  std::string method = "conservative";  // or "nearest" (generate_streamed_nearest)
   GenOptions options;
   int64_t src_begin = 0, src_end = 0;  // this rank's source points
   GenLinks links;                      // this rank's links, in source order
@@ -183,6 +190,7 @@ struct StreamedWeights {
   std::vector<double> dst_norm;
   std::vector<double> dst_frac;        // every destination point's covered fraction
   std::vector<double> dst_area;        // every destination cell's area (for the file)
+  std::vector<int8_t> dst_method;      // nearest: per destination point 0 (served) or -1
   int64_t total_links = 0, served = 0, unserved = 0, masked = 0, nearest_filled = 0;
   double seconds = 0;                  // the slowest rank's computation
 };
@@ -190,6 +198,19 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
                                                const Grid& dst, const GenOptions& options,
                                                int64_t slab_points,
                                                const std::function<void(double)>& progress = {});
+// The n nearest active source points of every destination point (DISTWGT, GenOptions's
+// num_neighbours) from a source streamed in slabs, against a destination held whole: each rank
+// reads its range of the source slab by slab, indexes each slab's active points and asks it for
+// every active destination point's n nearest, keeping the first n by (distance, index); the
+// ranks' lists are merged in rank order (a pipeline; the order cannot change the result, which
+// is the first n of the whole source by (distance, index)), and rank r weighs the r-th block of
+// the destination points, so the links are in destination order, the same bits as the source
+// held whole (make_nearest) at any rank count and slab size. Every rank holds n (distance,
+// index) pairs per destination point: for destinations held whole. Not GenOptions::oasis_masks.
+StreamedWeights generate_streamed_nearest(MPI_Comm comm, const ScripGridSlabs& src,
+                                          const Grid& dst, const GenOptions& options,
+                                          int64_t slab_points,
+                                          const std::function<void(double)>& progress = {});
 // Rank 0 writes the file (temporary name, renamed when complete): the source's grid variables
 // slab by slab in turns, its own slab then one of every other rank, each rank reading its slabs
 // from the grid file and computing their areas and covered fractions itself (in parallel); then

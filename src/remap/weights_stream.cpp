@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <utility>
 #include <unistd.h>
 
 #include "base/agreement.h"
@@ -226,6 +228,210 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
   return out;
 }
 
+namespace {
+
+// A point's n best (distance, source index) so far: kept first by distance, then index; an
+// empty place is (inf, INT64_MAX).
+struct Best {
+  double dist;
+  int64_t id;
+  bool operator<(const Best& o) const { return dist != o.dist ? dist < o.dist : id < o.id; }
+};
+
+// a := the first n of the merge of the sorted lists a and b (n each).
+void merge_best(Best* a, const Best* b, int n, Best* scratch) {
+  int i = 0, j = 0;
+  for (int k = 0; k < n; ++k) scratch[k] = (b[j] < a[i]) ? b[j++] : a[i++];
+  std::copy(scratch, scratch + n, a);
+}
+
+}  // namespace
+
+StreamedWeights generate_streamed_nearest(MPI_Comm comm, const ScripGridSlabs& src,
+                                          const Grid& dst, const GenOptions& options,
+                                          int64_t slab_points,
+                                          const std::function<void(double)>& progress) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  StreamedWeights out;
+  out.method = "nearest";
+  out.options = options;
+  const int64_t ns = src.size(), nd = dst.size();
+  out.src_begin = range_begin(ns, rank, nranks);
+  out.src_end = range_begin(ns, rank + 1, nranks);
+  const int n = options.num_neighbours;
+  Agreement a;
+  a.check([&] {
+    if (n < 1) fail(ISTHMUS_ERR_ARG, "nearest: the number of neighbours must be at least 1, not ", n);
+    if (options.oasis_masks)
+      fail(ISTHMUS_ERR_ARG, "a streamed source takes nearest neighbours among its active "
+                            "points only; OASIS's mask rules take the n nearest of all points, "
+                            "masked or not: hold the source whole for them");
+    if (slab_points < 1) fail(ISTHMUS_ERR_ARG, "slab of ", slab_points, " points");
+    check_destination_size(dst);
+    if (static_cast<int64_t>(dst.lat.size()) != nd)
+      fail(ISTHMUS_ERR_ARG, "nearest: destination grid ", dst.name, " has ", nd, " longitudes and ",
+           dst.lat.size(), " latitudes");
+  });
+  a.conclude(comm);
+  const double t0 = MPI_Wtime();
+
+  // The points to serve: the active destination points with finite coordinates.
+  std::vector<int32_t> targets;
+  std::vector<Vec3> q;
+  for (int64_t d = 0; d < nd; ++d) {
+    if (!dst.active(d)) {
+      ++out.masked;
+      continue;
+    }
+    if (!std::isfinite(dst.lon[size_t(d)]) || !std::isfinite(dst.lat[size_t(d)])) continue;
+    targets.push_back(static_cast<int32_t>(d));
+    q.push_back(to_xyz(dst.lon[size_t(d)], dst.lat[size_t(d)]));
+  }
+  const size_t nt = targets.size();
+  const Best none{std::numeric_limits<double>::infinity(), INT64_MAX};
+  std::vector<Best> best(nt * size_t(n), none);
+  std::vector<Best> found(static_cast<size_t>(n), none), scratch(static_cast<size_t>(n), none);
+  // A slab's active points (unit vectors, indices) and their range of latitude.
+  struct SlabPoints {
+    std::vector<Vec3> pts;
+    std::vector<int64_t> ids;
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  };
+  const auto points_of = [&](int64_t b, int64_t e, int64_t every, int64_t* seen) {
+    const Grid slab = src.read(b, e, false);
+    SlabPoints p;
+    for (int64_t c = 0; c < slab.size(); ++c) {
+      if (!slab.active(c) || (*seen)++ % every != 0) continue;
+      p.pts.push_back(to_xyz(slab.lon[size_t(c)], slab.lat[size_t(c)]));
+      p.ids.push_back(b + c);
+      p.lo = std::min(p.lo, slab.lat[size_t(c)]);
+      p.hi = std::max(p.hi, slab.lat[size_t(c)]);
+    }
+    return p;
+  };
+  // A bound of every target's n-th distance, so that a slab's search prunes what cannot count:
+  // its n-th nearest among every 64th active source point (source points too, so never below
+  // the true one), on every rank.
+  std::vector<double> bound(nt, std::numeric_limits<double>::infinity());
+  Agreement run;
+  run.check([&] {
+    SlabPoints sample;
+    int64_t seen = 0;
+    for (int64_t b = out.src_begin; b < out.src_end; b += slab_points) {
+      SlabPoints p = points_of(b, std::min(out.src_end, b + slab_points), 64, &seen);
+      sample.pts.insert(sample.pts.end(), p.pts.begin(), p.pts.end());
+      sample.ids.insert(sample.ids.end(), p.ids.begin(), p.ids.end());
+    }
+    std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
+    const int mine = static_cast<int>(sample.ids.size());
+    ISTHMUS_MPI(wmpi::Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm));
+    int all = 0;
+    for (int r = 0; r < nranks; ++r) displs[size_t(r)] = std::exchange(all, all + counts[size_t(r)]);
+    std::vector<Vec3> pts(static_cast<size_t>(all));
+    std::vector<int64_t> ids(static_cast<size_t>(all));
+    for (auto& c : counts) c *= 3;
+    for (auto& d : displs) d *= 3;
+    ISTHMUS_MPI(wmpi::Allgatherv(sample.pts.data(), 3 * mine, MPI_DOUBLE, pts.data(), counts.data(),
+                                 displs.data(), MPI_DOUBLE, comm));
+    for (auto& c : counts) c /= 3;
+    for (auto& d : displs) d /= 3;
+    ISTHMUS_MPI(wmpi::Allgatherv(sample.ids.data(), mine, MPI_INT64_T, ids.data(), counts.data(),
+                                 displs.data(), MPI_INT64_T, comm));
+    std::vector<double> dist;
+    if (all >= n) {
+      const PointIndex index(std::move(pts), std::move(ids));
+      std::vector<int64_t> found_ids;
+      for (size_t t = 0; t < nt; ++t) {
+        index.nearest(q[t], n, &found_ids, &dist);
+        bound[t] = dist.back();
+      }
+    }
+  });
+  run.conclude(comm);
+  Agreement run2;
+  run2.check([&] {
+    std::vector<int64_t> ids;
+    std::vector<double> dist;
+    for (int64_t b = out.src_begin; b < out.src_end; b += slab_points) {
+      const int64_t e = std::min(out.src_end, b + slab_points);
+      int64_t seen = 0;
+      SlabPoints p = points_of(b, e, 1, &seen);
+      if (!p.pts.empty()) {
+        const double lo = p.lo, hi = p.hi;
+        const PointIndex index(std::move(p.pts), std::move(p.ids));
+        for (size_t t = 0; t < nt; ++t) {
+          // Nothing of the slab can count beyond the target's n-th distance so far (or its
+          // bound): its latitude alone may say so; else the search prunes beyond it. A little
+          // room above the bound keeps a point exactly at it (the rounding of the conversions).
+          Best* mine = &best[t * size_t(n)];
+          const double r = std::min(bound[t], mine[n - 1].dist) * (1 + 1e-9) + 1e-15;
+          const double lat = dst.lat[size_t(targets[t])];
+          if (lat < lo - r || lat > hi + r) continue;
+          index.nearest(q[t], n, &ids, &dist, std::isfinite(r) ? angle_to_chord2(std::min(r, M_PI)) : r);
+          std::fill(found.begin(), found.end(), none);
+          for (size_t k = 0; k < ids.size(); ++k) found[k] = {dist[k], ids[k]};
+          merge_best(mine, found.data(), n, scratch.data());
+        }
+      }
+      if (progress) progress(double(e - out.src_begin) / double(out.src_end - out.src_begin));
+    }
+  });
+  run2.conclude(comm);
+
+  // The ranks' lists merged in rank order (rank r continues rank r-1's), then every rank has
+  // them all (small: n pairs per destination point).
+  MPI_Datatype pair_type;
+  ISTHMUS_MPI(MPI_Type_contiguous(int(sizeof(Best)), MPI_BYTE, &pair_type));
+  ISTHMUS_MPI(MPI_Type_commit(&pair_type));
+  std::vector<Best> theirs;
+  if (rank > 0) {
+    theirs.resize(best.size());
+    ISTHMUS_MPI(wmpi::Recv(theirs.data(), int(theirs.size()), pair_type, rank - 1, 8, comm,
+                           MPI_STATUS_IGNORE));
+    for (size_t t = 0; t < nt; ++t)
+      merge_best(&best[t * size_t(n)], &theirs[t * size_t(n)], n, scratch.data());
+    theirs = {};
+  }
+  if (rank + 1 < nranks)
+    ISTHMUS_MPI(wmpi::Send(best.data(), int(best.size()), pair_type, rank + 1, 8, comm));
+  ISTHMUS_MPI(wmpi::Bcast(best.data(), int(best.size()), pair_type, nranks - 1, comm));
+  ISTHMUS_MPI(MPI_Type_free(&pair_type));
+
+  // This rank's block of the targets, weighed in destination order.
+  out.dst_frac.assign(size_t(nd), 0.0);
+  out.dst_method.assign(size_t(nd), int8_t{-1});
+  std::vector<int64_t> ids;
+  std::vector<double> dist, w;
+  const size_t tb = nt * size_t(rank) / size_t(nranks), te = nt * size_t(rank + 1) / size_t(nranks);
+  for (size_t t = 0; t < nt; ++t) {
+    ids.clear();
+    dist.clear();
+    for (int k = 0; k < n && best[t * size_t(n) + size_t(k)].id != INT64_MAX; ++k) {
+      ids.push_back(best[t * size_t(n) + size_t(k)].id);
+      dist.push_back(best[t * size_t(n) + size_t(k)].dist);
+    }
+    bool ok = distwgt_weights(ids, dist, &w);
+    for (size_t k = 0; ok && k < w.size(); ++k) ok = std::isfinite(w[k]);
+    if (!ok) {
+      ++out.unserved;
+      continue;
+    }
+    ++out.served;
+    out.dst_frac[size_t(targets[t])] = 1.0;
+    out.dst_method[size_t(targets[t])] = 0;
+    if (t < tb || t >= te) continue;
+    for (size_t k = 0; k < ids.size(); ++k) out.links.add(ids[k], targets[t], w[k]);
+  }
+  out.unserved += static_cast<int64_t>(nd - out.masked) - static_cast<int64_t>(nt);  // non-finite
+  out.total_links = out.links.size();
+  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, &out.total_links, 1, MPI_INT64_T, MPI_SUM, comm));
+  out.seconds = MPI_Wtime() - t0;
+  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, &out.seconds, 1, MPI_DOUBLE, MPI_MAX, comm));
+  return out;
+}
+
 void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripGridSlabs& src,
                             const Grid& dst, const StreamedWeights& w, int64_t slab_points) {
   int rank = 0, nranks = 1;
@@ -235,6 +441,8 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
   std::string tmp;
   Agreement a;
   WeightsGridVariables vars;
+  // Conservative: corners, areas, and the fractions the links cover; nearest: centres and mask.
+  const bool conservative = w.method == "conservative";
   if (rank == 0) {
     a.check([&] {
       WeightsInfo info;
@@ -244,17 +452,26 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
       info.dst_grid_size = dst.size();
       info.src_grid_dims = src.header().dims;
       info.dst_grid_dims = dst.dims;
-      info.map_method = "Conservative remapping";
-      info.normalization = w.options.normalization == "destarea" ? "destarea" : "fracarea";
-      info.title = src.header().name + " to " + dst.name + " conservative (isthmus, streamed source)";
+      // as write_generated_weights writes the same methods
+      info.map_method = conservative ? "Conservative remapping"
+                                     : "Distance weighted avg of nearest neighbors";
+      info.normalization = !conservative ? "none"
+                           : w.options.normalization == "destarea" ? "destarea" : "fracarea";
+      info.title = src.header().name + " to " + dst.name + " " + w.method +
+                   " (isthmus, streamed source)";
       info.conventions = "SCRIP";
       vars.src = &src.header();
       vars.dst = &dst;
       vars.src_streamed = true;
+      vars.corners = conservative;
       vars.dst_area = w.dst_area;
       vars.dst_frac = w.dst_frac;
-      vars.attributes.emplace_back("isthmus_normalization", w.options.normalization);
-      vars.attributes.emplace_back("isthmus_link_order", "source");
+      vars.dst_method = w.dst_method;
+      vars.methods = w.method;
+      if (conservative) {
+        vars.attributes.emplace_back("isthmus_normalization", w.options.normalization);
+        vars.attributes.emplace_back("isthmus_link_order", "source");
+      }
       tmp = path + ".tmp." + std::to_string(static_cast<long long>(getpid()));
       writer = std::make_unique<ScripWeightsWriter>(tmp, info, &vars);
     });
@@ -272,7 +489,7 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
     const int64_t n = range_begin(src.size(), r + 1, nranks) - range_begin(src.size(), r, nranks);
     turns = std::max(turns, (n + piece - 1) / piece);
   }
-  const int corners = src.header().num_corners;
+  const int corners = conservative ? src.header().num_corners : 0;
   std::vector<double> buf;  // lon, lat, corner lon, corner lat, mask, area, frac of one slab
   const auto pack = [&](const Grid& slab, int64_t n) {
     buf.assign(static_cast<size_t>(n) * (5 + 2 * size_t(corners)), 0.0);
@@ -298,11 +515,15 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
   // which are in source order: `next` walks them) after the grid variables in buf.
   int64_t next = 0;
   const auto own_slab = [&](int64_t s, int64_t e) {
-    const Grid slab = src.read(s, e);
+    const Grid slab = src.read(s, e, conservative);
     const int64_t n = e - s;
     pack(slab, n);
     double* area = buf.data() + (3 + 2 * corners) * n;
     double* frac = area + n;
+    if (!conservative) {  // SCRIP's source fraction of other methods: 1 on active points
+      for (int64_t c = 0; c < n; ++c) frac[c] = slab.active(c) ? 1.0 : 0.0;
+      return slab;
+    }
     for (int64_t c = 0; c < n; ++c) area[c] = cell_area(slab, c);
     const GenLinks& l = w.links;
     for (; next < l.size() && l.src[size_t(next)] < e; ++next) {

@@ -621,6 +621,75 @@ TEST(WeightsGen, AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole) {
   }
 }
 
+// Nearest neighbours from a source streamed in slabs: the links of the source held whole, bit
+// for bit (the first n by distance, then index: a regular source has ties), at every rank count
+// and slab size, and the file's links and variables as the held path writes them.
+TEST(WeightsGen, AStreamedSourceGivesTheNearestNeighboursOfTheSourceHeldWhole) {
+  Watchdog dog("WeightsGen.AStreamedSourceGivesTheNearestNeighboursOfTheSourceHeldWhole", 120);
+  TempRunDir dir("weights_stream_nearest");
+  Grid src = lonlat_grid("src", 36, 18, 0.0, true);
+  for (int64_t c = 0; c < src.size(); ++c)
+    if (src.lat[size_t(c)] > 60 * kDeg) src.mask[size_t(c)] = 0;
+  Grid dst = lonlat_grid("dst", 48, 30, -180.0, false);
+  dst.mask.assign(size_t(dst.size()), 1);
+  dst.mask[7] = 0;  // a masked destination point: no link, counted as masked
+  const std::string path = dir / "src.nc";
+  if (world_rank() == 0) write_scrip_grid(path, src);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Grid held = read_grid(path);
+  const ScripGridSlabs slabs(path);
+  for (const int n : {1, 4}) {
+    GenOptions o;
+    o.num_neighbours = n;
+    const StreamedWeights s = generate_streamed_nearest(MPI_COMM_WORLD, slabs, dst, o, 37);
+    GeneratedWeights as_gen;
+    as_gen.links = s.links;
+    const Gathered g = gather(as_gen, MPI_COMM_WORLD);
+    EXPECT_EQ(s.masked, 1);
+    if (world_rank() == 0) {
+      const GeneratedWeights h = generate_weights(MPI_COMM_SELF, held, dst, "nearest", o);
+      EXPECT_EQ(g.src, h.links.src) << n;
+      EXPECT_EQ(g.dst, h.links.dst) << n;
+      EXPECT_TRUE(g.w == h.links.w) << n;  // bit for bit
+      EXPECT_EQ(s.total_links, h.total_links);
+      EXPECT_EQ(s.served, h.served_per_step[0]);
+      EXPECT_EQ(s.unserved, h.unserved);
+      const StreamedWeights one = generate_streamed_nearest(MPI_COMM_SELF, slabs, dst, o, 1000);
+      EXPECT_EQ(one.links.src, h.links.src) << n;
+      EXPECT_TRUE(one.links.w == h.links.w) << n;
+    }
+  }
+  // The file: the links in destination order, SCRIP's words for the method, no corners.
+  GenOptions o;
+  o.num_neighbours = 4;
+  const StreamedWeights s = generate_streamed_nearest(MPI_COMM_WORLD, slabs, dst, o, 50);
+  write_streamed_weights(MPI_COMM_WORLD, dir / "w.nc", slabs, dst, s, 50);
+  WeightsInfo info;
+  const LinkSlab file = read_scrip_weights_chunked(MPI_COMM_WORLD, dir / "w.nc", {src.size(), dst.size()},
+                                                   &info, nullptr, 1000, int64_t{1} << 40);
+  EXPECT_EQ(info.num_links, s.total_links);
+  EXPECT_EQ(info.map_method, "Distance weighted avg of nearest neighbors");
+  if (world_rank() == 0) {
+    const GeneratedWeights h = generate_weights(MPI_COMM_SELF, held, dst, "nearest", o);
+    EXPECT_EQ(file.src, h.links.src);
+    EXPECT_EQ(file.dst, std::vector<int64_t>(h.links.dst.begin(), h.links.dst.end()));
+    EXPECT_EQ(file.weights, h.links.w);
+    int ncid = -1, var = -1;
+    ASSERT_EQ(nc_open((dir / "w.nc").c_str(), NC_NOWRITE, &ncid), NC_NOERR);
+    EXPECT_NE(nc_inq_varid(ncid, "src_grid_corner_lat", &var), NC_NOERR);
+    EXPECT_NE(nc_inq_varid(ncid, "src_grid_area", &var), NC_NOERR);
+    std::vector<double> frac(size_t(src.size()));
+    ASSERT_EQ(nc_inq_varid(ncid, "src_grid_frac", &var), NC_NOERR);
+    ASSERT_EQ(nc_get_var_double(ncid, var, frac.data()), NC_NOERR);
+    for (int64_t c = 0; c < src.size(); ++c) EXPECT_EQ(frac[size_t(c)], src.active(c) ? 1.0 : 0.0);
+    std::vector<signed char> method(size_t(dst.size()));
+    ASSERT_EQ(nc_inq_varid(ncid, "dst_grid_method", &var), NC_NOERR);
+    ASSERT_EQ(nc_get_var_schar(ncid, var, method.data()), NC_NOERR);
+    for (int64_t d = 0; d < dst.size(); ++d) EXPECT_EQ(method[size_t(d)], d == 7 ? -1 : 0) << d;
+    nc_close(ncid);
+  }
+}
+
 // A reduced Gaussian-like grid (rows of latitude holding fewer cells toward the poles, one
 // index per cell, dims {size}): an unstructured grid to every method but bilinear. From it,
 // conservative weights conserve every cell's area; to it, FRACAREA weights sum to 1 (its rows do

@@ -6,7 +6,7 @@
 //                   [--variance V] [--order 1|2] [--masks isthmus|oasis] [--quiet]
 //                   [--stream-source | --no-stream-source] [--slab-points N]
 //
-// A SCRIP source of more than 2^23 points with --method conservative is streamed from its file
+// A SCRIP source of more than 2^23 points with --method conservative or nearest is streamed from its file
 // in slabs of --slab-points points (default 2^20) instead of held whole (weights_gen.h).
 //
 // GRID: a SCRIP grid file, a CF file with lon/lat bounds, the shared data's grid_*.nc, or OASIS's
@@ -54,10 +54,12 @@ long peak_rss_kib() {
 }
 
 // Whether to stream the source: --stream-source (1), --no-stream-source (0), or by default (-1)
-// a SCRIP source of more than 2^23 points, for the stack "conservative" alone.
+// a SCRIP source of more than 2^23 points, for the stack "conservative" or "nearest" alone.
 bool streams(int stream, const std::string& stack, const std::string& src_spec) {
   const std::vector<StackStep> steps = parse_stack(stack);
-  if (stream == 0 || steps.size() != 1 || steps[0].name != "conservative") return false;
+  if (stream == 0 || steps.size() != 1 ||
+      (steps[0].name != "conservative" && steps[0].name != "nearest"))
+    return false;
   if (stream == 1) return true;
   int ncid = -1, dim = -1;
   size_t size = 0;
@@ -153,8 +155,10 @@ int main(int argc, char** argv) {
       const ScripGridSlabs src(src_spec);
       const Grid dst = read_grid(dst_spec);
       const double t_read = MPI_Wtime() - t0;
+      const bool nearest = parse_stack(stack)[0].name == "nearest";
       const StreamedWeights w =
-          generate_streamed_conservative(MPI_COMM_WORLD, src, dst, o, slab_points, progress);
+          nearest ? generate_streamed_nearest(MPI_COMM_WORLD, src, dst, o, slab_points, progress)
+                  : generate_streamed_conservative(MPI_COMM_WORLD, src, dst, o, slab_points, progress);
       end_bar();
       const double t_gen = MPI_Wtime() - t0 - t_read;
       write_streamed_weights(MPI_COMM_WORLD, out, src, dst, w, slab_points);
@@ -163,18 +167,21 @@ int main(int argc, char** argv) {
       if (rank == 0) {
         if (!quiet)
           std::printf("isthmus weights: %s (%lld points, streamed in slabs of %lld) -> %s (%lld "
-                      "points), conservative %s, %d rank%s\n  served %lld, by the nearest "
+                      "points), %s %s, %d rank%s\n  served %lld, by the nearest "
                       "neighbour %lld, unserved %lld active destination points (%lld masked)\n"
                       "  %lld links -> %s; weights %.3f s, total %.3f s, peak %.1f MiB per rank\n",
                       src_spec.c_str(), (long long)src.size(), (long long)slab_points,
-                      dst.source.c_str(), (long long)dst.size(), o.normalization.c_str(), nranks,
+                      dst.source.c_str(), (long long)dst.size(), w.method.c_str(),
+                      nearest ? ("n=" + std::to_string(o.num_neighbours)).c_str()
+                              : o.normalization.c_str(),
+                      nranks,
                       nranks == 1 ? "" : "s", (long long)w.served, (long long)w.nearest_filled,
                       (long long)w.unserved, (long long)w.masked, (long long)w.total_links,
                       out.c_str(), t_gen, t_all, max_rss / 1024.0);
-        std::printf("{\"tool\": \"isthmus\", \"method\": \"conservative\", \"streamed\": true, "
+        std::printf("{\"tool\": \"isthmus\", \"method\": \"%s\", \"streamed\": true, "
                     "\"ranks\": %d, \"seconds\": %.6f, \"seconds_weights\": %.6f, "
                     "\"peak_rss_bytes\": %ld, \"links\": %lld, \"unserved\": %lld, \"out\": \"%s\"}\n",
-                    nranks, t_all, t_gen, max_rss * 1024, (long long)w.total_links,
+                    w.method.c_str(), nranks, t_all, t_gen, max_rss * 1024, (long long)w.total_links,
                     (long long)w.unserved, out.c_str());
       }
     } else {
