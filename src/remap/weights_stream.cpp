@@ -22,6 +22,19 @@ namespace {
 
 int64_t range_begin(int64_t n, int r, int p) { return n * r / p; }
 
+// The result of a streamed method before its work: this rank's range of the source.
+StreamedWeights streamed_start(MPI_Comm comm, const ScripGridSlabs& src, const char* method,
+                               const GenOptions& options, int* rank, int* nranks) {
+  ISTHMUS_MPI(MPI_Comm_rank(comm, rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, nranks));
+  StreamedWeights out;
+  out.method = method;
+  out.options = options;
+  out.src_begin = range_begin(src.size(), *rank, *nranks);
+  out.src_end = range_begin(src.size(), *rank + 1, *nranks);
+  return out;
+}
+
 // Room for `more` links after `done` of `total` source points: the links held so far projected
 // over all the points, plus a sixteenth, so that the arrays grow a few times by little instead
 // of doubling (which left up to twice the links' memory reserved, and three times one array's
@@ -81,13 +94,8 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
                                                int64_t slab_points,
                                                const std::function<void(double)>& progress) {
   int rank = 0, nranks = 1;
-  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
-  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
-  StreamedWeights out;
-  out.options = options;
-  const int64_t ns = src.size(), nd = dst.size();
-  out.src_begin = range_begin(ns, rank, nranks);
-  out.src_end = range_begin(ns, rank + 1, nranks);
+  StreamedWeights out = streamed_start(comm, src, "conservative", options, &rank, &nranks);
+  const int64_t nd = dst.size();
   Agreement a;
   a.check([&] {
     if (options.conservative_order != 1)
@@ -252,14 +260,8 @@ StreamedWeights generate_streamed_nearest(MPI_Comm comm, const ScripGridSlabs& s
                                           int64_t slab_points,
                                           const std::function<void(double)>& progress) {
   int rank = 0, nranks = 1;
-  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
-  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
-  StreamedWeights out;
-  out.method = "nearest";
-  out.options = options;
-  const int64_t ns = src.size(), nd = dst.size();
-  out.src_begin = range_begin(ns, rank, nranks);
-  out.src_end = range_begin(ns, rank + 1, nranks);
+  StreamedWeights out = streamed_start(comm, src, "nearest", options, &rank, &nranks);
+  const int64_t nd = dst.size();
   const int n = options.num_neighbours;
   Agreement a;
   a.check([&] {
