@@ -165,9 +165,7 @@ double mean_consecutive_distance(const Grid& g) {
   int64_t count = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t j = (i + 1) % n;
-    if (!finite(g.lon[i], g.lat[i]) || !finite(g.lon[j], g.lat[j])) continue;
-    sum += great_circle(g.lon[i], g.lat[i], g.lon[j], g.lat[j]);
-    ++count;
+    add_consecutive_distance(g.lon[i], g.lat[i], g.lon[j], g.lat[j], &sum, &count);
   }
   return count > 0 ? sum / static_cast<double>(count) : 0.0;
 }
@@ -182,30 +180,16 @@ class Gaussian final : public WeightMethod {
  public:
   Gaussian(const Grid& src, const Grid& dst, const GenOptions& o)
       : search_(src, dst, o, "gaussian") {
-    const double var = o.gaussian_variance;
-    if (!(var > 0.0) || !std::isfinite(var))
-      fail(ISTHMUS_ERR_ARG, "gaussian: the variance (OASIS GAUSWGT's VAR) must be positive and "
-                            "finite, not ", var);
-    const double dm = mean_consecutive_distance(src);
-    two_sigma2_ = 2.0 * var * dm * dm;
+    two_sigma2_ = gauswgt_two_sigma2(o, mean_consecutive_distance(src));
   }
   std::string name() const override { return "gaussian"; }
   void compute(const std::vector<int64_t>& todo, GenLinks* out,
                std::vector<int64_t>* unserved) const override {
     const double two_sigma2 = two_sigma2_;
     search_.run(todo, out, unserved,
-                [two_sigma2](std::vector<int64_t>&, std::vector<double>& dist,
+                [two_sigma2](std::vector<int64_t>& ids, std::vector<double>& dist,
                              std::vector<double>* w) {
-                  const double d02 = dist[0] * dist[0];
-                  double sum = 0.0;
-                  for (size_t k = 0; k < dist.size(); ++k) {
-                    const double e = dist[k] * dist[k] - d02;
-                    const double x =
-                        two_sigma2 > 0.0 ? std::exp(-e / two_sigma2) : (e == 0.0 ? 1.0 : 0.0);
-                    sum += ((*w)[k] = x);
-                  }
-                  for (double& x : *w) x /= sum;
-                  return true;
+                  return gauswgt_weights(two_sigma2, ids, dist, w);
                 });
   }
 
@@ -215,6 +199,36 @@ class Gaussian final : public WeightMethod {
 };
 
 }  // namespace
+
+void add_consecutive_distance(double lon1, double lat1, double lon2, double lat2, double* sum,
+                              int64_t* count) {
+  if (!finite(lon1, lat1) || !finite(lon2, lat2)) return;
+  *sum += great_circle(lon1, lat1, lon2, lat2);
+  ++*count;
+}
+
+double gauswgt_two_sigma2(const GenOptions& o, double mean_distance) {
+  const double var = o.gaussian_variance;
+  if (!(var > 0.0) || !std::isfinite(var))
+    fail(ISTHMUS_ERR_ARG, "gaussian: the variance (OASIS GAUSWGT's VAR) must be positive and "
+                          "finite, not ", var);
+  return 2.0 * var * mean_distance * mean_distance;
+}
+
+bool gauswgt_weights(double two_sigma2, std::vector<int64_t>& ids, std::vector<double>& dist,
+                     std::vector<double>* w) {
+  w->assign(ids.size(), 0.0);
+  if (ids.empty()) return false;
+  const double d02 = dist[0] * dist[0];
+  double sum = 0.0;
+  for (size_t k = 0; k < dist.size(); ++k) {
+    const double e = dist[k] * dist[k] - d02;
+    const double x = two_sigma2 > 0.0 ? std::exp(-e / two_sigma2) : (e == 0.0 ? 1.0 : 0.0);
+    sum += ((*w)[k] = x);
+  }
+  for (double& x : *w) x /= sum;
+  return true;
+}
 
 bool distwgt_weights(std::vector<int64_t>& ids, std::vector<double>& dist, std::vector<double>* w) {
   w->assign(ids.size(), 0.0);

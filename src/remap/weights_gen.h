@@ -94,6 +94,16 @@ GenOptions parse_gen_options(const std::string& text);
 // radians (the lists are then cut to it). False when there is no neighbour. The held and the
 // streamed nearest methods both weigh with it.
 bool distwgt_weights(std::vector<int64_t>& ids, std::vector<double>& dist, std::vector<double>* w);
+// GAUSWGT's: exp(-(d² - d0²)/(2σ²)) normalised (make_gaussian); 2σ² = 2 · VAR · dm² from the
+// options' variance (ISTHMUS_ERR_ARG unless positive and finite) and dm, the mean great-circle
+// distance between consecutive source points in storage order (the last followed by the
+// first), summed in that order by add_consecutive_distance (pairs with a non-finite coordinate
+// left out).
+bool gauswgt_weights(double two_sigma2, std::vector<int64_t>& ids, std::vector<double>& dist,
+                     std::vector<double>* w);
+double gauswgt_two_sigma2(const GenOptions& o, double mean_distance);
+void add_consecutive_distance(double lon1, double lat1, double lon2, double lat2, double* sum,
+                              int64_t* count);
 
 // The methods (each in its own source file). src and dst must outlive the method.
 std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, const GenOptions& o);
@@ -198,19 +208,22 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
                                                const Grid& dst, const GenOptions& options,
                                                int64_t slab_points,
                                                const std::function<void(double)>& progress = {});
-// The n nearest active source points of every destination point (DISTWGT, GenOptions's
-// num_neighbours) from a source streamed in slabs, against a destination held whole: each rank
+// The n nearest active source points of every destination point (method "nearest": DISTWGT;
+// "gaussian": GAUSWGT; GenOptions's num_neighbours) from a source streamed in slabs, against a
+// destination held whole: each rank
 // reads its range of the source slab by slab, indexes each slab's active points and asks it for
 // every active destination point's n nearest, keeping the first n by (distance, index); the
 // ranks' lists are merged in rank order (a pipeline; the order cannot change the result, which
 // is the first n of the whole source by (distance, index)), and rank r weighs the r-th block of
 // the destination points, so the links are in destination order, the same bits as the source
-// held whole (make_nearest) at any rank count and slab size. Every rank holds n (distance,
-// index) pairs per destination point: for destinations held whole. Not GenOptions::oasis_masks.
-StreamedWeights generate_streamed_nearest(MPI_Comm comm, const ScripGridSlabs& src,
-                                          const Grid& dst, const GenOptions& options,
-                                          int64_t slab_points,
-                                          const std::function<void(double)>& progress = {});
+// held whole (make_nearest, make_gaussian) at any rank count and slab size. Gaussian first
+// sums the mean distance between consecutive source points over the ranks in turn (one pass in
+// storage order, as the held path). Every rank holds n (distance, index) pairs per destination
+// point: for destinations held whole. Not GenOptions::oasis_masks.
+StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs& src,
+                                             const Grid& dst, const std::string& method,
+                                             const GenOptions& options, int64_t slab_points,
+                                             const std::function<void(double)>& progress = {});
 // Rank 0 writes the file (temporary name, renamed when complete): the source's grid variables
 // slab by slab in turns, its own slab then one of every other rank, each rank reading its slabs
 // from the grid file and computing their areas and covered fractions itself (in parallel); then

@@ -255,17 +255,64 @@ void merge_best(Best* a, const Best* b, int n, Best* scratch) {
 
 }  // namespace
 
-StreamedWeights generate_streamed_nearest(MPI_Comm comm, const ScripGridSlabs& src,
-                                          const Grid& dst, const GenOptions& options,
-                                          int64_t slab_points,
-                                          const std::function<void(double)>& progress) {
+namespace {
+
+// GAUSWGT's mean distance between consecutive source points (weights_gen.h), streamed: the
+// ranks add their pairs (i, i + 1 mod n) in turn, each continuing the previous one's sum, so
+// the additions are those of one pass in storage order (the bits of the source held whole).
+// A rank whose reading fails records it in `agreement` and still passes the sum on.
+double streamed_mean_distance(MPI_Comm comm, const ScripGridSlabs& src, const StreamedWeights& out,
+                              int64_t slab_points, int rank, int nranks, Agreement& agreement) {
+  const int64_t ns = src.size();
+  double sum = 0.0;
+  int64_t count = 0;
+  if (rank > 0) {
+    ISTHMUS_MPI(wmpi::Recv(&sum, 1, MPI_DOUBLE, rank - 1, 9, comm, MPI_STATUS_IGNORE));
+    ISTHMUS_MPI(wmpi::Recv(&count, 1, MPI_INT64_T, rank - 1, 9, comm, MPI_STATUS_IGNORE));
+  }
+  double lon = 0, lat = 0;
+  bool have = false;
+  const auto step = [&](double lon2, double lat2) {
+    if (have) add_consecutive_distance(lon, lat, lon2, lat2, &sum, &count);
+    lon = lon2, lat = lat2, have = true;
+  };
+  agreement.check([&] {
+    if (ns < 2 || out.src_end == out.src_begin) return;
+    for (int64_t b = out.src_begin; b < out.src_end; b += slab_points) {
+      const Grid slab = src.read(b, std::min(out.src_end, b + slab_points), false);
+      for (int64_t c = 0; c < slab.size(); ++c) step(slab.lon[size_t(c)], slab.lat[size_t(c)]);
+    }
+    const int64_t next = out.src_end % ns;  // the last pair: the range's last point and the next
+    const Grid one = src.read(next, next + 1, false);
+    step(one.lon[0], one.lat[0]);
+  });
+  if (rank + 1 < nranks) {
+    ISTHMUS_MPI(wmpi::Send(&sum, 1, MPI_DOUBLE, rank + 1, 9, comm));
+    ISTHMUS_MPI(wmpi::Send(&count, 1, MPI_INT64_T, rank + 1, 9, comm));
+  }
+  double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
+  ISTHMUS_MPI(wmpi::Bcast(&mean, 1, MPI_DOUBLE, nranks - 1, comm));
+  return mean;
+}
+
+}  // namespace
+
+StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs& src,
+                                             const Grid& dst, const std::string& method,
+                                             const GenOptions& options, int64_t slab_points,
+                                             const std::function<void(double)>& progress) {
   int rank = 0, nranks = 1;
-  StreamedWeights out = streamed_start(comm, src, "nearest", options, &rank, &nranks);
+  StreamedWeights out = streamed_start(comm, src, method.c_str(), options, &rank, &nranks);
   const int64_t nd = dst.size();
   const int n = options.num_neighbours;
+  const bool gaussian = method == "gaussian";
   Agreement a;
   a.check([&] {
-    if (n < 1) fail(ISTHMUS_ERR_ARG, "nearest: the number of neighbours must be at least 1, not ", n);
+    if (method != "nearest" && !gaussian)
+      fail(ISTHMUS_ERR_ARG, "method \"", method, "\" does not stream its source (nearest, gaussian "
+                            "and conservative do)");
+    if (gaussian) gauswgt_two_sigma2(options, 1.0);  // the variance's check
+    if (n < 1) fail(ISTHMUS_ERR_ARG, method, ": the number of neighbours must be at least 1, not ", n);
     if (options.oasis_masks)
       fail(ISTHMUS_ERR_ARG, "a streamed source takes nearest neighbours among its active "
                             "points only; OASIS's mask rules take the n nearest of all points, "
@@ -278,6 +325,13 @@ StreamedWeights generate_streamed_nearest(MPI_Comm comm, const ScripGridSlabs& s
   });
   a.conclude(comm);
   const double t0 = MPI_Wtime();
+  double two_sigma2 = 0.0;
+  if (gaussian) {
+    Agreement mean;
+    const double dm = streamed_mean_distance(comm, src, out, slab_points, rank, nranks, mean);
+    mean.conclude(comm);
+    two_sigma2 = gauswgt_two_sigma2(options, dm);
+  }
 
   // The points to serve: the active destination points with finite coordinates.
   std::vector<int32_t> targets;
@@ -414,7 +468,7 @@ StreamedWeights generate_streamed_nearest(MPI_Comm comm, const ScripGridSlabs& s
       ids.push_back(best[t * size_t(n) + size_t(k)].id);
       dist.push_back(best[t * size_t(n) + size_t(k)].dist);
     }
-    bool ok = distwgt_weights(ids, dist, &w);
+    bool ok = gaussian ? gauswgt_weights(two_sigma2, ids, dist, &w) : distwgt_weights(ids, dist, &w);
     for (size_t k = 0; ok && k < w.size(); ++k) ok = std::isfinite(w[k]);
     if (!ok) {
       ++out.unserved;

@@ -621,9 +621,10 @@ TEST(WeightsGen, AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole) {
   }
 }
 
-// Nearest neighbours from a source streamed in slabs: the links of the source held whole, bit
-// for bit (the first n by distance, then index: a regular source has ties), at every rank count
-// and slab size, and the file's links and variables as the held path writes them.
+// Nearest neighbours (DISTWGT, GAUSWGT) from a source streamed in slabs: the links of the
+// source held whole, bit for bit (the first n by distance, then index: a regular source has
+// ties; GAUSWGT's mean distance summed in storage order over the ranks), at every rank count and
+// slab size, and the file's links and variables as the held path writes them.
 TEST(WeightsGen, AStreamedSourceGivesTheNearestNeighboursOfTheSourceHeldWhole) {
   Watchdog dog("WeightsGen.AStreamedSourceGivesTheNearestNeighboursOfTheSourceHeldWhole", 120);
   TempRunDir dir("weights_stream_nearest");
@@ -638,31 +639,33 @@ TEST(WeightsGen, AStreamedSourceGivesTheNearestNeighboursOfTheSourceHeldWhole) {
   MPI_Barrier(MPI_COMM_WORLD);
   const Grid held = read_grid(path);
   const ScripGridSlabs slabs(path);
-  for (const int n : {1, 4}) {
+  for (const auto& [method, n] : {std::pair<std::string, int>{"nearest", 1}, {"nearest", 4},
+                                   {"gaussian", 4}}) {
     GenOptions o;
     o.num_neighbours = n;
-    const StreamedWeights s = generate_streamed_nearest(MPI_COMM_WORLD, slabs, dst, o, 37);
+    o.gaussian_variance = 0.7;
+    const StreamedWeights s = generate_streamed_neighbours(MPI_COMM_WORLD, slabs, dst, method, o, 37);
     GeneratedWeights as_gen;
     as_gen.links = s.links;
     const Gathered g = gather(as_gen, MPI_COMM_WORLD);
     EXPECT_EQ(s.masked, 1);
     if (world_rank() == 0) {
-      const GeneratedWeights h = generate_weights(MPI_COMM_SELF, held, dst, "nearest", o);
-      EXPECT_EQ(g.src, h.links.src) << n;
-      EXPECT_EQ(g.dst, h.links.dst) << n;
-      EXPECT_TRUE(g.w == h.links.w) << n;  // bit for bit
+      const GeneratedWeights h = generate_weights(MPI_COMM_SELF, held, dst, method, o);
+      EXPECT_EQ(g.src, h.links.src) << method << " " << n;
+      EXPECT_EQ(g.dst, h.links.dst) << method << " " << n;
+      EXPECT_TRUE(g.w == h.links.w) << method << " " << n;  // bit for bit
       EXPECT_EQ(s.total_links, h.total_links);
       EXPECT_EQ(s.served, h.served_per_step[0]);
       EXPECT_EQ(s.unserved, h.unserved);
-      const StreamedWeights one = generate_streamed_nearest(MPI_COMM_SELF, slabs, dst, o, 1000);
-      EXPECT_EQ(one.links.src, h.links.src) << n;
-      EXPECT_TRUE(one.links.w == h.links.w) << n;
+      const StreamedWeights one = generate_streamed_neighbours(MPI_COMM_SELF, slabs, dst, method, o, 1000);
+      EXPECT_EQ(one.links.src, h.links.src) << method << " " << n;
+      EXPECT_TRUE(one.links.w == h.links.w) << method << " " << n;
     }
   }
   // The file: the links in destination order, SCRIP's words for the method, no corners.
   GenOptions o;
   o.num_neighbours = 4;
-  const StreamedWeights s = generate_streamed_nearest(MPI_COMM_WORLD, slabs, dst, o, 50);
+  const StreamedWeights s = generate_streamed_neighbours(MPI_COMM_WORLD, slabs, dst, "nearest", o, 50);
   write_streamed_weights(MPI_COMM_WORLD, dir / "w.nc", slabs, dst, s, 50);
   WeightsInfo info;
   const LinkSlab file = read_scrip_weights_chunked(MPI_COMM_WORLD, dir / "w.nc", {src.size(), dst.size()},

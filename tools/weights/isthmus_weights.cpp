@@ -6,7 +6,8 @@
 //                   [--variance V] [--order 1|2] [--masks isthmus|oasis] [--quiet]
 //                   [--stream-source | --no-stream-source] [--slab-points N]
 //
-// A SCRIP source of more than 2^23 points with --method conservative or nearest is streamed from its file
+// A SCRIP source of more than 2^23 points with --method conservative, nearest or gaussian is
+// streamed from its file
 // in slabs of --slab-points points (default 2^20) instead of held whole (weights_gen.h).
 //
 // GRID: a SCRIP grid file, a CF file with lon/lat bounds, the shared data's grid_*.nc, or OASIS's
@@ -54,11 +55,12 @@ long peak_rss_kib() {
 }
 
 // Whether to stream the source: --stream-source (1), --no-stream-source (0), or by default (-1)
-// a SCRIP source of more than 2^23 points, for the stack "conservative" or "nearest" alone.
+// a SCRIP source of more than 2^23 points, for the stack "conservative", "nearest" or
+// "gaussian" alone.
 bool streams(int stream, const std::string& stack, const std::string& src_spec) {
   const std::vector<StackStep> steps = parse_stack(stack);
   if (stream == 0 || steps.size() != 1 ||
-      (steps[0].name != "conservative" && steps[0].name != "nearest"))
+      (steps[0].name != "conservative" && steps[0].name != "nearest" && steps[0].name != "gaussian"))
     return false;
   if (stream == 1) return true;
   int ncid = -1, dim = -1;
@@ -155,9 +157,10 @@ int main(int argc, char** argv) {
       const ScripGridSlabs src(src_spec);
       const Grid dst = read_grid(dst_spec);
       const double t_read = MPI_Wtime() - t0;
-      const bool nearest = parse_stack(stack)[0].name == "nearest";
+      const std::string method = parse_stack(stack)[0].name;
+      const bool nearest = method != "conservative";
       const StreamedWeights w =
-          nearest ? generate_streamed_nearest(MPI_COMM_WORLD, src, dst, o, slab_points, progress)
+          nearest ? generate_streamed_neighbours(MPI_COMM_WORLD, src, dst, method, o, slab_points, progress)
                   : generate_streamed_conservative(MPI_COMM_WORLD, src, dst, o, slab_points, progress);
       end_bar();
       const double t_gen = MPI_Wtime() - t0 - t_read;

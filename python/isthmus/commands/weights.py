@@ -232,7 +232,7 @@ def register(subparsers):
                    help="oasis: SCRIP's mask rules (nearest/gaussian drop the masked among the n "
                         "nearest; conservative serves masked destination points), as SCRIPR")
     p.add_argument("--stream-source", dest="stream_source", action="store_true", default=None,
-                   help="conservative or nearest alone: read the source (a SCRIP grid file) in "
+                   help="conservative, nearest or gaussian alone: read the source (a SCRIP grid file) in "
                    "slabs instead of whole (the default for sources of more than 2^23 points)")
     p.add_argument("--no-stream-source", dest="stream_source", action="store_false",
                    help="hold the source whole even if it is large")
