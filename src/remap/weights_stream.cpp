@@ -370,39 +370,44 @@ StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs
   // A bound of every target's n-th distance, so that a slab's search prunes what cannot count:
   // its n-th nearest among every 64th active source point (source points too, so never below
   // the true one), on every rank.
+  // (A rank whose reading failed gives an empty sample: the gathers below are every rank's,
+  // and the failure is agreed after them.)
   std::vector<double> bound(nt, std::numeric_limits<double>::infinity());
   Agreement run;
+  SlabPoints sample;
   run.check([&] {
-    SlabPoints sample;
     int64_t seen = 0;
     for (int64_t b = out.src_begin; b < out.src_end; b += slab_points) {
       SlabPoints p = points_of(b, std::min(out.src_end, b + slab_points), 64, &seen);
       sample.pts.insert(sample.pts.end(), p.pts.begin(), p.pts.end());
       sample.ids.insert(sample.ids.end(), p.ids.begin(), p.ids.end());
     }
-    std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
-    const int mine = static_cast<int>(sample.ids.size());
-    ISTHMUS_MPI(wmpi::Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm));
-    int all = 0;
-    for (int r = 0; r < nranks; ++r) displs[size_t(r)] = std::exchange(all, all + counts[size_t(r)]);
-    std::vector<Vec3> pts(static_cast<size_t>(all));
-    std::vector<int64_t> ids(static_cast<size_t>(all));
-    for (auto& c : counts) c *= 3;
-    for (auto& d : displs) d *= 3;
-    ISTHMUS_MPI(wmpi::Allgatherv(sample.pts.data(), 3 * mine, MPI_DOUBLE, pts.data(), counts.data(),
-                                 displs.data(), MPI_DOUBLE, comm));
-    for (auto& c : counts) c /= 3;
-    for (auto& d : displs) d /= 3;
-    ISTHMUS_MPI(wmpi::Allgatherv(sample.ids.data(), mine, MPI_INT64_T, ids.data(), counts.data(),
-                                 displs.data(), MPI_INT64_T, comm));
+  });
+  if (run.failed()) sample = {};
+  std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
+  const int mine = static_cast<int>(sample.ids.size());
+  ISTHMUS_MPI(wmpi::Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm));
+  int all = 0;
+  for (int r = 0; r < nranks; ++r) displs[size_t(r)] = std::exchange(all, all + counts[size_t(r)]);
+  std::vector<Vec3> pts(static_cast<size_t>(all));
+  std::vector<int64_t> pt_ids(static_cast<size_t>(all));
+  for (auto& c : counts) c *= 3;
+  for (auto& d : displs) d *= 3;
+  ISTHMUS_MPI(wmpi::Allgatherv(sample.pts.data(), 3 * mine, MPI_DOUBLE, pts.data(), counts.data(),
+                               displs.data(), MPI_DOUBLE, comm));
+  for (auto& c : counts) c /= 3;
+  for (auto& d : displs) d /= 3;
+  ISTHMUS_MPI(wmpi::Allgatherv(sample.ids.data(), mine, MPI_INT64_T, pt_ids.data(), counts.data(),
+                               displs.data(), MPI_INT64_T, comm));
+  sample = {};
+  run.check([&] {
+    if (all < n) return;
+    const PointIndex index(std::move(pts), std::move(pt_ids));
+    std::vector<int64_t> found_ids;
     std::vector<double> dist;
-    if (all >= n) {
-      const PointIndex index(std::move(pts), std::move(ids));
-      std::vector<int64_t> found_ids;
-      for (size_t t = 0; t < nt; ++t) {
-        index.nearest(q[t], n, &found_ids, &dist);
-        bound[t] = dist.back();
-      }
+    for (size_t t = 0; t < nt; ++t) {
+      index.nearest(q[t], n, &found_ids, &dist);
+      bound[t] = dist.back();
     }
   });
   run.conclude(comm);
