@@ -108,6 +108,9 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
       fail(ISTHMUS_ERR_ARG, "conservative weights need corners: the ",
            src.header().has_corners() ? "destination" : "source", " grid has none");
     if (slab_points < 1) fail(ISTHMUS_ERR_ARG, "slab of ", slab_points, " points");
+    if (options.oasis_masks)
+      fail(ISTHMUS_ERR_ARG, "a streamed source takes isthmus's mask rules only (OASIS's serve "
+                            "masked destination points): hold the source whole for them");
     check_destination_size(dst);
   });
   a.conclude(comm);

@@ -662,6 +662,21 @@ TEST(WeightsGen, AStreamedSourceGivesTheNearestNeighboursOfTheSourceHeldWhole) {
       EXPECT_TRUE(one.links.w == h.links.w) << method << " " << n;
     }
   }
+  // OASIS's mask rules are the held path's only: refused on every rank, naming why.
+  for (const std::string method : {"nearest", "conservative"}) {
+    GenOptions oasis;
+    oasis.oasis_masks = true;
+    try {
+      if (method == "nearest")
+        generate_streamed_neighbours(MPI_COMM_WORLD, slabs, dst, method, oasis, 50);
+      else
+        generate_streamed_conservative(MPI_COMM_WORLD, slabs, dst, oasis, 50);
+      ADD_FAILURE() << method << ": OASIS's mask rules were not refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ISTHMUS_ERR_ARG);
+      EXPECT_NE(std::string(e.what()).find("hold the source whole"), std::string::npos) << e.what();
+    }
+  }
   // The file: the links in destination order, SCRIP's words for the method, no corners.
   GenOptions o;
   o.num_neighbours = 4;

@@ -57,11 +57,14 @@ long peak_rss_kib() {
 // Whether to stream the source: --stream-source (1), --no-stream-source (0), or by default (-1)
 // a SCRIP source of more than 2^23 points, for the stack "conservative", "nearest" or
 // "gaussian" alone.
-bool streams(int stream, const std::string& stack, const std::string& src_spec) {
+// (Not by default with OASIS's mask rules, which only the held path follows; asked for, the
+// generator says so.)
+bool streams(int stream, const std::string& stack, const std::string& src_spec, bool oasis_masks) {
   const std::vector<StackStep> steps = parse_stack(stack);
   if (stream == 0 || steps.size() != 1 ||
       (steps[0].name != "conservative" && steps[0].name != "nearest" && steps[0].name != "gaussian"))
     return false;
+  if (stream < 0 && oasis_masks) return false;
   if (stream == 1) return true;
   int ncid = -1, dim = -1;
   size_t size = 0;
@@ -152,7 +155,7 @@ int main(int argc, char** argv) {
       MPI_Reduce(&rss, &max_rss, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
       return max_rss;
     };
-    if (streams(stream, stack, src_spec)) {
+    if (streams(stream, stack, src_spec, o.oasis_masks)) {
       // A source too large to hold: streamed from its SCRIP grid file (weights_gen.h).
       const ScripGridSlabs src(src_spec);
       const Grid dst = read_grid(dst_spec);
