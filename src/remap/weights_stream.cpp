@@ -87,6 +87,153 @@ void merge_tail_in_place(GenLinks* links, int64_t tail) {
   }
 }
 
+
+// A point's n best (distance, source index) so far: kept first by distance, then index; an
+// empty place is (inf, INT64_MAX).
+struct Best {
+  double dist;
+  int64_t id;
+  bool operator<(const Best& o) const { return dist != o.dist ? dist < o.dist : id < o.id; }
+};
+
+// a := the first n of the merge of the sorted lists a and b (n each).
+void merge_best(Best* a, const Best* b, int n, Best* scratch) {
+  int i = 0, j = 0;
+  for (int k = 0; k < n; ++k) scratch[k] = (b[j] < a[i]) ? b[j++] : a[i++];
+  std::copy(scratch, scratch + n, a);
+}
+
+
+// Every query point's n nearest active points of a streamed source, by great-circle distance
+// (the first n by (distance, index); (inf, INT64_MAX) where the source has fewer), n per point,
+// on every rank of comm: each rank searches its range [begin, end) of the source slab by slab
+// (centres and mask only), and the ranks' lists are merged in rank order, which cannot change
+// the result. qlat: the query points' latitudes (radians), to skip a slab by its own. Errors
+// are agreed: every rank throws the same.
+std::vector<Best> streamed_nearest(MPI_Comm comm, const ScripGridSlabs& src, int64_t begin,
+                                   int64_t end, int64_t slab_points, const std::vector<Vec3>& q,
+                                   const std::vector<double>& qlat, int n,
+                                   const std::function<void(double)>& progress) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  const size_t nt = q.size();
+  const Best none{std::numeric_limits<double>::infinity(), INT64_MAX};
+  std::vector<Best> best(nt * size_t(n), none);
+  std::vector<Best> found(static_cast<size_t>(n), none), scratch(static_cast<size_t>(n), none);
+  // A slab's active points (unit vectors, indices) and their range of latitude.
+  struct SlabPoints {
+    std::vector<Vec3> pts;
+    std::vector<int64_t> ids;
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  };
+  const auto points_of = [&](int64_t b, int64_t e, int64_t every, int64_t* seen) {
+    const Grid slab = src.read(b, e, false);
+    SlabPoints p;
+    for (int64_t c = 0; c < slab.size(); ++c) {
+      if (!slab.active(c) || (*seen)++ % every != 0) continue;
+      p.pts.push_back(to_xyz(slab.lon[size_t(c)], slab.lat[size_t(c)]));
+      p.ids.push_back(b + c);
+      p.lo = std::min(p.lo, slab.lat[size_t(c)]);
+      p.hi = std::max(p.hi, slab.lat[size_t(c)]);
+    }
+    return p;
+  };
+  // A bound of every target's n-th distance, so that a slab's search prunes what cannot count:
+  // its n-th nearest among every 64th active source point (source points too, so never below
+  // the true one), on every rank.
+  // (A rank whose reading failed gives an empty sample: the gathers below are every rank's,
+  // and the failure is agreed after them.)
+  std::vector<double> bound(nt, std::numeric_limits<double>::infinity());
+  Agreement run;
+  SlabPoints sample;
+  run.check([&] {
+    int64_t seen = 0;
+    for (int64_t b = begin; b < end; b += slab_points) {
+      SlabPoints p = points_of(b, std::min(end, b + slab_points), 64, &seen);
+      sample.pts.insert(sample.pts.end(), p.pts.begin(), p.pts.end());
+      sample.ids.insert(sample.ids.end(), p.ids.begin(), p.ids.end());
+    }
+  });
+  if (run.failed()) sample = {};
+  std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
+  const int mine = static_cast<int>(sample.ids.size());
+  ISTHMUS_MPI(wmpi::Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm));
+  int all = 0;
+  for (int r = 0; r < nranks; ++r) displs[size_t(r)] = std::exchange(all, all + counts[size_t(r)]);
+  std::vector<Vec3> pts(static_cast<size_t>(all));
+  std::vector<int64_t> pt_ids(static_cast<size_t>(all));
+  for (auto& c : counts) c *= 3;
+  for (auto& d : displs) d *= 3;
+  ISTHMUS_MPI(wmpi::Allgatherv(sample.pts.data(), 3 * mine, MPI_DOUBLE, pts.data(), counts.data(),
+                               displs.data(), MPI_DOUBLE, comm));
+  for (auto& c : counts) c /= 3;
+  for (auto& d : displs) d /= 3;
+  ISTHMUS_MPI(wmpi::Allgatherv(sample.ids.data(), mine, MPI_INT64_T, pt_ids.data(), counts.data(),
+                               displs.data(), MPI_INT64_T, comm));
+  sample = {};
+  run.check([&] {
+    if (all < n) return;
+    const PointIndex index(std::move(pts), std::move(pt_ids));
+    std::vector<int64_t> found_ids;
+    std::vector<double> dist;
+    for (size_t t = 0; t < nt; ++t) {
+      index.nearest(q[t], n, &found_ids, &dist);
+      bound[t] = dist.back();
+    }
+  });
+  run.conclude(comm);
+  Agreement run2;
+  run2.check([&] {
+    std::vector<int64_t> ids;
+    std::vector<double> dist;
+    for (int64_t b = begin; b < end; b += slab_points) {
+      const int64_t e = std::min(end, b + slab_points);
+      int64_t seen = 0;
+      SlabPoints p = points_of(b, e, 1, &seen);
+      if (!p.pts.empty()) {
+        const double lo = p.lo, hi = p.hi;
+        const PointIndex index(std::move(p.pts), std::move(p.ids));
+        for (size_t t = 0; t < nt; ++t) {
+          // Nothing of the slab can count beyond the target's n-th distance so far (or its
+          // bound): its latitude alone may say so; else the search prunes beyond it. A little
+          // room above the bound keeps a point exactly at it (the rounding of the conversions).
+          Best* mine = &best[t * size_t(n)];
+          const double r = std::min(bound[t], mine[n - 1].dist) * (1 + 1e-9) + 1e-15;
+          const double lat = qlat[t];
+          if (lat < lo - r || lat > hi + r) continue;
+          index.nearest(q[t], n, &ids, &dist, std::isfinite(r) ? angle_to_chord2(std::min(r, M_PI)) : r);
+          std::fill(found.begin(), found.end(), none);
+          for (size_t k = 0; k < ids.size(); ++k) found[k] = {dist[k], ids[k]};
+          merge_best(mine, found.data(), n, scratch.data());
+        }
+      }
+      if (progress) progress(double(e - begin) / double(end - begin));
+    }
+  });
+  run2.conclude(comm);
+
+  // The ranks' lists merged in rank order (rank r continues rank r-1's), then every rank has
+  // them all (small: n pairs per destination point).
+  MPI_Datatype pair_type;
+  ISTHMUS_MPI(MPI_Type_contiguous(int(sizeof(Best)), MPI_BYTE, &pair_type));
+  ISTHMUS_MPI(MPI_Type_commit(&pair_type));
+  std::vector<Best> theirs;
+  if (rank > 0) {
+    theirs.resize(best.size());
+    ISTHMUS_MPI(wmpi::Recv(theirs.data(), int(theirs.size()), pair_type, rank - 1, 8, comm,
+                           MPI_STATUS_IGNORE));
+    for (size_t t = 0; t < nt; ++t)
+      merge_best(&best[t * size_t(n)], &theirs[t * size_t(n)], n, scratch.data());
+    theirs = {};
+  }
+  if (rank + 1 < nranks)
+    ISTHMUS_MPI(wmpi::Send(best.data(), int(best.size()), pair_type, rank + 1, 8, comm));
+  ISTHMUS_MPI(wmpi::Bcast(best.data(), int(best.size()), pair_type, nranks - 1, comm));
+  ISTHMUS_MPI(MPI_Type_free(&pair_type));
+  return best;
+}
+
 }  // namespace
 
 StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSlabs& src,
@@ -161,43 +308,22 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
   ISTHMUS_MPI(wmpi::Bcast(total.data(), int(nd), MPI_DOUBLE, nranks - 1, comm));
 
   // FRACNNEI: active destination points no active source covers take their nearest active
-  // source point (a second pass: each rank's nearest among its points, the minimum over ranks,
-  // ties to the lower index).
+  // source point (a second pass over the slabs: the first by (distance, index) over all ranks).
   std::vector<int64_t> uncovered;
   for (int64_t d = 0; d < nd; ++d)
     if (dst.active(d) && !(total[size_t(d)] > 0)) uncovered.push_back(d);
   std::vector<int64_t> nearest_src(uncovered.size(), -1);
   if (options.normalization == "fracnnei" && !uncovered.empty()) {
-    struct DistIndex {
-      double dist;
-      int index;  // source index (the grids this streams stay below 2^31 points)
-    };
-    std::vector<DistIndex> best(uncovered.size(), {std::numeric_limits<double>::infinity(), INT32_MAX});
-    std::vector<int64_t> found;
-    std::vector<double> dist;
-    for (int64_t b = out.src_begin; b < out.src_end; b += slab_points) {
-      const Grid slab = src.read(b, std::min(out.src_end, b + slab_points));
-      std::vector<Vec3> pts;
-      std::vector<int64_t> ids;
-      for (int64_t c = 0; c < slab.size(); ++c)
-        if (slab.active(c)) {
-          pts.push_back(to_xyz(slab.lon[size_t(c)], slab.lat[size_t(c)]));
-          ids.push_back(b + c);
-        }
-      if (pts.empty()) continue;
-      const PointIndex index(std::move(pts), std::move(ids));
-      for (size_t k = 0; k < uncovered.size(); ++k) {
-        const int64_t d = uncovered[k];
-        index.nearest(to_xyz(dst.lon[size_t(d)], dst.lat[size_t(d)]), 1, &found, &dist);
-        if (!found.empty() && (dist[0] < best[k].dist ||
-                               (dist[0] == best[k].dist && found[0] < best[k].index)))
-          best[k] = {dist[0], static_cast<int>(found[0])};
-      }
+    std::vector<Vec3> q;
+    std::vector<double> qlat;
+    for (const int64_t d : uncovered) {
+      q.push_back(to_xyz(dst.lon[size_t(d)], dst.lat[size_t(d)]));
+      qlat.push_back(dst.lat[size_t(d)]);
     }
-    ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, best.data(), int(best.size()), MPI_DOUBLE_INT,
-                              MPI_MINLOC, comm));
+    const std::vector<Best> best =
+        streamed_nearest(comm, src, out.src_begin, out.src_end, slab_points, q, qlat, 1, {});
     for (size_t k = 0; k < uncovered.size(); ++k)
-      if (best[k].index != INT32_MAX) nearest_src[k] = best[k].index;
+      if (best[k].id != INT64_MAX) nearest_src[k] = best[k].id;
   }
 
   // The areas become weights.
@@ -239,24 +365,6 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
   return out;
 }
 
-namespace {
-
-// A point's n best (distance, source index) so far: kept first by distance, then index; an
-// empty place is (inf, INT64_MAX).
-struct Best {
-  double dist;
-  int64_t id;
-  bool operator<(const Best& o) const { return dist != o.dist ? dist < o.dist : id < o.id; }
-};
-
-// a := the first n of the merge of the sorted lists a and b (n each).
-void merge_best(Best* a, const Best* b, int n, Best* scratch) {
-  int i = 0, j = 0;
-  for (int k = 0; k < n; ++k) scratch[k] = (b[j] < a[i]) ? b[j++] : a[i++];
-  std::copy(scratch, scratch + n, a);
-}
-
-}  // namespace
 
 namespace {
 
@@ -339,6 +447,7 @@ StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs
   // The points to serve: the active destination points with finite coordinates.
   std::vector<int32_t> targets;
   std::vector<Vec3> q;
+  std::vector<double> qlat;
   for (int64_t d = 0; d < nd; ++d) {
     if (!dst.active(d)) {
       ++out.masked;
@@ -347,121 +456,11 @@ StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs
     if (!std::isfinite(dst.lon[size_t(d)]) || !std::isfinite(dst.lat[size_t(d)])) continue;
     targets.push_back(static_cast<int32_t>(d));
     q.push_back(to_xyz(dst.lon[size_t(d)], dst.lat[size_t(d)]));
+    qlat.push_back(dst.lat[size_t(d)]);
   }
   const size_t nt = targets.size();
-  const Best none{std::numeric_limits<double>::infinity(), INT64_MAX};
-  std::vector<Best> best(nt * size_t(n), none);
-  std::vector<Best> found(static_cast<size_t>(n), none), scratch(static_cast<size_t>(n), none);
-  // A slab's active points (unit vectors, indices) and their range of latitude.
-  struct SlabPoints {
-    std::vector<Vec3> pts;
-    std::vector<int64_t> ids;
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-  };
-  const auto points_of = [&](int64_t b, int64_t e, int64_t every, int64_t* seen) {
-    const Grid slab = src.read(b, e, false);
-    SlabPoints p;
-    for (int64_t c = 0; c < slab.size(); ++c) {
-      if (!slab.active(c) || (*seen)++ % every != 0) continue;
-      p.pts.push_back(to_xyz(slab.lon[size_t(c)], slab.lat[size_t(c)]));
-      p.ids.push_back(b + c);
-      p.lo = std::min(p.lo, slab.lat[size_t(c)]);
-      p.hi = std::max(p.hi, slab.lat[size_t(c)]);
-    }
-    return p;
-  };
-  // A bound of every target's n-th distance, so that a slab's search prunes what cannot count:
-  // its n-th nearest among every 64th active source point (source points too, so never below
-  // the true one), on every rank.
-  // (A rank whose reading failed gives an empty sample: the gathers below are every rank's,
-  // and the failure is agreed after them.)
-  std::vector<double> bound(nt, std::numeric_limits<double>::infinity());
-  Agreement run;
-  SlabPoints sample;
-  run.check([&] {
-    int64_t seen = 0;
-    for (int64_t b = out.src_begin; b < out.src_end; b += slab_points) {
-      SlabPoints p = points_of(b, std::min(out.src_end, b + slab_points), 64, &seen);
-      sample.pts.insert(sample.pts.end(), p.pts.begin(), p.pts.end());
-      sample.ids.insert(sample.ids.end(), p.ids.begin(), p.ids.end());
-    }
-  });
-  if (run.failed()) sample = {};
-  std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
-  const int mine = static_cast<int>(sample.ids.size());
-  ISTHMUS_MPI(wmpi::Allgather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, comm));
-  int all = 0;
-  for (int r = 0; r < nranks; ++r) displs[size_t(r)] = std::exchange(all, all + counts[size_t(r)]);
-  std::vector<Vec3> pts(static_cast<size_t>(all));
-  std::vector<int64_t> pt_ids(static_cast<size_t>(all));
-  for (auto& c : counts) c *= 3;
-  for (auto& d : displs) d *= 3;
-  ISTHMUS_MPI(wmpi::Allgatherv(sample.pts.data(), 3 * mine, MPI_DOUBLE, pts.data(), counts.data(),
-                               displs.data(), MPI_DOUBLE, comm));
-  for (auto& c : counts) c /= 3;
-  for (auto& d : displs) d /= 3;
-  ISTHMUS_MPI(wmpi::Allgatherv(sample.ids.data(), mine, MPI_INT64_T, pt_ids.data(), counts.data(),
-                               displs.data(), MPI_INT64_T, comm));
-  sample = {};
-  run.check([&] {
-    if (all < n) return;
-    const PointIndex index(std::move(pts), std::move(pt_ids));
-    std::vector<int64_t> found_ids;
-    std::vector<double> dist;
-    for (size_t t = 0; t < nt; ++t) {
-      index.nearest(q[t], n, &found_ids, &dist);
-      bound[t] = dist.back();
-    }
-  });
-  run.conclude(comm);
-  Agreement run2;
-  run2.check([&] {
-    std::vector<int64_t> ids;
-    std::vector<double> dist;
-    for (int64_t b = out.src_begin; b < out.src_end; b += slab_points) {
-      const int64_t e = std::min(out.src_end, b + slab_points);
-      int64_t seen = 0;
-      SlabPoints p = points_of(b, e, 1, &seen);
-      if (!p.pts.empty()) {
-        const double lo = p.lo, hi = p.hi;
-        const PointIndex index(std::move(p.pts), std::move(p.ids));
-        for (size_t t = 0; t < nt; ++t) {
-          // Nothing of the slab can count beyond the target's n-th distance so far (or its
-          // bound): its latitude alone may say so; else the search prunes beyond it. A little
-          // room above the bound keeps a point exactly at it (the rounding of the conversions).
-          Best* mine = &best[t * size_t(n)];
-          const double r = std::min(bound[t], mine[n - 1].dist) * (1 + 1e-9) + 1e-15;
-          const double lat = dst.lat[size_t(targets[t])];
-          if (lat < lo - r || lat > hi + r) continue;
-          index.nearest(q[t], n, &ids, &dist, std::isfinite(r) ? angle_to_chord2(std::min(r, M_PI)) : r);
-          std::fill(found.begin(), found.end(), none);
-          for (size_t k = 0; k < ids.size(); ++k) found[k] = {dist[k], ids[k]};
-          merge_best(mine, found.data(), n, scratch.data());
-        }
-      }
-      if (progress) progress(double(e - out.src_begin) / double(out.src_end - out.src_begin));
-    }
-  });
-  run2.conclude(comm);
-
-  // The ranks' lists merged in rank order (rank r continues rank r-1's), then every rank has
-  // them all (small: n pairs per destination point).
-  MPI_Datatype pair_type;
-  ISTHMUS_MPI(MPI_Type_contiguous(int(sizeof(Best)), MPI_BYTE, &pair_type));
-  ISTHMUS_MPI(MPI_Type_commit(&pair_type));
-  std::vector<Best> theirs;
-  if (rank > 0) {
-    theirs.resize(best.size());
-    ISTHMUS_MPI(wmpi::Recv(theirs.data(), int(theirs.size()), pair_type, rank - 1, 8, comm,
-                           MPI_STATUS_IGNORE));
-    for (size_t t = 0; t < nt; ++t)
-      merge_best(&best[t * size_t(n)], &theirs[t * size_t(n)], n, scratch.data());
-    theirs = {};
-  }
-  if (rank + 1 < nranks)
-    ISTHMUS_MPI(wmpi::Send(best.data(), int(best.size()), pair_type, rank + 1, 8, comm));
-  ISTHMUS_MPI(wmpi::Bcast(best.data(), int(best.size()), pair_type, nranks - 1, comm));
-  ISTHMUS_MPI(MPI_Type_free(&pair_type));
+  const std::vector<Best> best =
+      streamed_nearest(comm, src, out.src_begin, out.src_end, slab_points, q, qlat, n, progress);
 
   // This rank's block of the targets, weighed in destination order.
   out.dst_frac.assign(size_t(nd), 0.0);
