@@ -207,12 +207,16 @@ void add_consecutive_distance(double lon1, double lat1, double lon2, double lat2
   ++*count;
 }
 
-double gauswgt_two_sigma2(const GenOptions& o, double mean_distance) {
+void check_gaussian_variance(const GenOptions& o) {
   const double var = o.gaussian_variance;
   if (!(var > 0.0) || !std::isfinite(var))
     fail(ISTHMUS_ERR_ARG, "gaussian: the variance (OASIS GAUSWGT's VAR) must be positive and "
                           "finite, not ", var);
-  return 2.0 * var * mean_distance * mean_distance;
+}
+
+double gauswgt_two_sigma2(const GenOptions& o, double mean_distance) {
+  check_gaussian_variance(o);
+  return 2.0 * o.gaussian_variance * mean_distance * mean_distance;
 }
 
 bool gauswgt_weights(double two_sigma2, std::vector<int64_t>& ids, std::vector<double>& dist,

@@ -414,6 +414,19 @@ int64_t creep_fill(MPI_Comm comm, const Grid& dst, const std::vector<int64_t>& b
 
 }  // namespace
 
+const char* scrip_map_method(const std::string& method) {
+  return method == "conservative" ? "Conservative remapping"
+         : method == "bilinear"   ? "Bilinear remapping"
+         : method == "bicubic"    ? "Bicubic remapping"
+                                  : "Distance weighted avg of nearest neighbors";
+}
+
+const char* scrip_normalization(const std::string& method, const GenOptions& o) {
+  // FRACNNEI is FRACAREA with the uncovered active points served by their nearest neighbour
+  if (method != "conservative") return "none";
+  return o.normalization == "destarea" ? "destarea" : "fracarea";
+}
+
 void check_destination_size(const Grid& dst) {
   if (dst.size() > INT32_MAX)
     fail(ISTHMUS_ERR_ARG, "destination grid \"", dst.name, "\" has ", dst.size(),
@@ -706,19 +719,10 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
       info.dst_grid_size = dst.size();
       info.src_grid_dims = src.dims;
       info.dst_grid_dims = dst.dims;
-      // SCRIP's words for the first (main) step.
+      // SCRIP's words for the first (main) step; isthmus_normalization keeps the option.
       const StackStep& first = w.stack.front();
-      const char* map_method = first.name == "conservative" ? "Conservative remapping"
-                   : first.name == "bilinear"   ? "Bilinear remapping"
-                   : first.name == "bicubic"    ? "Bicubic remapping"
-                                                : "Distance weighted avg of nearest neighbors";
-      info.map_method = map_method;
-      // FRACNNEI is FRACAREA with the uncovered active points served by their nearest
-      // neighbour: SCRIP's (and OASIS's) files say "fracarea", the only words CDO accepts
-      // besides destarea and none; isthmus_normalization keeps the option.
-      info.normalization = first.name != "conservative"             ? "none"
-                           : w.options.normalization == "destarea" ? "destarea"
-                                                                    : "fracarea";
+      info.map_method = scrip_map_method(first.name);
+      info.normalization = scrip_normalization(first.name, w.options);
       if (first.name == "conservative")
         vars.attributes.emplace_back("isthmus_normalization", w.options.normalization);
       info.title = src.name + " to " + dst.name + " " + stack_string(w.stack) + " (isthmus)";

@@ -102,6 +102,12 @@ bool distwgt_weights(std::vector<int64_t>& ids, std::vector<double>& dist, std::
 bool gauswgt_weights(double two_sigma2, std::vector<int64_t>& ids, std::vector<double>& dist,
                      std::vector<double>* w);
 double gauswgt_two_sigma2(const GenOptions& o, double mean_distance);
+void check_gaussian_variance(const GenOptions& o);
+// SCRIP's map_method and normalization attributes of a weights file whose (first) method is
+// `method` (isthmus's name), as SCRIP, OASIS and CDO write them: FRACNNEI is "fracarea" there,
+// the only word CDO accepts besides destarea and none.
+const char* scrip_map_method(const std::string& method);
+const char* scrip_normalization(const std::string& method, const GenOptions& o);
 void add_consecutive_distance(double lon1, double lat1, double lon2, double lat2, double* sum,
                               int64_t* count);
 

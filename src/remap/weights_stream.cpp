@@ -422,7 +422,7 @@ StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs
     if (method != "nearest" && !gaussian)
       fail(ISTHMUS_ERR_ARG, "method \"", method, "\" does not stream its source (nearest, gaussian "
                             "and conservative do)");
-    if (gaussian) gauswgt_two_sigma2(options, 1.0);  // the variance's check
+    if (gaussian) check_gaussian_variance(options);
     if (n < 1) fail(ISTHMUS_ERR_ARG, method, ": the number of neighbours must be at least 1, not ", n);
     if (options.oasis_masks)
       fail(ISTHMUS_ERR_ARG, "a streamed source takes nearest neighbours among its active "
@@ -515,11 +515,8 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
       info.dst_grid_size = dst.size();
       info.src_grid_dims = src.header().dims;
       info.dst_grid_dims = dst.dims;
-      // as write_generated_weights writes the same methods
-      info.map_method = conservative ? "Conservative remapping"
-                                     : "Distance weighted avg of nearest neighbors";
-      info.normalization = !conservative ? "none"
-                           : w.options.normalization == "destarea" ? "destarea" : "fracarea";
+      info.map_method = scrip_map_method(w.method);
+      info.normalization = scrip_normalization(w.method, w.options);
       info.title = src.header().name + " to " + dst.name + " " + w.method +
                    " (isthmus, streamed source)";
       info.conventions = "SCRIP";
