@@ -520,6 +520,18 @@ TEST(WeightsGen, ABarelyCoveredCellGetsItsTrueFraction) {
   EXPECT_EQ(frac[0], -1.0) << "a cell the source does not reach is not served";
 }
 
+// The streamed tests' source, written to `path` by rank 0 (every rank returns it): a regional
+// grid with a masked continent and its rows north of 60°N masked, so that FRACNNEI has
+// uncovered points to fill and the nearest neighbours have masked points to pass over.
+Grid write_streamed_source(const std::string& path) {
+  Grid src = lonlat_grid("src", 36, 18, 0.0, true);
+  for (int64_t c = 0; c < src.size(); ++c)
+    if (src.lat[size_t(c)] > 60 * kDeg) src.mask[size_t(c)] = 0;
+  if (world_rank() == 0) write_scrip_grid(path, src);
+  MPI_Barrier(MPI_COMM_WORLD);
+  return src;
+}
+
 // A source streamed from its SCRIP grid file in slabs (the path of sources too large to hold):
 // the same links as the source held whole, weights within 1e-12 (the overlaps are clipped with
 // the roles swapped), FRACNNEI's nearest neighbours the same, and the same bits at every rank
@@ -527,14 +539,9 @@ TEST(WeightsGen, ABarelyCoveredCellGetsItsTrueFraction) {
 TEST(WeightsGen, AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole) {
   Watchdog dog("WeightsGen.AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole", 120);
   TempRunDir dir("weights_stream");
-  // A regional source with a masked continent, so that FRACNNEI has uncovered points to fill.
-  Grid src = lonlat_grid("src", 36, 18, 0.0, true);
-  for (int64_t c = 0; c < src.size(); ++c)
-    if (src.lat[size_t(c)] > 60 * kDeg) src.mask[size_t(c)] = 0;
-  const Grid dst = lonlat_grid("dst", 48, 30, -180.0, false);
   const std::string path = dir / "src.nc";
-  if (world_rank() == 0) write_scrip_grid(path, src);
-  MPI_Barrier(MPI_COMM_WORLD);
+  const Grid src = write_streamed_source(path);
+  const Grid dst = lonlat_grid("dst", 48, 30, -180.0, false);
   const Grid held = read_grid(path);  // degrees in the file: compare with what the stream reads
   for (const std::string norm : {"fracarea", "destarea", "fracnnei"}) {
     GenOptions o;
@@ -628,15 +635,11 @@ TEST(WeightsGen, AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole) {
 TEST(WeightsGen, AStreamedSourceGivesTheNearestNeighboursOfTheSourceHeldWhole) {
   Watchdog dog("WeightsGen.AStreamedSourceGivesTheNearestNeighboursOfTheSourceHeldWhole", 120);
   TempRunDir dir("weights_stream_nearest");
-  Grid src = lonlat_grid("src", 36, 18, 0.0, true);
-  for (int64_t c = 0; c < src.size(); ++c)
-    if (src.lat[size_t(c)] > 60 * kDeg) src.mask[size_t(c)] = 0;
+  const std::string path = dir / "src.nc";
+  const Grid src = write_streamed_source(path);
   Grid dst = lonlat_grid("dst", 48, 30, -180.0, false);
   dst.mask.assign(size_t(dst.size()), 1);
   dst.mask[7] = 0;  // a masked destination point: no link, counted as masked
-  const std::string path = dir / "src.nc";
-  if (world_rank() == 0) write_scrip_grid(path, src);
-  MPI_Barrier(MPI_COMM_WORLD);
   const Grid held = read_grid(path);
   const ScripGridSlabs slabs(path);
   for (const auto& [method, n] : {std::pair<std::string, int>{"nearest", 1}, {"nearest", 4},
