@@ -22,11 +22,22 @@ namespace {
 
 int64_t range_begin(int64_t n, int r, int p) { return n * r / p; }
 
-// The result of a streamed method before its work: this rank's range of the source.
-StreamedWeights streamed_start(MPI_Comm comm, const ScripGridSlabs& src, const char* method,
-                               const GenOptions& options, int* rank, int* nranks) {
+// The result of a streamed method before its work: this rank's range of the source; and the
+// checks every streamed method makes, in `a` (the method's own follow).
+StreamedWeights streamed_start(MPI_Comm comm, const ScripGridSlabs& src, const Grid& dst,
+                               const std::string& method, const GenOptions& options,
+                               int64_t slab_points, int* rank, int* nranks, Agreement& a) {
   ISTHMUS_MPI(MPI_Comm_rank(comm, rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, nranks));
+  a.check([&] {
+    if (slab_points < 1) fail(ISTHMUS_ERR_ARG, "slab of ", slab_points, " points");
+    if (options.oasis_masks)
+      fail(ISTHMUS_ERR_ARG, "a streamed source takes isthmus's mask rules only (OASIS's ",
+           method == "conservative" ? "serve masked destination points"
+                                    : "take the n nearest of all points, masked or not",
+           "): hold the source whole for them");
+    check_destination_size(dst);
+  });
   StreamedWeights out;
   out.method = method;
   out.options = options;
@@ -241,9 +252,10 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
                                                int64_t slab_points,
                                                const std::function<void(double)>& progress) {
   int rank = 0, nranks = 1;
-  StreamedWeights out = streamed_start(comm, src, "conservative", options, &rank, &nranks);
-  const int64_t nd = dst.size();
   Agreement a;
+  StreamedWeights out =
+      streamed_start(comm, src, dst, "conservative", options, slab_points, &rank, &nranks, a);
+  const int64_t nd = dst.size();
   a.check([&] {
     if (options.conservative_order != 1)
       fail(ISTHMUS_ERR_ARG, "a streamed source takes first-order conservative weights only");
@@ -254,11 +266,6 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
     if (!src.header().has_corners() || !dst.has_corners())
       fail(ISTHMUS_ERR_ARG, "conservative weights need corners: the ",
            src.header().has_corners() ? "destination" : "source", " grid has none");
-    if (slab_points < 1) fail(ISTHMUS_ERR_ARG, "slab of ", slab_points, " points");
-    if (options.oasis_masks)
-      fail(ISTHMUS_ERR_ARG, "a streamed source takes isthmus's mask rules only (OASIS's serve "
-                            "masked destination points): hold the source whole for them");
-    check_destination_size(dst);
   });
   a.conclude(comm);
   const double t0 = MPI_Wtime();
@@ -413,23 +420,18 @@ StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs
                                              const GenOptions& options, int64_t slab_points,
                                              const std::function<void(double)>& progress) {
   int rank = 0, nranks = 1;
-  StreamedWeights out = streamed_start(comm, src, method.c_str(), options, &rank, &nranks);
+  Agreement a;
+  StreamedWeights out =
+      streamed_start(comm, src, dst, method, options, slab_points, &rank, &nranks, a);
   const int64_t nd = dst.size();
   const int n = options.num_neighbours;
   const bool gaussian = method == "gaussian";
-  Agreement a;
   a.check([&] {
     if (method != "nearest" && !gaussian)
       fail(ISTHMUS_ERR_ARG, "method \"", method, "\" does not stream its source (nearest, gaussian "
                             "and conservative do)");
     if (gaussian) check_gaussian_variance(options);
     if (n < 1) fail(ISTHMUS_ERR_ARG, method, ": the number of neighbours must be at least 1, not ", n);
-    if (options.oasis_masks)
-      fail(ISTHMUS_ERR_ARG, "a streamed source takes nearest neighbours among its active "
-                            "points only; OASIS's mask rules take the n nearest of all points, "
-                            "masked or not: hold the source whole for them");
-    if (slab_points < 1) fail(ISTHMUS_ERR_ARG, "slab of ", slab_points, " points");
-    check_destination_size(dst);
     if (static_cast<int64_t>(dst.lat.size()) != nd)
       fail(ISTHMUS_ERR_ARG, "nearest: destination grid ", dst.name, " has ", nd, " longitudes and ",
            dst.lat.size(), " latitudes");
