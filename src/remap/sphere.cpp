@@ -90,21 +90,8 @@ void PointIndex::nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<d
   // A bound: the result set's worst distance until it is full, so the search prunes beyond it.
   if (max_chord2 < std::numeric_limits<double>::infinity()) d2[kq - 1] = max_chord2;
   impl_->tree->findNeighbors(rs, qq, nanoflann::SearchParams());
-  if (rs.size() < kq) {
-    // Fewer than k + 1 within the bound: no tie crosses the k-th place; order what was found.
-    std::vector<std::pair<uint32_t, double>> hits;
-    for (size_t i = 0; i < rs.size(); ++i) hits.emplace_back(idx[i], d2[i]);
-    std::sort(hits.begin(), hits.end(), [this](const auto& a, const auto& b) {
-      return a.second != b.second ? a.second < b.second : impl_->ids[a.first] < impl_->ids[b.first];
-    });
-    if (hits.size() > kk) hits.resize(kk);
-    for (const auto& h : hits) {
-      ids->push_back(impl_->ids[h.first]);
-      dist->push_back(chord2_to_angle(h.second));
-    }
-    return;
-  }
-  if (kq == kk || d2[kk] > d2[kk - 1]) {
+  const size_t m = rs.size();  // below kq only with a bound
+  if (m == kq && (kq == kk || d2[kk] > d2[kk - 1])) {
     // Insertion sort of the k by (distance, id): k is small.
     for (size_t i = 1; i < kk; ++i)
       for (size_t j = i; j > 0 && (d2[j] < d2[j - 1] ||
@@ -120,16 +107,19 @@ void PointIndex::nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<d
     return;
   }
   // Points at the k-th distance are more than one: take them all, order by (distance, id).
+  // Fewer than k + 1 within the bound (no tie crosses the k-th place), or rounding in the
+  // tree's pruning: what the k-NN gave, so ordered.
   std::vector<std::pair<uint32_t, double>> hits;
-  impl_->collect(qq, d2[kk - 1], &hits);
-  if (hits.size() < kk) {  // rounding in the tree's pruning: fall back to what the k-NN gave
+  if (m == kq) impl_->collect(qq, d2[kk - 1], &hits);
+  const size_t given = std::min(kk, m);
+  if (hits.size() < given) {
     hits.clear();
-    for (size_t i = 0; i < kk; ++i) hits.emplace_back(idx[i], d2[i]);
+    for (size_t i = 0; i < given; ++i) hits.emplace_back(idx[i], d2[i]);
     std::sort(hits.begin(), hits.end(), [this](const auto& a, const auto& b) {
       return a.second != b.second ? a.second < b.second : impl_->ids[a.first] < impl_->ids[b.first];
     });
   }
-  hits.resize(kk);
+  if (hits.size() > kk) hits.resize(kk);
   for (const auto& h : hits) {
     ids->push_back(impl_->ids[h.first]);
     dist->push_back(chord2_to_angle(h.second));

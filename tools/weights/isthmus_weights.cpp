@@ -7,8 +7,8 @@
 //                   [--stream-source | --no-stream-source] [--slab-points N]
 //
 // A SCRIP source of more than 2^23 points with --method conservative, nearest or gaussian is
-// streamed from its file
-// in slabs of --slab-points points (default 2^20) instead of held whole (weights_gen.h).
+// streamed from its file in slabs of --slab-points points (default 2^20) instead of held whole
+// (weights_gen.h).
 //
 // GRID: a SCRIP grid file, a CF file with lon/lat bounds, the shared data's grid_*.nc, or OASIS's
 // grids.nc as DIR/grids.nc:NAME (remap::read_grid). Prints what it did (rank 0) and one JSON line
