@@ -213,40 +213,6 @@ bool add_pieces(std::vector<Vec3>& poly, Cells* cells) {
   return true;
 }
 
-// to_xyz with the sines and cosines of the last few longitudes and latitudes kept (the cells of
-// a lon-lat or structured grid, asked for in index order, share most of them): the same bits as
-// to_xyz.
-class TrigCache {
- public:
-  Vec3 xyz(double lon, double lat) {
-    const SinCos a = lookup(lat, lat_), o = lookup(lon, lon_);
-    return {a.c * o.c, a.c * o.s, a.s};
-  }
-
- private:
-  struct SinCos {
-    double c, s;
-  };
-  struct Ring {
-    uint64_t key[8] = {};
-    SinCos val[8] = {};
-    int used = 0, next = 0;
-  };
-  static SinCos lookup(double x, Ring& r) {
-    uint64_t k;
-    std::memcpy(&k, &x, sizeof k);
-    for (int i = 0; i < r.used; ++i)
-      if (r.key[i] == k) return r.val[i];
-    const SinCos v{std::cos(x), std::sin(x)};
-    r.key[r.next] = k;
-    r.val[r.next] = v;
-    r.next = (r.next + 1) & 7;
-    r.used = std::min(r.used + 1, 8);
-    return v;
-  }
-  Ring lat_, lon_;
-};
-
 // Appends the pieces of cell c of g to *cells (none for an empty cell; poly: scratch) and
 // returns whether it has any; sets *area (when with_area), *centre and *chord (the chord of its
 // cap's radius; 2 when no cap of under 90° holds it). trig: to_xyz's cache, if any;
@@ -396,6 +362,38 @@ void moments(const Vec3* v, int k, double lon_ref, double lat_ref, double* mlat,
 // cube they project on and an N × N grid of that face (u, v = the other two coordinates over
 // the dominant one), in counting-sort order. Cheaper to build and to ask than a k-d tree for
 // the many small caps of a grid's cells.
+// A bound of the chord from cell c's grid centre to its farthest point, from the corners'
+// longitudes and latitudes without trigonometry but one cosine: the straight line from the
+// centre to a corner in (longitude, latitude) is no shorter than the great circle, which is no
+// shorter than the chord, and along it cos(latitude) <= cos(centre's) + |Δ latitude|. Returns
+// false where that bound is not safe (a non-finite centre, a latitude over 90°, a cap near 90°):
+// such a cell must be built to know its cap. A non-finite corner ends the bound (the cell is
+// found empty when built).
+bool cap_bound(const Grid& g, int64_t c, double* bound) {
+  constexpr double kHalfPi = 0.5 * kPi;
+  constexpr double kRightAngle = 1.4142135623730951;  // the chord of 90°
+  const int nc = g.num_corners;
+  const double lo = g.lon[c], la = g.lat[c];
+  if (!(std::isfinite(lo) && std::isfinite(la)) || std::fabs(la) > kHalfPi) return false;
+  const double cl = std::cos(la);
+  double b2 = 0;
+  for (int k = 0; k < nc; ++k) {
+    const double klo = g.corner_lon[c * nc + k], kla = g.corner_lat[c * nc + k];
+    if (!std::isfinite(klo) || !std::isfinite(kla)) break;
+    if (std::fabs(kla) > kHalfPi) return false;
+    double dl = std::fabs(klo - lo);
+    if (dl > kPi) dl = std::fabs(dl - 2.0 * kPi * std::nearbyint(dl / (2.0 * kPi)));
+    const double dp = std::fabs(kla - la), m = std::min(1.0, cl + dp) * dl;
+    b2 = std::max(b2, dp * dp + m * m);
+  }
+  *bound = std::sqrt(b2) * (1 + 1e-9) + 1e-12;
+  return *bound < 0.9 * kRightAngle;
+}
+
+// An upper bound of the angle (radians) whose chord is c <= 0.9·√2: 2·asin(c/2) <= c·π/(2√2)
+// for c <= √2 (asin(x)/x grows with x).
+inline double angle_above_chord(double c) { return c * 1.1107207345395915; }
+
 class CentreIndex {
  public:
   void build(const std::vector<Vec3>& pts, const std::vector<double>& chords,
@@ -481,7 +479,8 @@ class CentreIndex {
 
 class Conservative : public WeightMethod {
  public:
-  Conservative(const Grid& src, const Grid& dst, const GenOptions& o)
+  Conservative(const Grid& src, const Grid& dst, const GenOptions& o,
+               const std::vector<int64_t>* dst_points)
       : src_(src), dst_(dst), order_(o.conservative_order) {
     if (o.normalization == "destarea") {
       norm_ = Norm::kDestArea;
@@ -508,11 +507,11 @@ class Conservative : public WeightMethod {
              " corner latitudes for ", g->size(), " cells of ", g->num_corners, " corners");
     }
     // Source cells are built on first use (a rank builds those its points overlap). Here only
-    // their cap centres and a bound of their caps' radii, from the corners' longitudes and
-    // latitudes without trigonometry; the cells where that bound is not safe are built now.
-    // Masked source cells are never built: they stay empty.
+    // their cap centres and a bound of their caps' radii (cap_bound); the cells where that bound
+    // is not safe are built now. Masked source cells are never built: they stay empty, and so
+    // do the cells outside the band of latitudes the destination points asked for can reach
+    // (a rank's block of a grid in rows needs the source rows near its own).
     const int64_t n = src.size();
-    const int nc = src.num_corners;
     state_.assign(n, kEmpty);
     first_.assign(n, 0);
     count_.assign(n, 0);
@@ -522,44 +521,41 @@ class Conservative : public WeightMethod {
       centroid_lat_.assign(n, 0.0);
       centroid_lon_.assign(n, 0.0);
     }
+    double band_lo = -kPi, band_hi = kPi;  // no restriction
+    if (dst_points && !dst_points->empty()) {
+      double lat_lo = kPi, lat_hi = -kPi, bmax = 0, b = 0;
+      bool safe = true;
+      for (const int64_t d : *dst_points) {
+        if (!cap_bound(dst, d, &b)) {
+          safe = false;
+          break;
+        }
+        lat_lo = std::min(lat_lo, dst.lat[d]);
+        lat_hi = std::max(lat_hi, dst.lat[d]);
+        bmax = std::max(bmax, b);
+      }
+      if (safe) {
+        band_lo = lat_lo - angle_above_chord(bmax);
+        band_hi = lat_hi + angle_above_chord(bmax);
+      }
+    }
     s_.pbeg.assign(1, 0);
     {
       int64_t active = 0;
       for (int64_t c = 0; c < n; ++c) active += src.active(c) ? 1 : 0;
       s_.pbeg.reserve(active + 1);
-      s_.verts.reserve(active * nc);
+      s_.verts.reserve(active * src.num_corners);
     }
-    constexpr double kHalfPi = 0.5 * kPi;
-    constexpr double kRightAngle = 1.4142135623730951;  // the chord of 90°
     for (int64_t c = 0; c < n; ++c) {
       if (!src.active(c)) continue;
-      const double lo = src.lon[c], la = src.lat[c];
-      bool now = !(std::isfinite(lo) && std::isfinite(la)) || std::fabs(la) > kHalfPi;
       double bound = 0;
-      if (!now) {
-        // The straight line from the centre to the corner in (longitude, latitude) is no
-        // shorter than the great circle, which is no shorter than the chord; along it
-        // cos(latitude) <= cos(centre's) + |Δ latitude|.
-        centre_[c] = to_xyz(lo, la);
-        const double cl = std::cos(la);
-        double b2 = 0;
-        for (int k = 0; k < nc && !now; ++k) {
-          const double klo = src.corner_lon[c * nc + k], kla = src.corner_lat[c * nc + k];
-          if (!std::isfinite(klo) || !std::isfinite(kla)) break;  // found empty when built
-          if (std::fabs(kla) > kHalfPi) now = true;
-          double dl = std::fabs(klo - lo);
-          if (dl > kPi) dl = std::fabs(dl - 2.0 * kPi * std::nearbyint(dl / (2.0 * kPi)));
-          const double dp = std::fabs(kla - la), m = std::min(1.0, cl + dp) * dl;
-          b2 = std::max(b2, dp * dp + m * m);
-        }
-        bound = std::sqrt(b2);
-        bound = bound * (1 + 1e-9) + 1e-12;
-        if (!(bound < 0.9 * kRightAngle)) now = true;
-      }
-      if (now) {
+      if (!cap_bound(src, c, &bound)) {
         build(c);
         continue;
       }
+      const double reach = angle_above_chord(bound);
+      if (src.lat[c] + reach < band_lo || src.lat[c] - reach > band_hi) continue;
+      centre_[c] = to_xyz(src.lon[c], src.lat[c]);
       state_[c] = kLazy;
       chord_[c] = bound;
     }
@@ -820,8 +816,9 @@ class Conservative : public WeightMethod {
 }  // namespace
 
 std::unique_ptr<WeightMethod> make_conservative(const Grid& src, const Grid& dst,
-                                                const GenOptions& o) {
-  return std::make_unique<Conservative>(src, dst, o);
+                                                const GenOptions& o,
+                                                const std::vector<int64_t>* dst_points) {
+  return std::make_unique<Conservative>(src, dst, o, dst_points);
 }
 
 }  // namespace isthmus::remap

@@ -2,8 +2,10 @@
 // the spatial index of points (nanoflann's k-d tree over unit vectors: the chord distance
 // orders points as the great-circle distance does).
 #pragma once
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <limits>
 #include <vector>
@@ -28,6 +30,40 @@ inline Vec3 to_xyz(double lon, double lat) {
   const double c = std::cos(lat);
   return {c * std::cos(lon), c * std::sin(lon), std::sin(lat)};
 }
+// to_xyz with the sines and cosines of the last few longitudes and latitudes kept (the cells of
+// a lon-lat or structured grid, asked for in index order, share most of them): the same bits as
+// to_xyz.
+class TrigCache {
+ public:
+  Vec3 xyz(double lon, double lat) {
+    const SinCos a = lookup(lat, lat_), o = lookup(lon, lon_);
+    return {a.c * o.c, a.c * o.s, a.s};
+  }
+
+ private:
+  struct SinCos {
+    double c, s;
+  };
+  struct Ring {
+    uint64_t key[8] = {};
+    SinCos val[8] = {};
+    int used = 0, next = 0;
+  };
+  static SinCos lookup(double x, Ring& r) {
+    uint64_t k;
+    std::memcpy(&k, &x, sizeof k);
+    for (int i = 0; i < r.used; ++i)
+      if (r.key[i] == k) return r.val[i];
+    const SinCos v{std::cos(x), std::sin(x)};
+    r.key[r.next] = k;
+    r.val[r.next] = v;
+    r.next = (r.next + 1) & 7;
+    r.used = std::min(r.used + 1, 8);
+    return v;
+  }
+  Ring lat_, lon_;
+};
+
 inline void to_lonlat(Vec3 v, double* lon, double* lat) {
   *lon = std::atan2(v.y, v.x);
   *lat = std::atan2(v.z, std::sqrt(v.x * v.x + v.y * v.y));

@@ -28,13 +28,14 @@ namespace isthmus::remap {
 
 namespace {
 
+// block: the destination points the method will be asked for (a subset, after earlier steps).
 std::unique_ptr<WeightMethod> make_step(const StackStep& step, const Grid& src, const Grid& dst,
-                                        const GenOptions& o) {
+                                        const GenOptions& o, const std::vector<int64_t>& block) {
   if (step.name == "nearest") return make_nearest(src, dst, o);
   if (step.name == "gaussian") return make_gaussian(src, dst, o);
   if (step.name == "bilinear") return make_bilinear(src, dst, o);
   if (step.name == "bicubic") return make_bicubic(src, dst, o);
-  if (step.name == "conservative") return make_conservative(src, dst, o);
+  if (step.name == "conservative") return make_conservative(src, dst, o, &block);
   fail(ISTHMUS_ERR_INTERNAL, "no method \"", step.name, "\"");
 }
 
@@ -449,17 +450,10 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
       fail(ISTHMUS_ERR_ARG, "weight generation from \"", src.name, "\" (", src.size(),
            " points) to \"", dst.name, "\" (", dst.size(), " points): a grid has no point");
     check_destination_size(dst);
-    for (const StackStep& step : out.stack)
-      if (step.name != "fixed" && step.name != "creep")
-        methods.push_back(make_step(step, src, dst, options));
   });
   a.match("source grid size", src.size());
   a.match("destination grid size", dst.size());
   a.conclude(comm);
-
-  int num_wgts = 1;
-  for (const auto& m : methods) num_wgts = std::max(num_wgts, m->num_wgts());
-  out.links.num_wgts = num_wgts;
 
   // The points to serve: the active destination points, or with OASIS's mask rules and a
   // stack beginning with conservative, all of them (GenOptions::oasis_masks).
@@ -498,6 +492,18 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
     out.dst_end = rank + 1 < nranks ? begins[size_t(rank) + 1] : n;
   }
   out.method_of.assign(static_cast<size_t>(out.dst_end - out.dst_begin), int8_t{-1});
+
+  // The methods, for this block (a method may prepare only what the block's points need).
+  Agreement made;
+  made.check([&] {
+    for (const StackStep& step : out.stack)
+      if (step.name != "fixed" && step.name != "creep")
+        methods.push_back(make_step(step, src, dst, options, todo));
+  });
+  made.conclude(comm);
+  int num_wgts = 1;
+  for (const auto& m : methods) num_wgts = std::max(num_wgts, m->num_wgts());
+  out.links.num_wgts = num_wgts;
 
   std::vector<int64_t> served(out.stack.size(), 0);
   std::vector<double> seconds(out.stack.size(), 0.0);
@@ -570,7 +576,7 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
   return out;
 }
 
-double cell_area(const Grid& g, int64_t c) {
+double cell_area(const Grid& g, int64_t c, TrigCache* trig) {
   if (!g.has_corners()) return 0.0;
   Vec3 small[64];
   std::vector<Vec3> large;  // cells of more than 64 corners
@@ -579,7 +585,8 @@ double cell_area(const Grid& g, int64_t c) {
   int k = 0;
   for (int j = 0; j < g.num_corners; ++j) {
     const size_t i = static_cast<size_t>(c * g.num_corners + j);
-    const Vec3 p = to_xyz(g.corner_lon[i], g.corner_lat[i]);
+    const Vec3 p = trig ? trig->xyz(g.corner_lon[i], g.corner_lat[i])
+                        : to_xyz(g.corner_lon[i], g.corner_lat[i]);
     if (k > 0 && norm(p - v[k - 1]) < 1e-15) continue;  // repeated corner
     v[k++] = p;
   }
@@ -593,7 +600,8 @@ std::vector<double> cell_areas(const Grid& g, MPI_Comm comm) {
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
   const auto begin = [&](int r) { return g.size() * r / nranks; };
-  for (int64_t c = begin(rank); c < begin(rank + 1); ++c) area[size_t(c)] = cell_area(g, c);
+  TrigCache trig;
+  for (int64_t c = begin(rank); c < begin(rank + 1); ++c) area[size_t(c)] = cell_area(g, c, &trig);
   std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) {
     displs[size_t(r)] = static_cast<int>(begin(r));
@@ -661,7 +669,6 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
   const int nw = w.links.num_wgts;
-
   // SCRIP's destination fraction: the covered fraction where the method knows it
   // (conservative), 1 for other served points, 0 for points without links.
   std::vector<double> frac(static_cast<size_t>(w.dst_end - w.dst_begin), 0.0);

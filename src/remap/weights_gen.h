@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "remap/grid.h"
+#include "remap/sphere.h"
 
 namespace isthmus::remap {
 
@@ -116,8 +117,11 @@ std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, con
 std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst, const GenOptions& o);
 std::unique_ptr<WeightMethod> make_bilinear(const Grid& src, const Grid& dst, const GenOptions& o);
 std::unique_ptr<WeightMethod> make_bicubic(const Grid& src, const Grid& dst, const GenOptions& o);
+// dst_points: the destination points compute() will be asked for (any when null); the
+// conservative method then prepares only the source cells that can reach them.
 std::unique_ptr<WeightMethod> make_conservative(const Grid& src, const Grid& dst,
-                                                const GenOptions& o);
+                                                const GenOptions& o,
+                                                const std::vector<int64_t>* dst_points = nullptr);
 
 }  // namespace isthmus::remap
 
@@ -237,9 +241,10 @@ StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs
 void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripGridSlabs& src,
                             const Grid& dst, const StreamedWeights& w, int64_t slab_points);
 
-// A cell's area from its corners (steradians; repeated corners dropped; 0 without corners), and
-// every cell's, each rank computing a slice, gathered on every rank of comm.
-double cell_area(const Grid& g, int64_t c);
+// A cell's area from its corners (steradians; repeated corners dropped; 0 without corners; trig:
+// a cache of the corners' sines and cosines, for cells asked for in index order), and every
+// cell's, each rank computing a slice, gathered on every rank of comm.
+double cell_area(const Grid& g, int64_t c, TrigCache* trig = nullptr);
 std::vector<double> cell_areas(const Grid& g, MPI_Comm comm);
 
 class ScripWeightsWriter;

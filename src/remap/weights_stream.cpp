@@ -293,10 +293,11 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
       // c ascending, d ascending within.
       int64_t prev = -1;
       double area_c = 0;
+      TrigCache trig;
       for (int64_t i = 0; i < part.size(); ++i) {
         const int64_t c = part.dst[size_t(i)], d = part.src[size_t(i)];
         if (c != prev) {
-          area_c = cell_area(slab, c);
+          area_c = cell_area(slab, c, &trig);
           prev = c;
         }
         links.add(b + c, d, part.w[size_t(i)] * area_c);
@@ -586,7 +587,8 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
       for (int64_t c = 0; c < n; ++c) frac[c] = slab.active(c) ? 1.0 : 0.0;
       return slab;
     }
-    for (int64_t c = 0; c < n; ++c) area[c] = cell_area(slab, c);
+    TrigCache trig;
+    for (int64_t c = 0; c < n; ++c) area[c] = cell_area(slab, c, &trig);
     const GenLinks& l = w.links;
     for (; next < l.size() && l.src[size_t(next)] < e; ++next) {
       const int64_t d = l.dst[size_t(next)];

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <random>
 #include <string>
@@ -604,6 +605,57 @@ TEST(GenConservative, Orca2ToLmdzAgainstOasis) {
   EXPECT_LE(eo_mean, et_mean * 1.05);
   EXPECT_LE(eo_max, et_max * 1.10);
   EXPECT_GT(common, static_cast<int64_t>(0.9 * nl));
+}
+
+// A method prepared for a block of destination points (a rank's share: make_conservative's
+// dst_points) leaves out the source cells outside the block's band of latitudes; it must give
+// every point of the block the bits of a method prepared for all of them: ORCA2 (fold, masked
+// degenerate cells) and LMDZ (pole rows) both ways, a global grid onto one across the date line,
+// in 7 blocks of rows (and blocks of single points and of every 5th point: a band from scattered
+// points), first and second order.
+TEST(GenConservative, APreparedBlockGivesTheBitsOfTheWholeDestination) {
+  const Grid torc = read_test_grid("torc"), lmdz = read_test_grid("lmdz");
+  const Grid coarse = global(10, 10), fine = global(7.5, 6, -180);
+  struct Pair {
+    const Grid* src;
+    const Grid* dst;
+    std::string norm;
+    int order;
+  };
+  for (const Pair& p : {Pair{&torc, &lmdz, "fracnnei", 1}, Pair{&lmdz, &torc, "destarea", 1},
+                        Pair{&coarse, &fine, "fracarea", 2}, Pair{&lmdz, &torc, "fracarea", 2}}) {
+    GenOptions o;
+    o.normalization = p.norm;
+    o.conservative_order = p.order;
+    const auto whole = make_conservative(*p.src, *p.dst, o);
+    const std::vector<int64_t> points = all_points(*p.dst);
+    std::vector<std::vector<int64_t>> blocks;
+    const size_t n = points.size();
+    for (size_t b = 0; b < 7; ++b)
+      blocks.emplace_back(points.begin() + long(n * b / 7), points.begin() + long(n * (b + 1) / 7));
+    blocks.push_back({points.front()});
+    blocks.push_back({points.back()});
+    blocks.emplace_back();
+    for (size_t i = 0; i < n; i += 5) blocks.back().push_back(points[i]);
+    for (const std::vector<int64_t>& block : blocks) {
+      const auto part = make_conservative(*p.src, *p.dst, o, &block);
+      Result a, b;
+      a.links.num_wgts = b.links.num_wgts = whole->num_wgts();
+      whole->compute(block, &a.links, &a.unserved);
+      part->compute(block, &b.links, &b.unserved);
+      const std::string what = p.src->name + " -> " + p.dst->name + " " + p.norm + " order " +
+                               std::to_string(p.order) + ", block from " +
+                               std::to_string(block.front()) + " of " + std::to_string(block.size());
+      ASSERT_GT(a.links.size(), 0) << what;
+      EXPECT_EQ(a.links.src, b.links.src) << what;
+      EXPECT_EQ(a.links.dst, b.links.dst) << what;
+      ASSERT_EQ(a.links.w.size(), b.links.w.size()) << what;
+      EXPECT_EQ(std::memcmp(a.links.w.data(), b.links.w.data(), a.links.w.size() * sizeof(double)), 0)
+          << what;
+      EXPECT_EQ(a.unserved, b.unserved) << what;
+      EXPECT_EQ(a.links.frac, b.links.frac) << what;
+    }
+  }
 }
 
 // The size of CDO's benchmark (ORCA025-like 1442 × 1021 source to a 0.25° grid, 1 036 800
