@@ -319,7 +319,7 @@ void read_area(const NcIn& f, const Var& v, const Points& p, const std::string& 
   if (g.area_units.empty()) g.area_units = default_units;
 }
 
-Grid scrip_from(const NcIn& f) {
+Grid scrip_from(const NcIn& f, bool with_corners = true) {
   Grid g;
   g.name = stem_of(f.path());
   g.source = f.path();
@@ -349,7 +349,7 @@ Grid scrip_from(const NcIn& f) {
     p.dims = g.dims;
   }
   const bool has_clo = f.has("grid_corner_lon"), has_cla = f.has("grid_corner_lat");
-  if (has_clo || has_cla) {
+  if (with_corners && (has_clo || has_cla)) {
     if (!has_clo || !has_cla)
       fail(ISTHMUS_ERR_FILE, f.path(), ": no variable ", has_clo ? "grid_corner_lat" : "grid_corner_lon",
            " (", has_clo ? "grid_corner_lon" : "grid_corner_lat", " is there: corners need both)");
@@ -361,12 +361,13 @@ Grid scrip_from(const NcIn& f) {
 }
 
 // The shared data's grid_*.nc: lon, lat (y, x); clo, cla (crn, y, x); srf; imask 1 = active.
-Grid shared_layout_from(const NcIn& f) {
+Grid shared_layout_from(const NcIn& f, bool with_corners = true) {
   Grid g;
   g.name = stem_of(f.path());
   g.source = f.path();
   const Points p = read_centres(f, "lon", "lat", g);
-  if (f.has("clo") || f.has("cla")) read_corners(f, "clo", "cla", CornerAxis::First, p, g);
+  if (with_corners && (f.has("clo") || f.has("cla")))
+    read_corners(f, "clo", "cla", CornerAxis::First, p, g);
   if (std::optional<Var> m = f.find("imask")) read_mask(f, *m, p, "", -1, g);
   if (std::optional<Var> a = f.find("srf")) read_area(f, *a, p, "", "m2", g);
   return g;
@@ -410,7 +411,7 @@ const char* kCfLooked =
     "a longitude and a latitude variable (standard_name longitude/latitude, units "
     "degrees_east/degrees_north, or a name lon/lat, longitude/latitude, nav_lon/nav_lat)";
 
-Grid cf_from(const NcIn& f) {
+Grid cf_from(const NcIn& f, bool with_corners = true) {
   Grid g;
   g.name = stem_of(f.path());
   g.source = f.path();
@@ -436,7 +437,7 @@ Grid cf_from(const NcIn& f) {
       fail(ISTHMUS_ERR_FILE, f.path(), ": variable ", lat->name, " has dimensions ", lat->shape(),
            " but ", lon->name, " has ", lon->shape(), ": lon and lat must have the same shape");
     const Points p = read_centres(f, lon->name, lat->name, g);
-    if (!lon_b.empty()) {
+    if (with_corners && !lon_b.empty()) {
       const double unit = angle_unit(f, *lon);
       if (unit != angle_unit(f, *lat))
         fail(ISTHMUS_ERR_FILE, f.path(), ": variables ", lon->name, " and ", lat->name,
@@ -466,7 +467,7 @@ Grid cf_from(const NcIn& f) {
       g.lon[j * nx + i] = x[i] * ulon;
       g.lat[j * nx + i] = y[j] * ulat;
     }
-  if (lon_b.empty()) return g;
+  if (lon_b.empty() || !with_corners) return g;
   std::vector<double> bx, by;
   for (int which = 0; which < 2; ++which) {
     const Var& c = which ? *lat : *lon;
@@ -556,7 +557,7 @@ Grid read_scrip_grid(const std::string& path) {
        "and cla (OASIS's grid layout)");
 }
 
-Grid read_oasis_grid(const std::string& grids_nc, const std::string& name) {
+Grid read_oasis_grid(const std::string& grids_nc, const std::string& name, bool with_corners) {
   if (name.empty()) fail(ISTHMUS_ERR_ARG, grids_nc, ": the grid name is empty");
   Grid g;
   g.name = name;
@@ -572,7 +573,7 @@ Grid read_oasis_grid(const std::string& grids_nc, const std::string& name) {
   if (has_clo != has_cla)
     fail(ISTHMUS_ERR_FILE, grids_nc, ": no variable ", name, has_clo ? ".cla" : ".clo", " (", name,
          has_clo ? ".clo" : ".cla", " is there: corners need both)");
-  if (has_clo) read_corners(f, name + ".clo", name + ".cla", CornerAxis::First, p, g);
+  if (has_clo && with_corners) read_corners(f, name + ".clo", name + ".cla", CornerAxis::First, p, g);
   const std::string dir = directory_of(grids_nc);
   const std::string grid_file = grids_nc + "'s ";
   // masks.nc and areas.nc are optional, and so are this grid's variables in them
@@ -592,25 +593,26 @@ Grid read_cf_grid(const std::string& path) {
   return cf_from(f);
 }
 
-Grid read_grid(const std::string& spec) {
+Grid read_grid(const std::string& spec, bool with_corners) {
   const size_t colon = spec.rfind(':');
   if (colon != std::string::npos && colon + 1 < spec.size()) {
     const std::string name = spec.substr(colon + 1), path = spec.substr(0, colon);
-    if (name.find('/') == std::string::npos && is_file(path)) return read_oasis_grid(path, name);
+    if (name.find('/') == std::string::npos && is_file(path)) return read_oasis_grid(path, name, with_corners);
   }
   if (!is_file(spec))
     fail(ISTHMUS_ERR_FILE, "grid \"", spec, "\": no such file",
          colon == std::string::npos ? "" : " (nor FILE:NAME with an existing FILE)");
   NcIn f(spec);
-  if (f.has("grid_center_lat")) return scrip_from(f);
-  if (is_shared_layout(f)) return shared_layout_from(f);
+  if (f.has("grid_center_lat")) return scrip_from(f, with_corners);
+  if (is_shared_layout(f)) return shared_layout_from(f, with_corners);
   const std::vector<Var> vars = f.variables();
   std::set<std::string> bounds;
   for (const Var& v : vars) {
     const std::string b = trimmed(f.text(v.id, "bounds"));
     if (!b.empty()) bounds.insert(b);
   }
-  if (cf_coordinate(f, vars, bounds, true) && cf_coordinate(f, vars, bounds, false)) return cf_from(f);
+  if (cf_coordinate(f, vars, bounds, true) && cf_coordinate(f, vars, bounds, false))
+    return cf_from(f, with_corners);
   const std::string names = oasis_names(f);
   fail(ISTHMUS_ERR_FILE, spec, ": not a grid file: looked for grid_center_lat (SCRIP), lon, lat, "
        "clo and cla (OASIS's grid layout), and ", kCfLooked, " (CF)",

@@ -57,10 +57,12 @@ struct Grid {
 //                        the reader tells them apart by their variables.
 // Errors throw isthmus::Error(ISTHMUS_ERR_FILE) naming the file, the variable and why (missing,
 // wrong shape, corners with the wrong count, a mask of another shape than the grid, ...).
-Grid read_grid(const std::string& spec);
+// Without with_corners the cells' corners are neither read nor checked (num_corners 0): for
+// methods that need only the centres.
+Grid read_grid(const std::string& spec, bool with_corners = true);
 
 Grid read_scrip_grid(const std::string& path);
-Grid read_oasis_grid(const std::string& grids_nc, const std::string& name);
+Grid read_oasis_grid(const std::string& grids_nc, const std::string& name, bool with_corners = true);
 Grid read_cf_grid(const std::string& path);
 
 // Writes a SCRIP grid file (tests, and the weights files' grid variables).

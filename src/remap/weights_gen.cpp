@@ -434,6 +434,12 @@ void check_destination_size(const Grid& dst) {
          " points: weight generation holds the destination whole and takes at most 2^31 - 1");
 }
 
+bool stack_needs_corners(const std::vector<StackStep>& steps) {
+  for (const StackStep& s : steps)
+    if (s.name == "conservative") return true;
+  return false;
+}
+
 GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& dst,
                                   const std::string& stack, const GenOptions& options,
                                   const std::function<void(double)>& progress) {

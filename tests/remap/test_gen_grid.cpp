@@ -470,7 +470,9 @@ struct Broken {
   const char* name;
   std::function<std::string(const TempDir&)> make;  // writes the file(s), returns the spec
   std::vector<std::string> expect;                  // substrings of the message
-  std::function<Grid(const std::string&)> read = isthmus::remap::read_grid;
+  std::function<Grid(const std::string&)> read = [](const std::string& spec) {
+    return isthmus::remap::read_grid(spec);
+  };
 };
 
 std::string scrip(const TempDir& dir, const std::function<void(NcWriter&)>& extra,
@@ -734,6 +736,44 @@ TEST(GridBroken, DegenerateCellsAreNotErrors) {
   for (int k = 0; k < 4; ++k) {
     EXPECT_DOUBLE_EQ(g.corner_lon[3 * 4 + k], 70 * kDeg);
     EXPECT_DOUBLE_EQ(g.corner_lat[3 * 4 + k], -30 * kDeg);
+  }
+}
+
+// Read without corners (the methods that need only centres): the same centres, mask, areas and
+// shape, no corners; and the corners' errors are not found, since they are not read. The shared
+// layout (ORCA2), OASIS's trio, SCRIP and CF's 1-D bounds.
+void expect_centres_only(const std::string& spec) {
+  SCOPED_TRACE(spec);
+  const Grid all = isthmus::remap::read_grid(spec);
+  const Grid g = isthmus::remap::read_grid(spec, false);
+  EXPECT_GT(all.num_corners, 0);
+  EXPECT_EQ(g.num_corners, 0);
+  EXPECT_TRUE(g.corner_lon.empty() && g.corner_lat.empty());
+  EXPECT_FALSE(g.has_corners());
+  EXPECT_EQ(g.name, all.name);
+  EXPECT_EQ(g.dims, all.dims);
+  EXPECT_EQ(g.lon, all.lon);
+  EXPECT_EQ(g.lat, all.lat);
+  EXPECT_EQ(g.mask, all.mask);
+  EXPECT_EQ(g.area, all.area);
+}
+
+TEST(GridRead, WithoutCornersTheCentresAlone) {
+  expect_centres_only(kData + "grid_torc.nc");
+  TempDir dir;
+  write_oasis_trio(dir, Synthetic());
+  expect_centres_only(dir / "grids.nc:ocn");
+  for (const Broken& b : broken_files()) {
+    const std::string name = b.name;
+    if (name != "scrip corner NaN" && name != "oasis corner Inf" && name != "cf bounds of a wrong shape")
+      continue;
+    SCOPED_TRACE(name);
+    TempDir d;
+    const std::string spec = b.make(d);
+    EXPECT_NE(error_of([&] { isthmus::remap::read_grid(spec); }), "");
+    const Grid g = isthmus::remap::read_grid(spec, false);
+    EXPECT_EQ(g.num_corners, 0);
+    EXPECT_GT(g.size(), 0);
   }
 }
 
