@@ -111,7 +111,8 @@ struct Quad {
 
 class BilinearMethod : public WeightMethod {
  public:
-  BilinearMethod(const Grid& src, const Grid& dst, bool cubic)
+  BilinearMethod(const Grid& src, const Grid& dst, bool cubic,
+                 const std::vector<int64_t>* dst_points)
       : src_(src), dst_(dst), cubic_(cubic), nx_(src.nx()), ny_(src.ny()) {
     const char* what = cubic ? "bicubic" : "bilinear";
     if (!src.rectangular())
@@ -162,7 +163,24 @@ class BilinearMethod : public WeightMethod {
         order.emplace_back(std::atan2(xyz_[r + i].y, xyz_[r + i].x), i);
       std::sort(order.begin(), order.end());
     }
-    build_voxels();
+    // The band of z (sin latitude) of the points to be located: a quad whose circumscribed cap
+    // misses it contains none of them and is not listed (a rank's block of rows needs the
+    // source rows about its own).
+    double zlo = -2, zhi = 2;
+    if (dst_points && !dst_points->empty()) {
+      double lo = kPi, hi = -kPi;
+      for (const int64_t d : *dst_points) {
+        const double la = dst.lat[d];
+        if (!std::isfinite(la) || !std::isfinite(dst.lon[d])) continue;  // never located
+        lo = std::min(lo, la);
+        hi = std::max(hi, la);
+      }
+      if (lo <= hi) {
+        zlo = std::sin(lo) - 1e-9;
+        zhi = std::sin(hi) + 1e-9;
+      }
+    }
+    build_voxels(zlo, zhi);
     if (any_masked) build_points();  // OASIS's fallback only
   }
 
@@ -265,7 +283,7 @@ class BilinearMethod : public WeightMethod {
   // per axis that the key's bits allow), so that a quad is listed in a few voxels and a voxel
   // lists a few quads. Only the voxels that reach the unit sphere are listed (no point of the
   // sphere looks into the others).
-  void build_voxels() {
+  void build_voxels(double zlo, double zhi) {
     const int64_t i_end = periodic_ ? nx_ : nx_ - 1;
     const size_t nquads = static_cast<size_t>((ny_ - 1) * i_end);
     struct Cap {
@@ -281,9 +299,20 @@ class BilinearMethod : public WeightMethod {
         const int64_t i1 = i0 + 1 == nx_ ? 0 : i0 + 1;
         const int64_t c[4] = {j0 * nx_ + i0, j0 * nx_ + i1, (j0 + 1) * nx_ + i1,
                               (j0 + 1) * nx_ + i0};
+        cap[n].chord = -1;
+        {
+          // Outside the band by the ball about corner 0 through the others (when under 90°,
+          // the cap it cuts holds the quad): not listed, its cap not computed.
+          double d2 = 0;
+          for (int k = 1; k < 4; ++k) {
+            const Vec3 e = xyz_[c[k]] - xyz_[c[0]];
+            d2 = std::max(d2, dot(e, e));
+          }
+          const double z0 = xyz_[c[0]].z, d = std::sqrt(d2) + 1e-9;
+          if (d2 < 1.9 && (z0 - d > zhi || z0 + d < zlo)) continue;
+        }
         Vec3 s;
         for (int k = 0; k < 4; ++k) s = s + xyz_[c[k]];
-        cap[n].chord = -1;
         if (norm(s) < 1e-12) continue;
         const Vec3 centre = normalized(s);
         cap[n].centre = centre;
@@ -345,6 +374,7 @@ class BilinearMethod : public WeightMethod {
         if (cap[m].chord < 0) continue;
         const Vec3 c = cap[m].centre;
         const double rho = cap[m].chord;
+        if (c.z - rho > zhi || c.z + rho < zlo) continue;
         bound += static_cast<size_t>((cell(c.x + rho) - cell(c.x - rho) + 1) *
                                      (cell(c.y + rho) - cell(c.y - rho) + 1) *
                                      (cell(c.z + rho) - cell(c.z - rho) + 1));
@@ -358,6 +388,7 @@ class BilinearMethod : public WeightMethod {
         const uint64_t key = static_cast<uint64_t>(j0 * nx_ + i0);
         const Vec3 c = cap[n].centre;
         const double rho = cap[n].chord;
+        if (c.z - rho > zhi || c.z + rho < zlo) continue;  // |p.z - c.z| <= |p - c| <= rho
         const int64_t x0 = cell(c.x - rho), x1 = cell(c.x + rho);
         const int64_t y0 = cell(c.y - rho), y1 = cell(c.y + rho);
         const int64_t z0 = cell(c.z - rho), z1 = cell(c.z + rho);
@@ -763,12 +794,14 @@ class BilinearMethod : public WeightMethod {
 
 }  // namespace
 
-std::unique_ptr<WeightMethod> make_bilinear(const Grid& src, const Grid& dst, const GenOptions&) {
-  return std::make_unique<BilinearMethod>(src, dst, false);
+std::unique_ptr<WeightMethod> make_bilinear(const Grid& src, const Grid& dst, const GenOptions&,
+                                            const std::vector<int64_t>* dst_points) {
+  return std::make_unique<BilinearMethod>(src, dst, false, dst_points);
 }
 
-std::unique_ptr<WeightMethod> make_bicubic(const Grid& src, const Grid& dst, const GenOptions&) {
-  return std::make_unique<BilinearMethod>(src, dst, true);
+std::unique_ptr<WeightMethod> make_bicubic(const Grid& src, const Grid& dst, const GenOptions&,
+                                           const std::vector<int64_t>* dst_points) {
+  return std::make_unique<BilinearMethod>(src, dst, true, dst_points);
 }
 
 }  // namespace isthmus::remap

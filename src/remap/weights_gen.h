@@ -115,10 +115,12 @@ void add_consecutive_distance(double lon1, double lat1, double lon2, double lat2
 // The methods (each in its own source file). src and dst must outlive the method.
 std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, const GenOptions& o);
 std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst, const GenOptions& o);
-std::unique_ptr<WeightMethod> make_bilinear(const Grid& src, const Grid& dst, const GenOptions& o);
-std::unique_ptr<WeightMethod> make_bicubic(const Grid& src, const Grid& dst, const GenOptions& o);
-// dst_points: the destination points compute() will be asked for (any when null); the
-// conservative method then prepares only the source cells that can reach them.
+// dst_points: the destination points compute() will be asked for (any when null); bilinear,
+// bicubic and conservative then prepare only the source quads or cells that can reach them.
+std::unique_ptr<WeightMethod> make_bilinear(const Grid& src, const Grid& dst, const GenOptions& o,
+                                            const std::vector<int64_t>* dst_points = nullptr);
+std::unique_ptr<WeightMethod> make_bicubic(const Grid& src, const Grid& dst, const GenOptions& o,
+                                           const std::vector<int64_t>* dst_points = nullptr);
 std::unique_ptr<WeightMethod> make_conservative(const Grid& src, const Grid& dst,
                                                 const GenOptions& o,
                                                 const std::vector<int64_t>* dst_points = nullptr);

@@ -497,5 +497,46 @@ TEST(GenBilinear, LmdzToOrcaNoWorseThanOasis) {
   compare_with_oasis("lmdz", "torc", "rmp_lmdz_to_torc_BILINEAR.nc");
 }
 
+// A method prepared for a block of destination points (make_bilinear's dst_points: a rank's
+// share) lists only the quads whose caps reach the block's latitudes; every point of the block
+// must get the bits of a method prepared for all: ORCA2 (fold, masked corners: OASIS's fallback)
+// and LMDZ both ways, a regular grid onto points in the polar caps (pole quads), bilinear and
+// bicubic, blocks of 7 index ranges, single points and every 5th point.
+TEST(GenBilinear, APreparedBlockGivesTheBitsOfTheWholeDestination) {
+  const Grid torc = read_test_grid("torc"), lmdz = read_test_grid("lmdz");
+  const Grid reg = lonlat_grid(72, 36);
+  Grid caps = points(600, 4, -180.0, 180.0, 80.0, 90.0);
+  const Grid south = points(600, 5, -180.0, 180.0, -90.0, -80.0);
+  caps.lon.insert(caps.lon.end(), south.lon.begin(), south.lon.end());
+  caps.lat.insert(caps.lat.end(), south.lat.begin(), south.lat.end());
+  caps.dims = {caps.size()};
+  const std::pair<const Grid*, const Grid*> pairs[] = {{&torc, &lmdz}, {&lmdz, &torc}, {&reg, &caps}};
+  for (const auto& [src, dst] : pairs)
+    for (bool cubic : {false, true}) {
+      const auto whole = cubic ? make_bicubic(*src, *dst, GenOptions{}) : make_bilinear(*src, *dst, GenOptions{});
+      const std::vector<int64_t> todo = all_points(*dst);
+      std::vector<std::vector<int64_t>> blocks;
+      const size_t n = todo.size();
+      for (size_t b = 0; b < 7; ++b)
+        blocks.emplace_back(todo.begin() + long(n * b / 7), todo.begin() + long(n * (b + 1) / 7));
+      blocks.push_back({todo.front()});
+      blocks.push_back({todo.back()});
+      blocks.emplace_back();
+      for (size_t i = 0; i < n; i += 5) blocks.back().push_back(todo[i]);
+      for (const std::vector<int64_t>& block : blocks) {
+        const auto part = cubic ? make_bicubic(*src, *dst, GenOptions{}, &block)
+                                : make_bilinear(*src, *dst, GenOptions{}, &block);
+        const Result a = run(*whole, block), b = run(*part, block);
+        SCOPED_TRACE(src->name + " -> " + dst->name + (cubic ? " bicubic" : " bilinear") +
+                     ", block from " + std::to_string(block.front()) + " of " +
+                     std::to_string(block.size()));
+        EXPECT_EQ(a.links.src, b.links.src);
+        EXPECT_EQ(a.links.dst, b.links.dst);
+        EXPECT_EQ(a.links.w, b.links.w);  // the same bits
+        EXPECT_EQ(a.unserved, b.unserved);
+      }
+    }
+}
+
 }  // namespace
 }  // namespace isthmus::remap
