@@ -593,7 +593,7 @@ double cell_area(const Grid& g, int64_t c, TrigCache* trig) {
     const size_t i = static_cast<size_t>(c * g.num_corners + j);
     const Vec3 p = trig ? trig->xyz(g.corner_lon[i], g.corner_lat[i])
                         : to_xyz(g.corner_lon[i], g.corner_lat[i]);
-    if (k > 0 && norm(p - v[k - 1]) < 1e-15) continue;  // repeated corner
+    if (k > 0 && dot(p - v[k - 1], p - v[k - 1]) < 1e-30) continue;  // repeated corner
     v[k++] = p;
   }
   return spherical_polygon_area(v, k);
