@@ -308,6 +308,11 @@ def main():
                     out = work / f"w_{pair}_{name}_{tool}_{ranks}.nc"
                     secs, peaks, extra = [], [], {}
                     for _ in range(reps):
+                        # Each run starts with no output file and nothing waiting to be written
+                        # back: neither tool pays for the other's (or its previous run's)
+                        # hundreds of megabytes on disk.
+                        out.unlink(missing_ok=True)
+                        os.sync()
                         if tool == "cdo":
                             s, pk = run_cdo(cdo_op, src, field, dst, out, ranks)
                         else:
