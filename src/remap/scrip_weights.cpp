@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 
 #include "base/broadcast.h"
@@ -678,9 +680,10 @@ void ScripWeightsWriter::define_grid_variables(const WeightsGridVariables& g, in
       v.clon = def(s + "_grid_corner_lon", NC_DOUBLE, {size_dim, corners}, "radians");
     }
     v.imask = def(s + "_grid_imask", NC_INT, {size_dim}, "unitless");
-    if ((streamed && g.corners) || !area.empty())
+    if ((streamed && g.corners) || !area.empty() || g.areas_later)
       v.area = def(s + "_grid_area", NC_DOUBLE, {size_dim}, "square radians");
-    if (streamed || !frac.empty()) v.frac = def(s + "_grid_frac", NC_DOUBLE, {size_dim}, "unitless");
+    if (streamed || !frac.empty() || g.areas_later)
+      v.frac = def(s + "_grid_frac", NC_DOUBLE, {size_dim}, "unitless");
   }
   if (!g.dst_method.empty()) {
     if (int64_t(g.dst_method.size()) != info_.dst_grid_size)
@@ -719,6 +722,29 @@ void ScripWeightsWriter::write_source_slab(int64_t begin, const Grid& slab, cons
     fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": source points [", begin, ", ",
          begin + slab.size(), ") out of ", info_.src_grid_size);
   write_grid_slab(0, begin, slab, area, frac);
+}
+
+void ScripWeightsWriter::write_areas_and_fractions(const std::vector<double>& src_area,
+                                                   const std::vector<double>& src_frac,
+                                                   const std::vector<double>& dst_area,
+                                                   const std::vector<double>& dst_frac) {
+  if (ncid_ < 0) fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": it is closed");
+  for (int side = 0; side < 2; ++side) {
+    const std::string s = side_name(side);
+    const size_t n = static_cast<size_t>(side == 0 ? info_.src_grid_size : info_.dst_grid_size);
+    const GridVars& v = grid_vars_[side];
+    for (const auto& [var, values, what] :
+         {std::tuple<int, const std::vector<double>*, const char*>{v.area, side ? &dst_area : &src_area, "_grid_area"},
+          std::tuple<int, const std::vector<double>*, const char*>{v.frac, side ? &dst_frac : &src_frac, "_grid_frac"}}) {
+      if (var < 0)
+        fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": no variable ", s, what,
+             " was defined for later");
+      if (values->size() != n)
+        fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": ", s, what, " has ",
+             values->size(), " values for ", n, " points");
+      check_nc(nc_put_var_double(ncid_, var, values->data()), path_, (s + what).c_str());
+    }
+  }
 }
 
 void ScripWeightsWriter::write_grid_slab(int side, int64_t begin, const Grid& slab,

@@ -144,6 +144,9 @@ struct WeightsGridVariables {
   // variables (centres, corners, mask, area, frac; corners and area only with `corners`) are
   // written by write_source_slab.
   bool src_streamed = false;
+  // Both grids' areas and fractions are written later, by write_areas_and_fractions (the
+  // file's other variables first, while the areas are being computed).
+  bool areas_later = false;
   std::vector<double> src_area, dst_area;  // steradians; empty: not written
   std::vector<double> src_frac, dst_frac;
   std::vector<int8_t> dst_method;          // empty: not written
@@ -169,6 +172,11 @@ class ScripWeightsWriter {
   // With WeightsGridVariables::src_streamed: the source points [begin, begin + slab.size()):
   // centres, corners, mask, and their area and fraction (slab.size() values each).
   void write_source_slab(int64_t begin, const Grid& slab, const double* area, const double* frac);
+  // With WeightsGridVariables::areas_later: every point's area and fraction, both grids.
+  void write_areas_and_fractions(const std::vector<double>& src_area,
+                                 const std::vector<double>& src_frac,
+                                 const std::vector<double>& dst_area,
+                                 const std::vector<double>& dst_frac);
 
  private:
   template <typename DstIndex>

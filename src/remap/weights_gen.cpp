@@ -619,7 +619,7 @@ std::vector<double> cell_areas(const Grid& g, MPI_Comm comm) {
 }
 
 void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeightsWriter* writer,
-                               const std::string& tmp, const std::string& path) {
+                               const std::string& tmp, const std::string& path, bool own_appended) {
   int rank = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
@@ -629,7 +629,8 @@ void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeight
   const int64_t piece = int64_t(1) << 22;
   Agreement b;
   if (rank == 0) {
-    b.check([&] { writer->append(links.src.data(), links.dst.data(), links.w.data(), links.size()); });
+    if (!own_appended)
+      b.check([&] { writer->append(links.src.data(), links.dst.data(), links.w.data(), links.size()); });
     std::vector<int64_t> src;  // sized by the largest piece received
     std::vector<int32_t> dst;
     std::vector<double> w;
@@ -681,29 +682,7 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
   for (size_t i = 0; i < frac.size(); ++i)
     if (w.method_of[i] >= 0 && w.stack[size_t(w.method_of[i])].name != "fixed") frac[i] = 1.0;
   for (const auto& [d, f] : w.links.frac) frac[size_t(d - w.dst_begin)] = f;
-  // SCRIP's source fraction for conservative weights: the part of each source cell the active
-  // destination cells take, sum over its links of w · A_dst (· dst fraction for FRACAREA)
-  // / A_src; 1 for active source points otherwise. Summed over ranks (the file's only value
-  // whose last bits may depend on the rank count; the links never do).
   const bool conservative = w.stack.front().name == "conservative";
-  std::vector<double> src_frac;
-  std::vector<double> src_area, dst_area;
-  if (conservative) {
-    src_area = cell_areas(src, comm);
-    dst_area = cell_areas(dst, comm);
-    src_frac.assign(static_cast<size_t>(src.size()), 0.0);
-    const bool fracarea = w.options.normalization != "destarea";
-    for (int64_t i = 0; i < w.links.size(); ++i) {
-      const int64_t d = w.links.dst[size_t(i)], s = w.links.src[size_t(i)];
-      double a = w.links.w[size_t(i * nw)] * dst_area[size_t(d)];
-      if (fracarea) a *= frac[size_t(d - w.dst_begin)];
-      src_frac[size_t(s)] += a;
-    }
-    ISTHMUS_MPI(wmpi::Reduce(rank == 0 ? MPI_IN_PLACE : src_frac.data(), src_frac.data(),
-                           int(src_frac.size()), MPI_DOUBLE, MPI_SUM, 0, comm));  // rank 0 writes
-    for (int64_t s = 0; s < src.size(); ++s)
-      src_frac[size_t(s)] = src_area[size_t(s)] > 0 ? src_frac[size_t(s)] / src_area[size_t(s)] : 0.0;
-  }
   // The per-point records gathered on rank 0 (bytes and doubles per destination point: small
   // next to the links).
   std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
@@ -720,6 +699,9 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
   ISTHMUS_MPI(wmpi::Gatherv(frac.data(), mine, MPI_DOUBLE, vars.dst_frac.data(), counts.data(),
                           displs.data(), MPI_DOUBLE, 0, comm));
 
+  // Rank 0 creates the file, writes the grids' centres, corners and masks and appends its own
+  // links; meanwhile the others compute the cells' areas that conservative weights' files
+  // carry (write_areas_and_fractions, below).
   Agreement a;
   std::unique_ptr<ScripWeightsWriter> writer;
   std::string tmp;
@@ -745,11 +727,8 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
       // Corners and areas for conservative weights only, as CDO writes its files (they are
       // large, and only conservative weights depend on them).
       vars.corners = conservative;
-      vars.src_area = std::move(src_area);
-      vars.dst_area = std::move(dst_area);
-      if (conservative) {
-        vars.src_frac = std::move(src_frac);
-      } else {
+      vars.areas_later = conservative;
+      if (!conservative) {  // SCRIP's source fraction of other methods: 1 on active points
         vars.src_frac.assign(static_cast<size_t>(src.size()), 0.0);
         for (int64_t s = 0; s < src.size(); ++s) vars.src_frac[size_t(s)] = src.active(s) ? 1.0 : 0.0;
       }
@@ -757,12 +736,59 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
       if (!key.empty()) vars.attributes.emplace_back("isthmus_weights_key", key);
       tmp = path + ".tmp." + std::to_string(static_cast<long long>(getpid()));
       writer = std::make_unique<ScripWeightsWriter>(tmp, info, &vars);
+      writer->append(w.links.src.data(), w.links.dst.data(), w.links.w.data(), w.links.size());
     });
+  }
+  if (conservative) {
+    // Areas: each rank those of its block's destination cells (its links' destinations), and
+    // the source cells in shares among the ranks but 0, which is writing (alone, it does them
+    // all). SCRIP's source fraction: the part of each source cell the active destination
+    // cells take, the sum over its links of w · A_dst (· dst fraction for FRACAREA) / A_src,
+    // summed over ranks (the file's only value whose last bits may depend on the rank count;
+    // the links never do).
+    TrigCache trig;
+    std::vector<double> dst_area(static_cast<size_t>(mine));
+    for (int64_t d = w.dst_begin; d < w.dst_end; ++d)
+      dst_area[size_t(d - w.dst_begin)] = cell_area(dst, d, &trig);
+    const int64_t n = src.size();
+    const auto src_begin = [&](int r) -> int64_t {
+      if (r >= nranks) return n;
+      return nranks == 1 || r == 0 ? 0 : n * (r - 1) / (nranks - 1);
+    };
+    std::vector<double> src_area(static_cast<size_t>(rank == 0 ? n : src_begin(rank + 1) - src_begin(rank)));
+    const int64_t s0 = rank == 0 ? 0 : src_begin(rank);
+    for (int64_t c = src_begin(rank); c < src_begin(rank + 1); ++c)
+      src_area[size_t(c - s0)] = cell_area(src, c, &trig);
+    std::vector<double> src_frac(static_cast<size_t>(n), 0.0);
+    const bool fracarea = w.options.normalization != "destarea";
+    for (int64_t i = 0; i < w.links.size(); ++i) {
+      const int64_t d = w.links.dst[size_t(i)] - w.dst_begin, s = w.links.src[size_t(i)];
+      double x = w.links.w[size_t(i * nw)] * dst_area[size_t(d)];
+      if (fracarea) x *= frac[size_t(d)];
+      src_frac[size_t(s)] += x;
+    }
+    ISTHMUS_MPI(wmpi::Reduce(rank == 0 ? MPI_IN_PLACE : src_frac.data(), src_frac.data(),
+                           int(n), MPI_DOUBLE, MPI_SUM, 0, comm));
+    std::vector<int> sc(static_cast<size_t>(nranks)), sd(static_cast<size_t>(nranks));
+    for (int r = 0; r < nranks; ++r) {
+      sd[size_t(r)] = static_cast<int>(src_begin(r));
+      sc[size_t(r)] = static_cast<int>(src_begin(r + 1) - src_begin(r));
+    }
+    std::vector<double> all_dst_area(rank == 0 ? static_cast<size_t>(dst.size()) : 0);
+    ISTHMUS_MPI(wmpi::Gatherv(dst_area.data(), mine, MPI_DOUBLE, all_dst_area.data(),
+                            counts.data(), displs.data(), MPI_DOUBLE, 0, comm));
+    ISTHMUS_MPI(wmpi::Gatherv(rank == 0 ? MPI_IN_PLACE : src_area.data(), sc[size_t(rank)],
+                            MPI_DOUBLE, src_area.data(), sc.data(), sd.data(), MPI_DOUBLE, 0, comm));
+    if (rank == 0) {
+      for (int64_t s = 0; s < n; ++s)
+        src_frac[size_t(s)] = src_area[size_t(s)] > 0 ? src_frac[size_t(s)] / src_area[size_t(s)] : 0.0;
+      a.check([&] { writer->write_areas_and_fractions(src_area, src_frac, all_dst_area, vars.dst_frac); });
+    }
   }
   if (rank == 0 && a.failed() && !tmp.empty()) std::remove(tmp.c_str());
   a.conclude(comm);
 
-  write_links_in_rank_order(comm, w.links, writer.get(), tmp, path);
+  write_links_in_rank_order(comm, w.links, writer.get(), tmp, path, true);
 }
 
 namespace {

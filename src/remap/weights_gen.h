@@ -256,8 +256,10 @@ class ScripWeightsWriter;
 // Collective: rank 0 appends every rank's links to its writer in rank order (its own first;
 // the others one rank at a time, piece by piece as they arrive), closes the file and
 // renames `tmp` to `path` (removing `tmp` on failure). Errors are agreed on every rank.
+// own_appended: rank 0 appended its own links already.
 void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeightsWriter* writer,
-                               const std::string& tmp, const std::string& path);
+                               const std::string& tmp, const std::string& path,
+                               bool own_appended = false);
 
 // The cache of generated weights (OASIS's SCRIPR, isthmus_weights_generate): a hash of both grids
 // (shapes, centres, corners, masks), the stack and the options, as 16 hex digits.
