@@ -492,6 +492,81 @@ Grid read_and_check(const std::string& file) {
   return g;
 }
 
+// A method prepared for a block of destination points (make_nearest's dst_points: a rank's
+// share) indexes the source points of the block's band of latitudes and searches the others
+// only for the points that need them; every point of the block must get the bits of a method
+// prepared for all: ORCA2 (masked continents) and LMDZ both ways, a source active only south of
+// 60°S (every northern point searches outside its band) and a random masked one, nearest with
+// 1 and 4 neighbours, with OASIS's mask rules, and gaussian; blocks of 7 index ranges, single
+// points and every 5th point.
+TEST(GenNearest, APreparedBlockGivesTheBitsOfTheWholeSource) {
+  const Grid torc = read_test_grid("grid_torc.nc"), lmdz = read_test_grid("grid_lmdz.nc");
+  Grid south = lonlat_grid(72, 36);
+  south.mask.assign(static_cast<size_t>(south.size()), 0);
+  for (int64_t c = 0; c < south.size(); ++c)
+    if (south.lat[c] < -60 * kDeg) south.mask[c] = 1;
+  const Grid fine = lonlat_grid(90, 45, -180.0), scattered = random_grid(4000, 17, 0.7);
+  // Destination points on 30°S (the band: 45°S-15°S); in the band a few source points 26° away,
+  // outside it a row on 47°S, 17° away: the nearest lie outside the band, though the band
+  // gives a point nearer than its edge's twice.
+  Grid ring, rings;
+  ring.name = "ring";
+  rings.name = "rings";
+  for (int k = 0; k < 36; ++k) {
+    ring.lon.push_back(10.0 * k * kDeg);
+    ring.lat.push_back(-30 * kDeg);
+    rings.lon.push_back(10.0 * k * kDeg);
+    rings.lat.push_back(-47 * kDeg);
+  }
+  for (int j = 0; j < 6; ++j) {
+    rings.lon.push_back((30.0 + 60.0 * j) * kDeg);
+    rings.lat.push_back(-30 * kDeg);
+  }
+  ring.dims = {ring.size()};
+  rings.dims = {rings.size()};
+  const std::pair<const Grid*, const Grid*> pairs[] = {
+      {&torc, &lmdz}, {&lmdz, &torc}, {&south, &fine}, {&scattered, &fine}, {&rings, &ring}};
+  struct Case {
+    Kind kind;
+    int n;
+    bool oasis;
+  };
+  for (const auto& [src, dst] : pairs)
+    for (const Case c : {Case{Kind::kNearest, 1, false}, Case{Kind::kNearest, 4, false},
+                         Case{Kind::kNearest, 4, true}, Case{Kind::kGaussian, 4, false}}) {
+      GenOptions o;
+      o.num_neighbours = c.n;
+      o.oasis_masks = c.oasis;
+      const auto whole = make(c.kind, *src, *dst, o);
+      const std::vector<int64_t> todo = active_points(*dst);
+      std::vector<std::vector<int64_t>> blocks;
+      const size_t n = todo.size();
+      for (size_t b = 0; b < 7; ++b)
+        blocks.emplace_back(todo.begin() + long(n * b / 7), todo.begin() + long(n * (b + 1) / 7));
+      blocks.push_back({todo.front()});
+      blocks.push_back({todo.back()});
+      blocks.emplace_back();
+      for (size_t i = 0; i < n; i += 5) blocks.back().push_back(todo[i]);
+      for (const std::vector<int64_t>& block : blocks) {
+        const auto part = c.kind == Kind::kNearest ? make_nearest(*src, *dst, o, &block)
+                                                   : make_gaussian(*src, *dst, o, &block);
+        GenLinks a, b;
+        std::vector<int64_t> ua, ub;
+        whole->compute(block, &a, &ua);
+        part->compute(block, &b, &ub);
+        SCOPED_TRACE(src->name + " -> " + dst->name + " n " + std::to_string(c.n) +
+                     (c.oasis ? " oasis" : "") + (c.kind == Kind::kNearest ? " nearest" : " gaussian") +
+                     ", block from " + std::to_string(block.front()) + " of " +
+                     std::to_string(block.size()));
+        EXPECT_EQ(a.src, b.src);
+        EXPECT_EQ(a.dst, b.dst);
+        EXPECT_EQ(a.w, b.w);  // the same bits
+        EXPECT_EQ(ua, ub);
+        EXPECT_FALSE(a.src.empty());
+      }
+    }
+}
+
 TEST(GenNearest, OrcaToLmdz) {
   const Grid torc = read_and_check("grid_torc.nc");
   const Grid lmdz = read_and_check("grid_lmdz.nc");
