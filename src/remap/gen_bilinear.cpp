@@ -166,19 +166,10 @@ class BilinearMethod : public WeightMethod {
     // The band of z (sin latitude) of the points to be located: a quad whose circumscribed cap
     // misses it contains none of them and is not listed (a rank's block of rows needs the
     // source rows about its own).
-    double zlo = -2, zhi = 2;
-    if (dst_points && !dst_points->empty()) {
-      double lo = kPi, hi = -kPi;
-      for (const int64_t d : *dst_points) {
-        const double la = dst.lat[d];
-        if (!std::isfinite(la) || !std::isfinite(dst.lon[d])) continue;  // never located
-        lo = std::min(lo, la);
-        hi = std::max(hi, la);
-      }
-      if (lo <= hi) {
-        zlo = std::sin(lo) - 1e-9;
-        zhi = std::sin(hi) + 1e-9;
-      }
+    double zlo = -2, zhi = 2, lo = 0, hi = 0;
+    if (dst_points && latitude_range(dst, *dst_points, &lo, &hi)) {
+      zlo = std::sin(lo) - 1e-9;
+      zhi = std::sin(hi) + 1e-9;
     }
     build_voxels(zlo, zhi);
     if (any_masked) build_points();  // OASIS's fallback only

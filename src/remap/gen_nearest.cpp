@@ -74,23 +74,14 @@ class NeighbourSearch {
     if (static_cast<int64_t>(dst.lat.size()) != dst.size())
       fail(ISTHMUS_ERR_ARG, method, ": destination grid ", dst.name, " has ", dst.size(),
            " longitudes and ", dst.lat.size(), " latitudes");
-    if (dst_points && !dst_points->empty()) {
-      double lo = kHalfPi, hi = -kHalfPi;
-      bool valid = true;
-      for (const int64_t d : *dst_points) {
-        const double la = dst.lat[d];
-        if (!finite(dst.lon[d], la)) continue;  // never searched
-        if (std::fabs(la) > kHalfPi) valid = false;
-        lo = std::min(lo, la);
-        hi = std::max(hi, la);
-      }
-      if (valid && lo <= hi && (lo - kBandMargin > -kHalfPi || hi + kBandMargin < kHalfPi)) {
-        banded_ = true;
-        band_lo_ = lo - kBandMargin;
-        band_hi_ = hi + kBandMargin;
-        zlo_ = band_lo_ > -kHalfPi ? std::sin(band_lo_) : -2.0;
-        zhi_ = band_hi_ < kHalfPi ? std::sin(band_hi_) : 2.0;
-      }
+    double lo = 0, hi = 0;
+    if (dst_points && latitude_range(dst, *dst_points, &lo, &hi) &&
+        (lo - kBandMargin > -kHalfPi || hi + kBandMargin < kHalfPi)) {
+      banded_ = true;
+      band_lo_ = lo - kBandMargin;
+      band_hi_ = hi + kBandMargin;
+      zlo_ = band_lo_ > -kHalfPi ? std::sin(band_lo_) : -2.0;
+      zhi_ = band_hi_ < kHalfPi ? std::sin(band_hi_) : 2.0;
     }
     for (int64_t s = 0; s < src.size(); ++s)
       active_ += src.active(s) && finite(src.lon[s], src.lat[s]) ? 1 : 0;

@@ -434,6 +434,23 @@ void check_destination_size(const Grid& dst) {
          " points: weight generation holds the destination whole and takes at most 2^31 - 1");
 }
 
+bool latitude_range(const Grid& g, const std::vector<int64_t>& points, double* lo, double* hi) {
+  constexpr double kHalfPi = 1.5707963267948966;
+  double l = kHalfPi, h = -kHalfPi;
+  bool any = false;
+  for (const int64_t p : points) {
+    const double la = g.lat[size_t(p)];
+    if (!std::isfinite(g.lon[size_t(p)]) || !std::isfinite(la)) continue;
+    if (std::fabs(la) > kHalfPi) return false;
+    l = std::min(l, la);
+    h = std::max(h, la);
+    any = true;
+  }
+  *lo = l;
+  *hi = h;
+  return any;
+}
+
 bool stack_needs_corners(const std::vector<StackStep>& steps) {
   for (const StackStep& s : steps)
     if (s.name == "conservative") return true;

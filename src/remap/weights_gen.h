@@ -113,6 +113,11 @@ void add_consecutive_distance(double lon1, double lat1, double lon2, double lat2
                               int64_t* count);
 
 // The methods (each in its own source file). src and dst must outlive the method.
+// The least and greatest latitude (radians) of the listed points of g that have finite
+// coordinates: a rank's block's band (the methods' dst_points). False when none has, or when
+// one lies beyond a pole (|lat| > π/2, where latitude does not order positions).
+bool latitude_range(const Grid& g, const std::vector<int64_t>& points, double* lo, double* hi);
+
 // dst_points: the destination points compute() will be asked for (any when null); the methods
 // then prepare only the source points, quads or cells near them (nearest and gaussian: the
 // others too when a point needs them).

@@ -515,15 +515,7 @@ TEST(GenBilinear, APreparedBlockGivesTheBitsOfTheWholeDestination) {
     for (bool cubic : {false, true}) {
       const auto whole = cubic ? make_bicubic(*src, *dst, GenOptions{}) : make_bilinear(*src, *dst, GenOptions{});
       const std::vector<int64_t> todo = all_points(*dst);
-      std::vector<std::vector<int64_t>> blocks;
-      const size_t n = todo.size();
-      for (size_t b = 0; b < 7; ++b)
-        blocks.emplace_back(todo.begin() + long(n * b / 7), todo.begin() + long(n * (b + 1) / 7));
-      blocks.push_back({todo.front()});
-      blocks.push_back({todo.back()});
-      blocks.emplace_back();
-      for (size_t i = 0; i < n; i += 5) blocks.back().push_back(todo[i]);
-      for (const std::vector<int64_t>& block : blocks) {
+      for (const std::vector<int64_t>& block : synthetic::test_blocks(todo)) {
         const auto part = cubic ? make_bicubic(*src, *dst, GenOptions{}, &block)
                                 : make_bilinear(*src, *dst, GenOptions{}, &block);
         const Result a = run(*whole, block), b = run(*part, block);

@@ -681,15 +681,7 @@ TEST(GenConservative, APreparedBlockGivesTheBitsOfTheWholeDestination) {
     o.conservative_order = p.order;
     const auto whole = make_conservative(*p.src, *p.dst, o);
     const std::vector<int64_t> points = all_points(*p.dst);
-    std::vector<std::vector<int64_t>> blocks;
-    const size_t n = points.size();
-    for (size_t b = 0; b < 7; ++b)
-      blocks.emplace_back(points.begin() + long(n * b / 7), points.begin() + long(n * (b + 1) / 7));
-    blocks.push_back({points.front()});
-    blocks.push_back({points.back()});
-    blocks.emplace_back();
-    for (size_t i = 0; i < n; i += 5) blocks.back().push_back(points[i]);
-    for (const std::vector<int64_t>& block : blocks) {
+    for (const std::vector<int64_t>& block : synthetic::test_blocks(points)) {
       const auto part = make_conservative(*p.src, *p.dst, o, &block);
       Result a, b;
       a.links.num_wgts = b.links.num_wgts = whole->num_wgts();

@@ -539,15 +539,7 @@ TEST(GenNearest, APreparedBlockGivesTheBitsOfTheWholeSource) {
       o.oasis_masks = c.oasis;
       const auto whole = make(c.kind, *src, *dst, o);
       const std::vector<int64_t> todo = active_points(*dst);
-      std::vector<std::vector<int64_t>> blocks;
-      const size_t n = todo.size();
-      for (size_t b = 0; b < 7; ++b)
-        blocks.emplace_back(todo.begin() + long(n * b / 7), todo.begin() + long(n * (b + 1) / 7));
-      blocks.push_back({todo.front()});
-      blocks.push_back({todo.back()});
-      blocks.emplace_back();
-      for (size_t i = 0; i < n; i += 5) blocks.back().push_back(todo[i]);
-      for (const std::vector<int64_t>& block : blocks) {
+      for (const std::vector<int64_t>& block : synthetic::test_blocks(todo)) {
         const auto part = c.kind == Kind::kNearest ? make_nearest(*src, *dst, o, &block)
                                                    : make_gaussian(*src, *dst, o, &block);
         GenLinks a, b;

@@ -2,11 +2,28 @@
 // test_weights_gen.cpp).
 #pragma once
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "remap/grid.h"
 
 namespace isthmus::remap::synthetic {
+
+// The blocks a method prepared for a rank's share is tried on (make_*'s dst_points): points
+// (ascending) in 7 runs of consecutive ones, the first alone, the last alone, and every 5th (a
+// band of latitudes from scattered points).
+inline std::vector<std::vector<int64_t>> test_blocks(const std::vector<int64_t>& points) {
+  std::vector<std::vector<int64_t>> blocks;
+  const size_t n = points.size();
+  for (size_t b = 0; b < 7; ++b)
+    blocks.emplace_back(points.begin() + long(n * b / 7), points.begin() + long(n * (b + 1) / 7));
+  blocks.push_back({points.front()});
+  blocks.push_back({points.back()});
+  blocks.emplace_back();
+  for (size_t i = 0; i < n; i += 5) blocks.back().push_back(points[i]);
+  return blocks;
+}
 
 // A lon-lat grid of nx × ny cells from (lon0, lat0) by (dlon, dlat) degrees, cell (i, j) at
 // j * nx + i; corners counter-clockwise from the south-west one.
