@@ -22,9 +22,7 @@
 // (from the first tree) serves it alone, with weight 1.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,23 +45,10 @@ constexpr double kCoincident = 1e-12;
 
 bool finite(double lon, double lat) { return std::isfinite(lon) && std::isfinite(lat); }
 
-constexpr double kHalfPi = 1.5707963267948966;
-// A block of destination points searches first among the source points whose latitudes lie
-// within this much (radians: 15°) of its own; only a point whose n-th neighbour there is
-// further than the band's edge searches the rest (a point deep inside a masked continent).
-constexpr double kBandMargin = 0.2617993877991494;
-
-// The search shared by both methods: the active source points with finite coordinates. Given
-// the destination points it will be asked for (a rank's block), it indexes the source points of
-// the block's band of latitudes (widened by kBandMargin) and, only when a point needs them, the
-// others apart: a point's n nearest in the band are its n nearest overall when the n-th is
-// nearer than the band's edge (a great-circle distance is at least the difference of the
-// latitudes); otherwise the nearest of the others are merged in by (distance, index). Either
-// way the result is what one index of all the points gives.
+// The search shared by both methods: the active source points with finite coordinates.
 class NeighbourSearch {
  public:
-  NeighbourSearch(const Grid& src, const Grid& dst, const GenOptions& o, const char* method,
-                  const std::vector<int64_t>* dst_points)
+  NeighbourSearch(const Grid& src, const Grid& dst, const GenOptions& o, const char* method)
       : dst_(dst), n_(o.num_neighbours), src_(src) {
     if (n_ < 1)
       fail(ISTHMUS_ERR_ARG, method, ": the number of neighbours must be at least 1, not ", n_);
@@ -74,19 +59,8 @@ class NeighbourSearch {
     if (static_cast<int64_t>(dst.lat.size()) != dst.size())
       fail(ISTHMUS_ERR_ARG, method, ": destination grid ", dst.name, " has ", dst.size(),
            " longitudes and ", dst.lat.size(), " latitudes");
-    double lo = 0, hi = 0;
-    if (dst_points && latitude_range(dst, *dst_points, &lo, &hi) &&
-        (lo - kBandMargin > -kHalfPi || hi + kBandMargin < kHalfPi)) {
-      banded_ = true;
-      band_lo_ = lo - kBandMargin;
-      band_hi_ = hi + kBandMargin;
-      zlo_ = band_lo_ > -kHalfPi ? std::sin(band_lo_) : -2.0;
-      zhi_ = band_hi_ < kHalfPi ? std::sin(band_hi_) : 2.0;
-    }
-    for (int64_t s = 0; s < src.size(); ++s)
-      active_ += src.active(s) && finite(src.lon[s], src.lat[s]) ? 1 : 0;
-    index_ = points(true, true);
-    if (o.oasis_masks && active_ > 0) all_ = points(false, true);
+    index_ = points(src, true);
+    if (o.oasis_masks && index_) all_ = points(src, false);
   }
 
   // Neighbours of every point of todo in turn: weigh(ids, dist, weights) fills the weights of
@@ -94,11 +68,11 @@ class NeighbourSearch {
   template <class Weigh>
   void run(const std::vector<int64_t>& todo, GenLinks* out, std::vector<int64_t>* unserved,
            const Weigh& weigh) const {
-    if (active_ == 0) {
+    if (!index_) {
       unserved->insert(unserved->end(), todo.begin(), todo.end());
       return;
     }
-    const size_t per = static_cast<size_t>(std::min<int64_t>(n_, active_));
+    const size_t per = static_cast<size_t>(std::min<int64_t>(n_, index_->size()));
     out->src.reserve(out->src.size() + todo.size() * per);
     out->dst.reserve(out->dst.size() + todo.size() * per);
     out->w.reserve(out->w.size() + todo.size() * per);
@@ -117,7 +91,7 @@ class NeighbourSearch {
       if (all_) {
         // OASIS: the n nearest of every point, the masked ones dropped; none left, the
         // nearest active point alone (weighed below like any single neighbour: weight 1)
-        nearest(q, lat, n_, false, &ids, &dist);
+        all_->nearest(q, n_, &ids, &dist);
         size_t kept = 0;
         for (size_t k = 0; k < ids.size(); ++k)
           if (src_.active(ids[k])) {
@@ -126,9 +100,9 @@ class NeighbourSearch {
           }
         ids.resize(kept);
         dist.resize(kept);
-        if (kept == 0) nearest(q, lat, 1, true, &ids, &dist);
+        if (kept == 0) index_->nearest(q, 1, &ids, &dist);
       } else {
-        nearest(q, lat, n_, true, &ids, &dist);
+        index_->nearest(q, n_, &ids, &dist);
       }
       w.assign(ids.size(), 0.0);
       bool ok = !ids.empty() && weigh(ids, dist, &w);
@@ -142,53 +116,15 @@ class NeighbourSearch {
   }
 
  private:
-  // The k nearest source points (the active ones, or all) to q, at latitude lat (the
-  // destination's), by (distance, index), nearest first.
-  void nearest(Vec3 q, double lat, int k, bool active_only, std::vector<int64_t>* ids,
-               std::vector<double>* dist) const {
-    ids->clear();
-    dist->clear();
-    const PointIndex* in = active_only ? index_.get() : all_.get();
-    if (in) in->nearest(q, k, ids, dist);
-    if (!banded_) return;
-    double margin = std::numeric_limits<double>::infinity();
-    if (band_lo_ > -kHalfPi) margin = std::min(margin, lat - band_lo_);
-    if (band_hi_ < kHalfPi) margin = std::min(margin, band_hi_ - lat);
-    const bool full = static_cast<int>(ids->size()) == k;
-    if (full && dist->back() < margin * (1 - 1e-9) - 1e-12) return;
-    std::call_once(outside_once_[active_only], [&] { outside_[active_only] = points(active_only, false); });
-    const PointIndex* out = outside_[active_only].get();
-    if (!out) return;
-    std::vector<int64_t> oid;
-    std::vector<double> od;
-    // Only the points as near as the k-th (ties included: the bound is strict).
-    const double bound = full ? angle_to_chord2(dist->back()) * (1 + 1e-9) + 1e-30
-                              : std::numeric_limits<double>::infinity();
-    out->nearest(q, k, &oid, &od, bound);
-    if (oid.empty()) return;
-    std::vector<int64_t> mid;
-    std::vector<double> md;
-    size_t i = 0, j = 0;
-    while (static_cast<int>(mid.size()) < k && (i < ids->size() || j < oid.size())) {
-      const bool take_out = i == ids->size() ||
-                            (j < oid.size() && (od[j] != (*dist)[i] ? od[j] < (*dist)[i] : oid[j] < (*ids)[i]));
-      mid.push_back(take_out ? oid[j] : (*ids)[i]);
-      md.push_back(take_out ? od[j++] : (*dist)[i++]);
-    }
-    ids->swap(mid);
-    dist->swap(md);
-  }
-
-  // The source points with finite coordinates (only the active ones: active_only) whose
-  // latitudes lie in the band (in_band) or outside it, or null for none.
-  std::unique_ptr<PointIndex> points(bool active_only, bool in_band) const {
+  // The source points with finite coordinates (only the active ones: active_only), or null.
+  static std::unique_ptr<PointIndex> points(const Grid& src, bool active_only) {
     std::vector<Vec3> pts;
     std::vector<int64_t> ids;
-    for (int64_t s = 0; s < src_.size(); ++s) {
-      if ((active_only && !src_.active(s)) || !finite(src_.lon[s], src_.lat[s])) continue;
-      const Vec3 v = to_xyz(src_.lon[s], src_.lat[s]);
-      if ((v.z >= zlo_ && v.z <= zhi_) != in_band) continue;
-      pts.push_back(v);
+    pts.reserve(static_cast<size_t>(src.size()));
+    ids.reserve(static_cast<size_t>(src.size()));
+    for (int64_t s = 0; s < src.size(); ++s) {
+      if ((active_only && !src.active(s)) || !finite(src.lon[s], src.lat[s])) continue;
+      pts.push_back(to_xyz(src.lon[s], src.lat[s]));
       ids.push_back(s);
     }
     if (ids.empty()) return nullptr;
@@ -198,22 +134,15 @@ class NeighbourSearch {
   const Grid& dst_;
   int n_;
   const Grid& src_;
-  int64_t active_ = 0;                 // active source points with finite coordinates
-  bool banded_ = false;                // the indexes below hold the band's points only
-  double band_lo_ = -kHalfPi, band_hi_ = kHalfPi, zlo_ = -2.0, zhi_ = 2.0;
-  std::unique_ptr<PointIndex> index_;  // the band's active source points, or null
-  std::unique_ptr<PointIndex> all_;    // all the band's points (GenOptions::oasis_masks), or null
-  // The points outside the band, all and active ones, built when a point first needs them.
-  mutable std::once_flag outside_once_[2];
-  mutable std::unique_ptr<PointIndex> outside_[2];
+  std::unique_ptr<PointIndex> index_;  // the active source points; null: none
+  std::unique_ptr<PointIndex> all_;    // every source point (GenOptions::oasis_masks), or null
 };
 
 // DISTWGT: weights 1/d normalised; a coincident point (d < kCoincident) takes weight 1 alone.
 class Nearest final : public WeightMethod {
  public:
-  Nearest(const Grid& src, const Grid& dst, const GenOptions& o,
-          const std::vector<int64_t>* dst_points)
-      : search_(src, dst, o, "nearest", dst_points) {}
+  Nearest(const Grid& src, const Grid& dst, const GenOptions& o)
+      : search_(src, dst, o, "nearest") {}
   std::string name() const override { return "nearest"; }
   void compute(const std::vector<int64_t>& todo, GenLinks* out,
                std::vector<int64_t>* unserved) const override {
@@ -249,9 +178,8 @@ double mean_consecutive_distance(const Grid& g) {
 // limit σ → 0: equal weights on the points at the nearest distance, 0 on the others.
 class Gaussian final : public WeightMethod {
  public:
-  Gaussian(const Grid& src, const Grid& dst, const GenOptions& o,
-           const std::vector<int64_t>* dst_points)
-      : search_(src, dst, o, "gaussian", dst_points) {
+  Gaussian(const Grid& src, const Grid& dst, const GenOptions& o)
+      : search_(src, dst, o, "gaussian") {
     two_sigma2_ = gauswgt_two_sigma2(o, mean_consecutive_distance(src));
   }
   std::string name() const override { return "gaussian"; }
@@ -321,14 +249,13 @@ bool distwgt_weights(std::vector<int64_t>& ids, std::vector<double>& dist, std::
   return true;
 }
 
-std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, const GenOptions& o,
-                                           const std::vector<int64_t>* dst_points) {
-  return std::make_unique<Nearest>(src, dst, o, dst_points);
+std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, const GenOptions& o) {
+  return std::make_unique<Nearest>(src, dst, o);
 }
 
-std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst, const GenOptions& o,
-                                            const std::vector<int64_t>* dst_points) {
-  return std::make_unique<Gaussian>(src, dst, o, dst_points);
+std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst,
+                                            const GenOptions& o) {
+  return std::make_unique<Gaussian>(src, dst, o);
 }
 
 }  // namespace isthmus::remap

@@ -31,8 +31,8 @@ namespace {
 // block: the destination points the method will be asked for (a subset, after earlier steps).
 std::unique_ptr<WeightMethod> make_step(const StackStep& step, const Grid& src, const Grid& dst,
                                         const GenOptions& o, const std::vector<int64_t>& block) {
-  if (step.name == "nearest") return make_nearest(src, dst, o, &block);
-  if (step.name == "gaussian") return make_gaussian(src, dst, o, &block);
+  if (step.name == "nearest") return make_nearest(src, dst, o);
+  if (step.name == "gaussian") return make_gaussian(src, dst, o);
   if (step.name == "bilinear") return make_bilinear(src, dst, o, &block);
   if (step.name == "bicubic") return make_bicubic(src, dst, o, &block);
   if (step.name == "conservative") return make_conservative(src, dst, o, &block);

@@ -118,13 +118,10 @@ void add_consecutive_distance(double lon1, double lat1, double lon2, double lat2
 // one lies beyond a pole (|lat| > π/2, where latitude does not order positions).
 bool latitude_range(const Grid& g, const std::vector<int64_t>& points, double* lo, double* hi);
 
-// dst_points: the destination points compute() will be asked for (any when null); the methods
-// then prepare only the source points, quads or cells near them (nearest and gaussian: the
-// others too when a point needs them).
-std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, const GenOptions& o,
-                                           const std::vector<int64_t>* dst_points = nullptr);
-std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst, const GenOptions& o,
-                                            const std::vector<int64_t>* dst_points = nullptr);
+std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, const GenOptions& o);
+std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst, const GenOptions& o);
+// dst_points: the destination points compute() will be asked for (any when null); bilinear,
+// bicubic and conservative then prepare only the source quads or cells that can reach them.
 std::unique_ptr<WeightMethod> make_bilinear(const Grid& src, const Grid& dst, const GenOptions& o,
                                             const std::vector<int64_t>* dst_points = nullptr);
 std::unique_ptr<WeightMethod> make_bicubic(const Grid& src, const Grid& dst, const GenOptions& o,
