@@ -171,7 +171,7 @@ class BilinearMethod : public WeightMethod {
       zlo = std::sin(lo) - 1e-9;
       zhi = std::sin(hi) + 1e-9;
     }
-    build_voxels(zlo, zhi);
+    build_voxels(zlo, zhi, dst_points);
     if (any_masked) build_points();  // OASIS's fallback only
   }
 
@@ -274,23 +274,28 @@ class BilinearMethod : public WeightMethod {
   // per axis that the key's bits allow), so that a quad is listed in a few voxels and a voxel
   // lists a few quads. Only the voxels that reach the unit sphere are listed (no point of the
   // sphere looks into the others).
-  void build_voxels(double zlo, double zhi) {
+  // points: the destination points to be located (any when null): when they are few, only
+  // their voxels are listed, so that a small destination over a large source lists a few
+  // quads, not all of them.
+  void build_voxels(double zlo, double zhi, const std::vector<int64_t>* points) {
     const int64_t i_end = periodic_ ? nx_ : nx_ - 1;
     const size_t nquads = static_cast<size_t>((ny_ - 1) * i_end);
+    // The quads listed (in increasing number): those with a circumscribed cap (under a
+    // hemisphere) that reaches the band. (Reserved for all: pages are touched only as used.)
     struct Cap {
+      uint64_t key;
       Vec3 centre;
-      double chord;  // circumscribed cap's chord radius; < 0: none
+      double chord;  // circumscribed cap's chord radius
     };
-    std::vector<Cap> cap(nquads);
+    std::vector<Cap> cap;
+    cap.reserve(nquads);
     std::vector<double> diameters;
     diameters.reserve(nquads);
-    size_t n = 0;
     for (int64_t j0 = 0; j0 + 1 < ny_; ++j0)
-      for (int64_t i0 = 0; i0 < i_end; ++i0, ++n) {
+      for (int64_t i0 = 0; i0 < i_end; ++i0) {
         const int64_t i1 = i0 + 1 == nx_ ? 0 : i0 + 1;
         const int64_t c[4] = {j0 * nx_ + i0, j0 * nx_ + i1, (j0 + 1) * nx_ + i1,
                               (j0 + 1) * nx_ + i0};
-        cap[n].chord = -1;
         {
           // Outside the band by the ball about corner 0 through the others (when under 90°,
           // the cap it cuts holds the quad): not listed, its cap not computed.
@@ -306,7 +311,6 @@ class BilinearMethod : public WeightMethod {
         for (int k = 0; k < 4; ++k) s = s + xyz_[c[k]];
         if (norm(s) < 1e-12) continue;
         const Vec3 centre = normalized(s);
-        cap[n].centre = centre;
         // The largest angle to a corner: atan2 only for the corners whose chord is within
         // rounding of the largest (the angle grows with the chord).
         double c2[4], c2max = 0;
@@ -320,8 +324,10 @@ class BilinearMethod : public WeightMethod {
         for (int k = 0; k < 4; ++k)
           if (!(t > 0) || !(c2[k] < t * t)) r = std::max(r, angle(centre, xyz_[c[k]]));
         if (r >= 0.5 * kPi - 1e-9) continue;  // wider than a hemisphere: not a quad
-        cap[n].chord = 2.0 * std::sin(0.5 * r) + 1e-9;
-        diameters.push_back(2.0 * cap[n].chord);
+        const double chord = 2.0 * std::sin(0.5 * r) + 1e-9;
+        diameters.push_back(2.0 * chord);
+        if (centre.z - chord > zhi || centre.z + chord < zlo) continue;  // |p.z - c.z| <= |p - c|
+        cap.push_back({static_cast<uint64_t>(j0 * nx_ + i0), centre, chord});
       }
     const int qbits = std::max(1, static_cast<int>(std::ceil(std::log2(nx_ * ny_ + 2 * nx_ + 1))));
     if (qbits > 40)
@@ -348,6 +354,33 @@ class BilinearMethod : public WeightMethod {
       hi2[c] = std::max(lo * lo, hi * hi);
     }
     constexpr double kShellLo = 1.0 - 1e-6, kShellHi = 1.0 + 1e-6;
+    // The voxels of the points to be located (as locate() finds them), in an open-addressing
+    // set of voxel + 1 (0: empty), when they are few next to the quads (otherwise nearly every
+    // voxel holds one, and the test would only cost).
+    std::vector<uint64_t> wanted;
+    if (points && points->size() < nquads / 8) {
+      size_t size = 16;
+      while (size < 2 * points->size()) size *= 2;
+      wanted.assign(size, 0);
+      for (const int64_t d : *points) {
+        const Vec3 p = to_xyz(dst_.lon[d], dst_.lat[d]);
+        if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) continue;
+        const uint64_t v = static_cast<uint64_t>((cell(p.x) * cells_ + cell(p.y)) * cells_ + cell(p.z)) + 1;
+        size_t at = static_cast<size_t>((v * 0x9E3779B97F4A7C15ull) >> 20) & (size - 1);
+        while (wanted[at] != 0 && wanted[at] != v) at = (at + 1) & (size - 1);
+        wanted[at] = v;
+      }
+    }
+    const auto is_wanted = [&wanted](uint64_t v) {
+      if (wanted.empty()) return true;
+      const size_t size = wanted.size();
+      size_t at = static_cast<size_t>(((v + 1) * 0x9E3779B97F4A7C15ull) >> 20) & (size - 1);
+      while (wanted[at] != 0) {
+        if (wanted[at] == v + 1) return true;
+        at = (at + 1) & (size - 1);
+      }
+      return false;
+    };
     // The registrations (voxel << qbits) | quad, in increasing quad: a stable sort by voxel
     // (LSD radix) sorts them by (voxel, quad).
     int vbits = 1;
@@ -361,39 +394,34 @@ class BilinearMethod : public WeightMethod {
     std::vector<uint64_t> reg;
     {
       size_t bound = 0;
-      for (size_t m = 0; m < nquads; ++m) {
-        if (cap[m].chord < 0) continue;
-        const Vec3 c = cap[m].centre;
-        const double rho = cap[m].chord;
-        if (c.z - rho > zhi || c.z + rho < zlo) continue;
+      for (const Cap& q : cap) {
+        const Vec3 c = q.centre;
+        const double rho = q.chord;
         bound += static_cast<size_t>((cell(c.x + rho) - cell(c.x - rho) + 1) *
                                      (cell(c.y + rho) - cell(c.y - rho) + 1) *
                                      (cell(c.z + rho) - cell(c.z - rho) + 1));
       }
       reg.reserve(bound);
     }
-    n = 0;
-    for (int64_t j0 = 0; j0 + 1 < ny_; ++j0)
-      for (int64_t i0 = 0; i0 < i_end; ++i0, ++n) {
-        if (cap[n].chord < 0) continue;
-        const uint64_t key = static_cast<uint64_t>(j0 * nx_ + i0);
-        const Vec3 c = cap[n].centre;
-        const double rho = cap[n].chord;
-        if (c.z - rho > zhi || c.z + rho < zlo) continue;  // |p.z - c.z| <= |p - c| <= rho
-        const int64_t x0 = cell(c.x - rho), x1 = cell(c.x + rho);
-        const int64_t y0 = cell(c.y - rho), y1 = cell(c.y + rho);
-        const int64_t z0 = cell(c.z - rho), z1 = cell(c.z + rho);
-        for (int64_t x = x0; x <= x1; ++x)
-          for (int64_t y = y0; y <= y1; ++y) {
-            const double l2 = lo2[x] + lo2[y], g2 = hi2[x] + hi2[y];
-            for (int64_t z = z0; z <= z1; ++z) {
-              if (l2 + lo2[z] > kShellHi || g2 + hi2[z] < kShellLo) continue;
-              const uint64_t v = static_cast<uint64_t>((x * cells_ + y) * cells_ + z);
-              for (int d = 0; d < passes; ++d) ++hist[d][(v >> (d * digit)) & dmask];
-              reg.push_back((v << qbits) | key);
-            }
+    for (const Cap& q : cap) {
+      const uint64_t key = q.key;
+      const Vec3 c = q.centre;
+      const double rho = q.chord;
+      const int64_t x0 = cell(c.x - rho), x1 = cell(c.x + rho);
+      const int64_t y0 = cell(c.y - rho), y1 = cell(c.y + rho);
+      const int64_t z0 = cell(c.z - rho), z1 = cell(c.z + rho);
+      for (int64_t x = x0; x <= x1; ++x)
+        for (int64_t y = y0; y <= y1; ++y) {
+          const double l2 = lo2[x] + lo2[y], g2 = hi2[x] + hi2[y];
+          for (int64_t z = z0; z <= z1; ++z) {
+            if (l2 + lo2[z] > kShellHi || g2 + hi2[z] < kShellLo) continue;
+            const uint64_t v = static_cast<uint64_t>((x * cells_ + y) * cells_ + z);
+            if (!is_wanted(v)) continue;
+            for (int d = 0; d < passes; ++d) ++hist[d][(v >> (d * digit)) & dmask];
+            reg.push_back((v << qbits) | key);
           }
-      }
+        }
+    }
     cap = std::vector<Cap>();
     {
       std::vector<uint64_t> tmp(reg.size());
