@@ -21,8 +21,11 @@
 // of that chord without trigonometry (the length of the straight line from the centre to each
 // corner in longitude and latitude, whose metric is dlat² + cos² lat dlon²); the few cells for
 // which the bound is not safe (non-finite centre, latitudes over 90°, caps near 90°) are built
-// there. Candidate source cells come from buckets of the cap centres (the cube's faces cut in
-// N × N, one set per class of cap radius, halving from the largest): those within chord_dst +
+// there. Given the destination points it will be asked for (a rank's block), it leaves out the
+// source cells whose caps' latitudes miss the block's (its centres' latitudes widened by the
+// largest of its cells' bounds), so that ranks divide this work. Candidate source cells come
+// from buckets of the cap centres (the cube's faces cut in N × N, one set per class of cap
+// radius, halving from the largest): those within chord_dst +
 // chord_src of the destination's centre (chord(a + b) <= chord(a) + chord(b)) by the bound,
 // then, built, by the exact chord. The few source cells with outsized caps (over 4 times the
 // 99.9th percentile, or over 80°) are kept apart and tested against every destination cell.
