@@ -28,6 +28,41 @@ struct Cloud {
 using Tree = nanoflann::KDTreeSingleIndexAdaptor<nanoflann::L2_Simple_Adaptor<double, Cloud>,
                                                  Cloud, 3, uint32_t>;
 
+// nanoflann's result set for the k nearest points by (squared chord, id): a point at the k-th
+// distance is still offered (the search's bound is then the next double above it) and a tie
+// goes to the lower id, so the k are the first k of every point so ordered, whatever the tree's
+// shape. Until k are found, the bound is max_chord2 (strictly less).
+class TiedNearest {
+ public:
+  TiedNearest(size_t k, const int64_t* ids, double max_chord2, uint32_t* idx, double* d2)
+      : k_(k), ids_(ids), idx_(idx), d2_(d2), worst_(max_chord2) {}
+  size_t size() const { return count_; }
+  bool full() const { return count_ == k_; }
+  double worstDist() const { return worst_; }
+  bool addPoint(double d, uint32_t i) {
+    if (full() && !before(d, i, d2_[k_ - 1], idx_[k_ - 1])) return true;
+    size_t j = full() ? k_ - 1 : count_++;
+    for (; j > 0 && before(d, i, d2_[j - 1], idx_[j - 1]); --j) {
+      d2_[j] = d2_[j - 1];
+      idx_[j] = idx_[j - 1];
+    }
+    d2_[j] = d;
+    idx_[j] = i;
+    if (full()) worst_ = std::nextafter(d2_[k_ - 1], std::numeric_limits<double>::infinity());
+    return true;
+  }
+
+ private:
+  bool before(double a, uint32_t ia, double b, uint32_t ib) const {
+    return a != b ? a < b : ids_[ia] < ids_[ib];
+  }
+  size_t k_, count_ = 0;
+  const int64_t* ids_;
+  uint32_t* idx_;
+  double* d2_;
+  double worst_;
+};
+
 }  // namespace
 
 struct PointIndex::Impl {
@@ -70,59 +105,23 @@ void PointIndex::nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<d
   if (k <= 0 || n == 0) return;
   const size_t kk = static_cast<size_t>(std::min<int64_t>(k, n));
   const double qq[3] = {q.x, q.y, q.z};
-  // One more than asked: when it is strictly further than the k-th, no tie crosses the k-th
-  // place and the k nearest need only ordering ties among themselves by id.
-  const size_t kq = std::min<size_t>(kk + 1, static_cast<size_t>(n));
-  uint32_t idx_small[17];
-  double d2_small[17];
+  uint32_t idx_small[16];
+  double d2_small[16];
   std::vector<uint32_t> idx_big;
   std::vector<double> d2_big;
   uint32_t* idx = idx_small;
   double* d2 = d2_small;
-  if (kq > 17) {
-    idx_big.resize(kq);
-    d2_big.resize(kq);
+  if (kk > 16) {
+    idx_big.resize(kk);
+    d2_big.resize(kk);
     idx = idx_big.data();
     d2 = d2_big.data();
   }
-  nanoflann::KNNResultSet<double, uint32_t> rs(kq);
-  rs.init(idx, d2);
-  // A bound: the result set's worst distance until it is full, so the search prunes beyond it.
-  if (max_chord2 < std::numeric_limits<double>::infinity()) d2[kq - 1] = max_chord2;
+  TiedNearest rs(kk, impl_->ids.data(), max_chord2, idx, d2);
   impl_->tree->findNeighbors(rs, qq, nanoflann::SearchParams());
-  const size_t m = rs.size();  // below kq only with a bound
-  if (m == kq && (kq == kk || d2[kk] > d2[kk - 1])) {
-    // Insertion sort of the k by (distance, id): k is small.
-    for (size_t i = 1; i < kk; ++i)
-      for (size_t j = i; j > 0 && (d2[j] < d2[j - 1] ||
-                                   (d2[j] == d2[j - 1] && impl_->ids[idx[j]] < impl_->ids[idx[j - 1]]));
-           --j) {
-        std::swap(d2[j], d2[j - 1]);
-        std::swap(idx[j], idx[j - 1]);
-      }
-    for (size_t i = 0; i < kk; ++i) {
-      ids->push_back(impl_->ids[idx[i]]);
-      dist->push_back(chord2_to_angle(d2[i]));
-    }
-    return;
-  }
-  // Points at the k-th distance are more than one: take them all, order by (distance, id).
-  // Fewer than k + 1 within the bound (no tie crosses the k-th place), or rounding in the
-  // tree's pruning: what the k-NN gave, so ordered.
-  std::vector<std::pair<uint32_t, double>> hits;
-  if (m == kq) impl_->collect(qq, d2[kk - 1], &hits);
-  const size_t given = std::min(kk, m);
-  if (hits.size() < given) {
-    hits.clear();
-    for (size_t i = 0; i < given; ++i) hits.emplace_back(idx[i], d2[i]);
-    std::sort(hits.begin(), hits.end(), [this](const auto& a, const auto& b) {
-      return a.second != b.second ? a.second < b.second : impl_->ids[a.first] < impl_->ids[b.first];
-    });
-  }
-  if (hits.size() > kk) hits.resize(kk);
-  for (const auto& h : hits) {
-    ids->push_back(impl_->ids[h.first]);
-    dist->push_back(chord2_to_angle(h.second));
+  for (size_t i = 0; i < rs.size(); ++i) {
+    ids->push_back(impl_->ids[idx[i]]);
+    dist->push_back(chord2_to_angle(d2[i]));
   }
 }
 
