@@ -360,12 +360,16 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
         remap::GenOptions go;
         const std::string stack = scripr_stack(*e.scripr, &go);
         const std::string grids = in_run_dir("grids.nc");
+        // Corners for conservative weights only: the others do not depend on them (nor does
+        // their cache key, which this reading computes at every start).
+        const bool corners = remap::stack_needs_corners(remap::parse_stack(stack));
         remap::ensure_weights_file(
             comm, in_run_dir(weights),
             [&] {
               try {
                 return std::pair<remap::Grid, remap::Grid>(
-                    remap::read_oasis_grid(grids, e.src_grid), remap::read_oasis_grid(grids, e.dst_grid));
+                    remap::read_oasis_grid(grids, e.src_grid, corners),
+                    remap::read_oasis_grid(grids, e.dst_grid, corners));
               } catch (const Error& err) {
                 fail(err.code(), where(e), ": SCRIPR: no weights file ", weights,
                      " in the run directory, and its grids cannot be read to generate it: ",

@@ -267,7 +267,9 @@ void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeight
                                bool own_appended = false);
 
 // The cache of generated weights (OASIS's SCRIPR, isthmus_weights_generate): a hash of both grids
-// (shapes, centres, corners, masks), the stack and the options, as 16 hex digits.
+// (shapes, centres, corners, masks), the stack and the options, as 16 hex digits. Its callers
+// read the corners only for stacks that need them (stack_needs_corners), so the key of other
+// weights does not depend on them.
 std::string weights_key(const Grid& src, const Grid& dst, const std::string& stack,
                         const GenOptions& options);
 

@@ -410,6 +410,28 @@ TEST(WeightsGen, CApiGeneratesAndAgreesOnErrors) {
       }
     EXPECT_EQ(mapped, 4965);
   }
+  // The cache key of weights that do not use corners (all but conservative) does not depend on
+  // them (they are not read): LMDZ written twice, the second time with its corners moved,
+  // reuses a nearest file, and regenerates a conservative one.
+  {
+    Grid lmdz = read_grid(data + "grid_lmdz.nc");
+    const std::string same = dir / "lmdz_a.nc", moved = dir / "lmdz_b.nc";
+    if (world_rank() == 0) write_scrip_grid(same, lmdz);
+    for (double& x : lmdz.corner_lon) x += 1e-3;
+    if (world_rank() == 0) write_scrip_grid(moved, lmdz);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (const char* stack : {"nearest", "conservative"}) {
+      const std::string file = dir / (std::string("rmp_lmdz_to_torc_") + stack + ".nc");
+      for (const std::string& grid : {same, moved}) {
+        EXPECT_EQ(isthmus_weights_generate(ctx, grid.c_str(), (data + "grid_torc.nc").c_str(),
+                                           stack, nullptr, file.c_str(), &generated),
+                  ISTHMUS_OK)
+            << isthmus_last_error(ctx);
+        const bool again = grid == moved && std::string(stack) == "nearest";
+        EXPECT_EQ(generated, again ? 0 : 1) << stack << " from " << grid;
+      }
+    }
+  }
   int rc = isthmus_weights_generate(ctx, (data + "grid_torc.nc").c_str(),
                                     (data + "grid_lmdz.nc").c_str(), "bilinear", "radius=2",
                                     out.c_str(), nullptr);
