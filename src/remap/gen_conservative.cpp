@@ -361,10 +361,6 @@ void moments(const Vec3* v, int k, double lon_ref, double lat_ref, double* mlat,
   *mlon = sp;
 }
 
-// The index of the searched source cells' cap centres: the centres bucketed by the face of the
-// cube they project on and an N × N grid of that face (u, v = the other two coordinates over
-// the dominant one), in counting-sort order. Cheaper to build and to ask than a k-d tree for
-// the many small caps of a grid's cells.
 // A bound of the chord from cell c's grid centre to its farthest point, from the corners'
 // longitudes and latitudes without trigonometry but one cosine: the straight line from the
 // centre to a corner in (longitude, latitude) is no shorter than the great circle, which is no
@@ -397,6 +393,10 @@ bool cap_bound(const Grid& g, int64_t c, double* bound) {
 // for c <= √2 (asin(x)/x grows with x).
 inline double angle_above_chord(double c) { return c * 1.1107207345395915; }
 
+// The index of the searched source cells' cap centres: the centres bucketed by the face of the
+// cube they project on and an N × N grid of that face (u, v = the other two coordinates over
+// the dominant one), in counting-sort order. Cheaper to build and to ask than a k-d tree for
+// the many small caps of a grid's cells.
 class CentreIndex {
  public:
   void build(const std::vector<Vec3>& pts, const std::vector<double>& chords,

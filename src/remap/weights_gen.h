@@ -21,11 +21,11 @@
 
 namespace isthmus::remap {
 
-// Links in the making: num_wgts weights per link, link-major (as SCRIP's remap_matrix).
 // GenLinks' destination indices are 32 bits: a destination grid of 2^31 points or more is
 // ISTHMUS_ERR_ARG, naming the grid (every driver checks it first).
 void check_destination_size(const Grid& dst);
 
+// Links in the making: num_wgts weights per link, link-major (as SCRIP's remap_matrix).
 struct GenLinks {
   int num_wgts = 1;
   // 0-based grid indices. The destination grid is always held whole, so its indices fit 32 bits
@@ -112,12 +112,12 @@ const char* scrip_normalization(const std::string& method, const GenOptions& o);
 void add_consecutive_distance(double lon1, double lat1, double lon2, double lat2, double* sum,
                               int64_t* count);
 
-// The methods (each in its own source file). src and dst must outlive the method.
 // The least and greatest latitude (radians) of the listed points of g that have finite
 // coordinates: a rank's block's band (the methods' dst_points). False when none has, or when
 // one lies beyond a pole (|lat| > π/2, where latitude does not order positions).
 bool latitude_range(const Grid& g, const std::vector<int64_t>& points, double* lo, double* hi);
 
+// The methods (each in its own source file). src and dst must outlive the method.
 std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, const GenOptions& o);
 std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst, const GenOptions& o);
 // dst_points: the destination points compute() will be asked for (any when null); bilinear,
