@@ -358,6 +358,13 @@ class BilinearMethod : public WeightMethod {
     // set of voxel + 1 (0: empty), when they are few next to the quads (otherwise nearly every
     // voxel holds one, and the test would only cost).
     std::vector<uint64_t> wanted;
+    // The place of voxel v in `wanted`: its own, or the first after it holding v or nothing.
+    const auto place = [&wanted](uint64_t v) {
+      const size_t mask = wanted.size() - 1;
+      size_t at = static_cast<size_t>(((v + 1) * 0x9E3779B97F4A7C15ull) >> 20) & mask;
+      while (wanted[at] != 0 && wanted[at] != v + 1) at = (at + 1) & mask;
+      return at;
+    };
     if (points && points->size() < nquads / 8) {
       size_t size = 16;
       while (size < 2 * points->size()) size *= 2;
@@ -365,22 +372,11 @@ class BilinearMethod : public WeightMethod {
       for (const int64_t d : *points) {
         const Vec3 p = to_xyz(dst_.lon[d], dst_.lat[d]);
         if (!std::isfinite(p.x) || !std::isfinite(p.y) || !std::isfinite(p.z)) continue;
-        const uint64_t v = static_cast<uint64_t>((cell(p.x) * cells_ + cell(p.y)) * cells_ + cell(p.z)) + 1;
-        size_t at = static_cast<size_t>((v * 0x9E3779B97F4A7C15ull) >> 20) & (size - 1);
-        while (wanted[at] != 0 && wanted[at] != v) at = (at + 1) & (size - 1);
-        wanted[at] = v;
+        const uint64_t v = voxel_of(p);
+        wanted[place(v)] = v + 1;
       }
     }
-    const auto is_wanted = [&wanted](uint64_t v) {
-      if (wanted.empty()) return true;
-      const size_t size = wanted.size();
-      size_t at = static_cast<size_t>(((v + 1) * 0x9E3779B97F4A7C15ull) >> 20) & (size - 1);
-      while (wanted[at] != 0) {
-        if (wanted[at] == v + 1) return true;
-        at = (at + 1) & (size - 1);
-      }
-      return false;
-    };
+    const auto is_wanted = [&](uint64_t v) { return wanted.empty() || wanted[place(v)] != 0; };
     // The registrations (voxel << qbits) | quad, in increasing quad: a stable sort by voxel
     // (LSD radix) sorts them by (voxel, quad).
     int vbits = 1;
@@ -463,6 +459,10 @@ class BilinearMethod : public WeightMethod {
     const int64_t c = static_cast<int64_t>(std::floor((x + 1.0) * inv_h_));
     return std::min(std::max(c, int64_t(0)), cells_ - 1);
   }
+  // The voxel of a point of the sphere (the one locate() looks into).
+  uint64_t voxel_of(Vec3 p) const {
+    return static_cast<uint64_t>((cell(p.x) * cells_ + cell(p.y)) * cells_ + cell(p.z));
+  }
   size_t slot_of(uint64_t v) const {
     return static_cast<size_t>((v * 0x9E3779B97F4A7C15ull) >> (64 - slot_bits_));
   }
@@ -534,7 +534,7 @@ class BilinearMethod : public WeightMethod {
   // contains p in SCRIP's plane, or on the sphere for quads too wide in longitude for the plane;
   // failing that (the thin gaps between the two kinds), the first that contains p on the sphere.
   bool locate(Vec3 p, double plon, double plat, Quad* q, double* a, double* b) const {
-    const uint64_t v = static_cast<uint64_t>((cell(p.x) * cells_ + cell(p.y)) * cells_ + cell(p.z));
+    const uint64_t v = voxel_of(p);
     size_t s = slot_of(v);
     while (slots_[s].key != v) {
       if (slots_[s].key == kEmpty) return locate_pole(p, q, a, b);
