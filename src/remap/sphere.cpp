@@ -144,22 +144,24 @@ double spherical_polygon_area(const Vec3* v, int n) {
   // Oosterom and Strackee: tan(E/2) = a·(b×c) / (1 + a·b + b·c + c·a) = num / den. The half
   // excesses E/2 add as the arguments of the complex numbers den + i·num multiply, so one
   // atan2 of their product gives the sum when it cannot wrap: every den > 1/2 (each E/2 within
-  // ±90°, and the product far from underflow) and Σ |num| / den < 3 (so |Σ E/2| <= Σ atan(|num| / den) < π) — any cell or overlap
-  // smaller than a hemisphere. Otherwise (or for polygons of many vertices, whose product could
-  // overflow) the atan2 of each triangle, summed. Both keep the relative precision of small
-  // areas: the product's imaginary part sums terms of one sign for a convex polygon.
+  // ±90°, and the product far from underflow) and Σ |num| / den < 3 (so that
+  // |Σ E/2| <= Σ atan(|num| / den) < π) — any cell or overlap smaller than a hemisphere.
+  // Otherwise (or for polygons of many vertices, whose product could overflow) the atan2 of
+  // each triangle, summed. Both keep the relative precision of small areas: the product's
+  // imaginary part sums terms of one sign for a convex polygon.
   if (n < 3) return 0.0;
+  const auto triangle = [v](int i, double* num, double* den) {
+    const Vec3 a = v[0], b = v[i], c = v[i + 1];
+    *num = dot(a, cross(b, c));
+    *den = 1.0 + dot(a, b) + dot(b, c) + dot(c, a);
+  };
+  double num = 0, den = 0;
   if (n <= 34) {
     double re = 1.0, im = 0.0, bound = 0.0;
     bool fused = true;
-    for (int i = 1; i + 1 < n; ++i) {
-      const Vec3 a = v[0], b = v[i], c = v[i + 1];
-      const double num = dot(a, cross(b, c));
-      const double den = 1.0 + dot(a, b) + dot(b, c) + dot(c, a);
-      if (!(den > 0.5)) {  // small triangles have den near 4; and no underflow
-        fused = false;
-        break;
-      }
+    for (int i = 1; i + 1 < n && fused; ++i) {
+      triangle(i, &num, &den);
+      fused = den > 0.5;  // small triangles have den near 4; and no underflow
       bound += std::fabs(num) / den;
       const double r = re * den - im * num;
       im = re * num + im * den;
@@ -169,9 +171,7 @@ double spherical_polygon_area(const Vec3* v, int n) {
   }
   double sum = 0.0;
   for (int i = 1; i + 1 < n; ++i) {
-    const Vec3 a = v[0], b = v[i], c = v[i + 1];
-    const double num = dot(a, cross(b, c));
-    const double den = 1.0 + dot(a, b) + dot(b, c) + dot(c, a);
+    triangle(i, &num, &den);
     sum += 2.0 * std::atan2(num, den);
   }
   return std::fabs(sum);
