@@ -50,15 +50,11 @@ class NeighbourSearch {
  public:
   NeighbourSearch(const Grid& src, const Grid& dst, const GenOptions& o, const char* method)
       : dst_(dst), n_(o.num_neighbours), src_(src) {
-    if (n_ < 1)
-      fail(ISTHMUS_ERR_ARG, method, ": the number of neighbours must be at least 1, not ", n_);
+    check_neighbour_search(method, o, dst);
     if (static_cast<int64_t>(src.lat.size()) != src.size() ||
         (!src.mask.empty() && static_cast<int64_t>(src.mask.size()) != src.size()))
       fail(ISTHMUS_ERR_ARG, method, ": source grid ", src.name, " has ", src.size(),
            " longitudes, ", src.lat.size(), " latitudes and ", src.mask.size(), " mask values");
-    if (static_cast<int64_t>(dst.lat.size()) != dst.size())
-      fail(ISTHMUS_ERR_ARG, method, ": destination grid ", dst.name, " has ", dst.size(),
-           " longitudes and ", dst.lat.size(), " latitudes");
     index_ = points(src, true);
     if (o.oasis_masks && index_) all_ = points(src, false);
   }
@@ -205,6 +201,15 @@ void add_consecutive_distance(double lon1, double lat1, double lon2, double lat2
   if (!finite(lon1, lat1) || !finite(lon2, lat2)) return;
   *sum += great_circle(lon1, lat1, lon2, lat2);
   ++*count;
+}
+
+void check_neighbour_search(const std::string& method, const GenOptions& o, const Grid& dst) {
+  if (o.num_neighbours < 1)
+    fail(ISTHMUS_ERR_ARG, method, ": the number of neighbours must be at least 1, not ",
+         o.num_neighbours);
+  if (static_cast<int64_t>(dst.lat.size()) != dst.size())
+    fail(ISTHMUS_ERR_ARG, method, ": destination grid ", dst.name, " has ", dst.size(),
+         " longitudes and ", dst.lat.size(), " latitudes");
 }
 
 void check_gaussian_variance(const GenOptions& o) {

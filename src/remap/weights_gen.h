@@ -104,6 +104,9 @@ bool gauswgt_weights(double two_sigma2, std::vector<int64_t>& ids, std::vector<d
                      std::vector<double>* w);
 double gauswgt_two_sigma2(const GenOptions& o, double mean_distance);
 void check_gaussian_variance(const GenOptions& o);
+// What the held and the streamed neighbour searches both require (ISTHMUS_ERR_ARG naming the
+// method): at least 1 neighbour, and the destination's latitudes as many as its points.
+void check_neighbour_search(const std::string& method, const GenOptions& o, const Grid& dst);
 // SCRIP's map_method and normalization attributes of a weights file whose (first) method is
 // `method` (isthmus's name), as SCRIP, OASIS and CDO write them: FRACNNEI is "fracarea" there,
 // the only word CDO accepts besides destarea and none.

@@ -432,10 +432,7 @@ StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs
       fail(ISTHMUS_ERR_ARG, "method \"", method, "\" does not stream its source (nearest, gaussian "
                             "and conservative do)");
     if (gaussian) check_gaussian_variance(options);
-    if (n < 1) fail(ISTHMUS_ERR_ARG, method, ": the number of neighbours must be at least 1, not ", n);
-    if (static_cast<int64_t>(dst.lat.size()) != nd)
-      fail(ISTHMUS_ERR_ARG, "nearest: destination grid ", dst.name, " has ", nd, " longitudes and ",
-           dst.lat.size(), " latitudes");
+    check_neighbour_search(method, options, dst);
   });
   a.conclude(comm);
   const double t0 = MPI_Wtime();
