@@ -8,7 +8,6 @@
 #include <cstring>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <unordered_map>
 
 #include "base/broadcast.h"
@@ -729,22 +728,22 @@ void ScripWeightsWriter::write_areas_and_fractions(const std::vector<double>& sr
                                                    const std::vector<double>& dst_area,
                                                    const std::vector<double>& dst_frac) {
   if (ncid_ < 0) fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": it is closed");
-  for (int side = 0; side < 2; ++side) {
-    const std::string s = side_name(side);
+  // One side's variable (side 0: source, 1: destination), every point.
+  const auto put = [&](int side, int var, const std::vector<double>& values, const char* what) {
+    const std::string name = std::string(side_name(side)) + what;
     const size_t n = static_cast<size_t>(side == 0 ? info_.src_grid_size : info_.dst_grid_size);
-    const GridVars& v = grid_vars_[side];
-    for (const auto& [var, values, what] :
-         {std::tuple<int, const std::vector<double>*, const char*>{v.area, side ? &dst_area : &src_area, "_grid_area"},
-          std::tuple<int, const std::vector<double>*, const char*>{v.frac, side ? &dst_frac : &src_frac, "_grid_frac"}}) {
-      if (var < 0)
-        fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": no variable ", s, what,
-             " was defined for later");
-      if (values->size() != n)
-        fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": ", s, what, " has ",
-             values->size(), " values for ", n, " points");
-      check_nc(nc_put_var_double(ncid_, var, values->data()), path_, (s + what).c_str());
-    }
-  }
+    if (var < 0)
+      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": no variable ", name,
+           " was defined for later");
+    if (values.size() != n)
+      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": ", name, " has ",
+           values.size(), " values for ", n, " points");
+    check_nc(nc_put_var_double(ncid_, var, values.data()), path_, name.c_str());
+  };
+  put(0, grid_vars_[0].area, src_area, "_grid_area");
+  put(0, grid_vars_[0].frac, src_frac, "_grid_frac");
+  put(1, grid_vars_[1].area, dst_area, "_grid_area");
+  put(1, grid_vars_[1].frac, dst_frac, "_grid_frac");
 }
 
 void ScripWeightsWriter::write_grid_slab(int side, int64_t begin, const Grid& slab,
