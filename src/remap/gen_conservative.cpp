@@ -66,6 +66,7 @@
 // options, never on the batch of points asked for (nor on which source cells are built).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -612,6 +613,7 @@ class Conservative : public WeightMethod {
     const int nw = num_wgts();
     std::vector<int64_t> cand;
     std::vector<double> dist;
+    PointIndex::Hint hint;  // FRACNNEI's searches
     std::vector<Vec3> poly, normals, clipped, tmp;
     Cells dcell;  // the destination cell's pieces
     struct Overlap {
@@ -689,7 +691,8 @@ class Conservative : public WeightMethod {
       }
       if (overlaps.empty()) {
         if (nnei_ && dst_.active(d) && std::isfinite(dst_.lon[d]) && std::isfinite(dst_.lat[d])) {
-          nnei_index().nearest(to_xyz(dst_.lon[d], dst_.lat[d]), 1, &cand, &dist);
+          nnei_index().nearest(to_xyz(dst_.lon[d], dst_.lat[d]), 1, &cand, &dist,
+                               std::numeric_limits<double>::infinity(), &hint);
           if (!cand.empty()) {
             w[0] = 1.0;
             w[1] = w[2] = 0.0;

@@ -22,6 +22,7 @@
 // (from the first tree) serves it alone, with weight 1.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -42,6 +43,7 @@ namespace {
 // above the rounding of unit vectors of the same position written two ways (lon vs lon + 360°,
 // ~1e-15) and well below any grid spacing.
 constexpr double kCoincident = 1e-12;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 bool finite(double lon, double lat) { return std::isfinite(lon) && std::isfinite(lat); }
 
@@ -74,6 +76,7 @@ class NeighbourSearch {
     out->w.reserve(out->w.size() + todo.size() * per);
     std::vector<int64_t> ids;
     std::vector<double> dist, w;
+    PointIndex::Hint hint, hint_all;
     ids.reserve(per);
     dist.reserve(per);
     w.reserve(per);
@@ -87,7 +90,7 @@ class NeighbourSearch {
       if (all_) {
         // OASIS: the n nearest of every point, the masked ones dropped; none left, the
         // nearest active point alone (weighed below like any single neighbour: weight 1)
-        all_->nearest(q, n_, &ids, &dist);
+        all_->nearest(q, n_, &ids, &dist, kInf, &hint_all);
         size_t kept = 0;
         for (size_t k = 0; k < ids.size(); ++k)
           if (src_.active(ids[k])) {
@@ -96,9 +99,9 @@ class NeighbourSearch {
           }
         ids.resize(kept);
         dist.resize(kept);
-        if (kept == 0) index_->nearest(q, 1, &ids, &dist);
+        if (kept == 0) index_->nearest(q, 1, &ids, &dist, kInf, &hint);
       } else {
-        index_->nearest(q, n_, &ids, &dist);
+        index_->nearest(q, n_, &ids, &dist, kInf, &hint);
       }
       w.assign(ids.size(), 0.0);
       bool ok = !ids.empty() && weigh(ids, dist, &w);

@@ -98,7 +98,7 @@ PointIndex& PointIndex::operator=(PointIndex&&) noexcept = default;
 int64_t PointIndex::size() const { return static_cast<int64_t>(impl_->ids.size()); }
 
 void PointIndex::nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<double>* dist,
-                         double max_chord2) const {
+                         double max_chord2, Hint* hint) const {
   ids->clear();
   dist->clear();
   const int64_t n = size();
@@ -117,8 +117,19 @@ void PointIndex::nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<d
     idx = idx_big.data();
     d2 = d2_big.data();
   }
+  if (hint && hint->pos.size() == kk) {
+    // Any kk distinct points bound the kk-th distance (widened past the tree's own rounding of
+    // the same sums; the bound is strict, so a point at the kk-th distance stays in).
+    double bound = 0;
+    for (const uint32_t p : hint->pos) {
+      const Vec3 e = impl_->cloud.pts[p] - q;
+      bound = std::max(bound, dot(e, e));
+    }
+    max_chord2 = std::min(max_chord2, bound * (1.0 + 1e-9) + 1e-300);
+  }
   TiedNearest rs(kk, impl_->ids.data(), max_chord2, idx, d2);
   impl_->tree->findNeighbors(rs, qq, nanoflann::SearchParams());
+  if (hint && rs.size() == kk) hint->pos.assign(idx, idx + kk);
   for (size_t i = 0; i < rs.size(); ++i) {
     ids->push_back(impl_->ids[idx[i]]);
     dist->push_back(chord2_to_angle(d2[i]));

@@ -94,8 +94,17 @@ class PointIndex {
   // The k nearest points to q (fewer if the index has fewer): ids and great-circle distances
   // (radians), nearest first, ties by id. With max_chord2, only among the points within that
   // squared chord (strictly less; fewer or none if fewer are): the search prunes beyond it.
+  // hint: the state of a sequence of queries of one k (one per caller, e.g. per batch): the
+  // last full answer's k points, whose distances to q bound q's k-th (any k distinct points
+  // do), so that the search prunes from its start; a query whose nearest lies far outside its
+  // own leaf's box (a point inside a masked continent) then searches much less. The same
+  // results with or without it; queries in a coherent order gain.
+  struct Hint {
+    std::vector<uint32_t> pos;  // positions in the index of the previous query's k points
+  };
   void nearest(Vec3 q, int k, std::vector<int64_t>* ids, std::vector<double>* dist,
-               double max_chord2 = std::numeric_limits<double>::infinity()) const;
+               double max_chord2 = std::numeric_limits<double>::infinity(),
+               Hint* hint = nullptr) const;
   // Every point within `radius` radians of q, nearest first, ties by id.
   void within(Vec3 q, double radius, std::vector<int64_t>* ids, std::vector<double>* dist) const;
 

@@ -188,8 +188,9 @@ std::vector<Best> streamed_nearest(MPI_Comm comm, const ScripGridSlabs& src, int
     const PointIndex index(std::move(pts), std::move(pt_ids));
     std::vector<int64_t> found_ids;
     std::vector<double> dist;
+    PointIndex::Hint hint;
     for (size_t t = 0; t < nt; ++t) {
-      index.nearest(q[t], n, &found_ids, &dist);
+      index.nearest(q[t], n, &found_ids, &dist, std::numeric_limits<double>::infinity(), &hint);
       bound[t] = dist.back();
     }
   });
@@ -205,6 +206,7 @@ std::vector<Best> streamed_nearest(MPI_Comm comm, const ScripGridSlabs& src, int
       if (!p.pts.empty()) {
         const double lo = p.lo, hi = p.hi;
         const PointIndex index(std::move(p.pts), std::move(p.ids));
+        PointIndex::Hint hint;
         for (size_t t = 0; t < nt; ++t) {
           // Nothing of the slab can count beyond the target's n-th distance so far (or its
           // bound): its latitude alone may say so; else the search prunes beyond it. A little
@@ -213,7 +215,8 @@ std::vector<Best> streamed_nearest(MPI_Comm comm, const ScripGridSlabs& src, int
           const double r = std::min(bound[t], mine[n - 1].dist) * (1 + 1e-9) + 1e-15;
           const double lat = qlat[t];
           if (lat < lo - r || lat > hi + r) continue;
-          index.nearest(q[t], n, &ids, &dist, std::isfinite(r) ? angle_to_chord2(std::min(r, M_PI)) : r);
+          index.nearest(q[t], n, &ids, &dist,
+                        std::isfinite(r) ? angle_to_chord2(std::min(r, M_PI)) : r, &hint);
           std::fill(found.begin(), found.end(), none);
           for (size_t k = 0; k < ids.size(); ++k) found[k] = {dist[k], ids[k]};
           merge_best(mine, found.data(), n, scratch.data());

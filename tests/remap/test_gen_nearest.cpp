@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -442,6 +443,55 @@ TEST(GenNearest, SameResultsWholeOrInHalves) {
     EXPECT_EQ(whole.dst, halves.dst);
     EXPECT_EQ(whole.w, halves.w);  // bit for bit
     EXPECT_EQ(u1, u2);
+  }
+}
+
+// PointIndex::nearest's hint (the previous query's points bound the next's k-th distance): the
+// same points and distances as without it, in any order of queries, and for a query repeated
+// with its own points as the hint, where the bound is exactly the k-th distance and a tie there
+// must keep the lower ids (5 points at exactly the same chord from the pole, asked for 4).
+TEST(PointIndex, AHintChangesNothing) {
+  std::vector<Vec3> pts;
+  std::vector<int64_t> ids;
+  const double a = 0.6, b = 0.8;  // a² + b² = 1 is not needed: the chords are what tie
+  for (const Vec3 v : {Vec3{a, 0, b}, Vec3{-a, 0, b}, Vec3{0, a, b}, Vec3{0, -a, b}, Vec3{a, 0, b}}) {
+    pts.push_back(v);
+    ids.push_back(static_cast<int64_t>(100 - pts.size()));  // ids against the insertion order
+  }
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int k = 0; k < 3000; ++k) {
+    const Vec3 v{u(rng), u(rng), u(rng)};
+    if (norm(v) < 0.1 || normalized(v).z > 0.5) continue;  // none nearer the pole than the 5
+    pts.push_back(normalized(v));
+    ids.push_back(1000 + k);
+  }
+  const PointIndex index(pts, ids);
+  std::vector<Vec3> queries = {Vec3{0, 0, 1}, Vec3{0, 0, 1}};
+  for (int j = 0; j < 40; ++j)  // a coherent path, then random points
+    queries.push_back(to_xyz(0.05 * j, 0.3 + 0.02 * j));
+  for (int j = 0; j < 200; ++j) queries.push_back(normalized(Vec3{u(rng), u(rng), u(rng) + 2.0}));
+  for (const int k : {1, 4, 7}) {
+    SCOPED_TRACE(k);
+    PointIndex::Hint hint;
+    std::vector<int64_t> want_ids, got_ids;
+    std::vector<double> want_d, got_d;
+    for (size_t j = 0; j < queries.size(); ++j) {
+      index.nearest(queries[j], k, &want_ids, &want_d);
+      index.nearest(queries[j], k, &got_ids, &got_d, std::numeric_limits<double>::infinity(),
+                    &hint);
+      ASSERT_EQ(got_ids, want_ids) << "query " << j;
+      ASSERT_EQ(got_d, want_d) << "query " << j;  // bit for bit
+      ASSERT_EQ(got_ids.size(), static_cast<size_t>(k));
+    }
+  }
+  // The pole's 4 of the 5 tied points: the 4 lowest ids (95, 96, 97, 98), twice.
+  PointIndex::Hint hint;
+  std::vector<int64_t> got;
+  std::vector<double> d;
+  for (int twice = 0; twice < 2; ++twice) {
+    index.nearest(Vec3{0, 0, 1}, 4, &got, &d, std::numeric_limits<double>::infinity(), &hint);
+    EXPECT_EQ(got, (std::vector<int64_t>{95, 96, 97, 98})) << twice;
   }
 }
 
