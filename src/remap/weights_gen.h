@@ -38,6 +38,21 @@ struct GenLinks {
   // is that fraction, or 1 for points served by other methods.
   std::vector<std::pair<int64_t, double>> frac;
   int64_t size() const { return static_cast<int64_t>(src.size()); }
+  // Room for `more` links after `done` of `total` points (or slabs' points): the links held so
+  // far projected over all of them, plus a sixteenth, so that arrays filled piece by piece grow
+  // a few times by little, neither once per piece (reserving what each needs copies them all
+  // every time) nor by doubling (up to twice the links' memory reserved, and three times one
+  // array's while it moves: the streamed source's peak, docs/results/weights.md).
+  void reserve_projected(int64_t more, int64_t done, int64_t total) {
+    const size_t need = static_cast<size_t>(size() + more);
+    if (need <= src.capacity() && need <= dst.capacity()) return;
+    const double per_point = double(size() + more) / double(done > 1 ? done : 1);
+    const size_t projected = static_cast<size_t>(per_point * double(total) * 1.0625);
+    const size_t want = need > projected ? need : projected;
+    src.reserve(want);
+    dst.reserve(want);
+    w.reserve(want * static_cast<size_t>(num_wgts));
+  }
   void add(int64_t s, int64_t d, double weight) {
     src.push_back(s);
     dst.push_back(static_cast<int32_t>(d));

@@ -46,20 +46,6 @@ StreamedWeights streamed_start(MPI_Comm comm, const ScripGridSlabs& src, const G
   return out;
 }
 
-// Room for `more` links after `done` of `total` source points: the links held so far projected
-// over all the points, plus a sixteenth, so that the arrays grow a few times by little instead
-// of doubling (which left up to twice the links' memory reserved, and three times one array's
-// while it moved: the streamed source's peak, docs/results/weights.md).
-void reserve_projected(GenLinks* links, int64_t more, int64_t done, int64_t total) {
-  const size_t need = static_cast<size_t>(links->size() + more);
-  if (need <= links->src.capacity() && need <= links->dst.capacity()) return;
-  const double per_point = double(links->size() + more) / double(std::max<int64_t>(done, 1));
-  const size_t want = std::max(need, static_cast<size_t>(per_point * double(total) * 1.0625));
-  links->src.reserve(want);
-  links->dst.reserve(want);
-  links->w.reserve(want * static_cast<size_t>(links->num_wgts));
-}
-
 // Links [0, tail) in (source, destination) order and a short tail [tail, size) of one weight
 // each, no (source, destination) in both: the whole in that order, in place (the tail sorted
 // apart, then merged from the back, so nothing but the arrays and the tail is held).
@@ -291,7 +277,7 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
         if (slab.active(c)) todo.push_back(c);
       GenLinks part;
       m->compute(todo, &part, &left);
-      reserve_projected(&links, part.size(), e - out.src_begin, out.src_end - out.src_begin);
+      links.reserve_projected(part.size(), e - out.src_begin, out.src_end - out.src_begin);
       // part: (destination d as "source", slab cell c as "destination", A∩ / A_c), grouped by
       // c ascending, d ascending within.
       int64_t prev = -1;

@@ -287,6 +287,46 @@ TEST(WeightsGen, OasisMasksServeMaskedDestinationsConservatively) {
   EXPECT_NE(weights_key(src, dst, "conservative", oasis), weights_key(src, dst, "conservative", {}));
 }
 
+// With a progress callback (the tool's bar at a terminal) every method runs in batches of at
+// least 4,096 points: the same links, bit for bit, as in one call, and the fraction reported
+// grows (the tool's bar ends itself at 100 %). Stacks whose steps have 1 and 3 weights per link, and steps that leave points to
+// the next; a destination of 64,800 points gives every rank of 1-8 more than one batch.
+TEST(WeightsGen, AProgressBarChangesNothing) {
+  Watchdog dog("WeightsGen.AProgressBarChangesNothing", 300);
+  const Grid src = lonlat_grid("src", 36, 18, 0.0, true);
+  const Grid dst = lonlat_grid("dst", 360, 180, -180.0, false);
+  GenOptions o;
+  o.num_neighbours = 3;
+  GenOptions second = o;
+  second.conservative_order = 2;
+  for (const auto& [stack, opts] : {std::pair<std::string, GenOptions>{"nearest", o},
+                                    {"bilinear,nearest", o},
+                                    {"conservative,nearest", second},
+                                    {"bilinear,creep", o}}) {
+    SCOPED_TRACE(stack);
+    const GeneratedWeights plain = generate_weights(MPI_COMM_WORLD, src, dst, stack, opts);
+    std::vector<double> seen;
+    const GeneratedWeights barred = generate_weights(MPI_COMM_WORLD, src, dst, stack, opts,
+                                                     [&seen](double f) { seen.push_back(f); });
+    EXPECT_EQ(barred.links.src, plain.links.src);
+    EXPECT_EQ(barred.links.dst, plain.links.dst);
+    ASSERT_EQ(barred.links.w.size(), plain.links.w.size());
+    EXPECT_EQ(std::memcmp(barred.links.w.data(), plain.links.w.data(),
+                          plain.links.w.size() * sizeof(double)), 0);
+    EXPECT_EQ(barred.method_of, plain.method_of);
+    EXPECT_EQ(barred.served_per_step, plain.served_per_step);
+    EXPECT_GT(plain.dst_end - plain.dst_begin, 4096);  // two batches at least
+    EXPECT_GT(seen.size(), 1u);
+    for (size_t i = 0; i < seen.size(); ++i) {
+      EXPECT_GT(seen[i], 0.0);
+      EXPECT_LE(seen[i], 1.0);
+      if (i > 0) {
+        EXPECT_GE(seen[i], seen[i - 1]);
+      }
+    }
+  }
+}
+
 // bilinear alone leaves destination points inside the masked continent to the next step; with
 // nearest after it, nearest serves exactly those.
 TEST(WeightsGen, EachStepServesWhatThePreviousLeft) {
