@@ -311,20 +311,16 @@ class BilinearMethod : public WeightMethod {
         for (int k = 0; k < 4; ++k) s = s + xyz_[c[k]];
         if (norm(s) < 1e-12) continue;
         const Vec3 centre = normalized(s);
-        // The largest angle to a corner: atan2 only for the corners whose chord is within
-        // rounding of the largest (the angle grows with the chord).
-        double c2[4], c2max = 0;
+        // The circumscribed cap's chord radius: the largest chord from the centre to a corner
+        // (unit vectors: accurate to a few ulps), widened past that rounding. Not a quad when
+        // wider than a hemisphere (chord sqrt(2)).
+        double c2max = 0;
         for (int k = 0; k < 4; ++k) {
           const Vec3 e = xyz_[c[k]] - centre;
-          c2[k] = dot(e, e);
-          c2max = std::max(c2max, c2[k]);
+          c2max = std::max(c2max, dot(e, e));
         }
-        const double t = std::sqrt(c2max) - 1e-12;
-        double r = 0;
-        for (int k = 0; k < 4; ++k)
-          if (!(t > 0) || !(c2[k] < t * t)) r = std::max(r, angle(centre, xyz_[c[k]]));
-        if (r >= 0.5 * kPi - 1e-9) continue;  // wider than a hemisphere: not a quad
-        const double chord = 2.0 * std::sin(0.5 * r) + 1e-9;
+        if (c2max >= 2.0 - 2e-9) continue;
+        const double chord = std::sqrt(c2max) * (1.0 + 1e-12) + 1e-9;
         diameters.push_back(2.0 * chord);
         if (centre.z - chord > zhi || centre.z + chord < zlo) continue;  // |p.z - c.z| <= |p - c|
         cap.push_back({static_cast<uint64_t>(j0 * nx_ + i0), centre, chord});
@@ -385,8 +381,6 @@ class BilinearMethod : public WeightMethod {
     const int passes = (vbits + kDigit - 1) / kDigit;
     const int digit = (vbits + passes - 1) / passes;
     const uint64_t dmask = (uint64_t(1) << digit) - 1;
-    std::vector<std::vector<size_t>> hist(static_cast<size_t>(passes),
-                                          std::vector<size_t>(size_t(1) << digit, 0));
     std::vector<uint64_t> reg;
     {
       size_t bound = 0;
@@ -413,7 +407,6 @@ class BilinearMethod : public WeightMethod {
             if (l2 + lo2[z] > kShellHi || g2 + hi2[z] < kShellLo) continue;
             const uint64_t v = static_cast<uint64_t>((x * cells_ + y) * cells_ + z);
             if (!is_wanted(v)) continue;
-            for (int d = 0; d < passes; ++d) ++hist[d][(v >> (d * digit)) & dmask];
             reg.push_back((v << qbits) | key);
           }
         }
@@ -421,15 +414,17 @@ class BilinearMethod : public WeightMethod {
     cap = std::vector<Cap>();
     {
       std::vector<uint64_t> tmp(reg.size());
+      std::vector<size_t> hd;
       for (int d = 0; d < passes; ++d) {
-        auto& hd = hist[d];
+        hd.assign(size_t(1) << digit, 0);
+        const int shift = qbits + d * digit;
+        for (const uint64_t r : reg) ++hd[(r >> shift) & dmask];
         size_t sum = 0;
         for (auto& c : hd) {
           const size_t t = c;
           c = sum;
           sum += t;
         }
-        const int shift = qbits + d * digit;
         for (const uint64_t r : reg) tmp[hd[(r >> shift) & dmask]++] = r;
         reg.swap(tmp);
       }
