@@ -283,10 +283,18 @@ class BilinearMethod : public WeightMethod {
     // The quads listed (in increasing number): those with a circumscribed cap (under a
     // hemisphere) that reaches the band. (Reserved for all: pages are touched only as used.)
     struct Cap {
-      uint64_t key;
+      uint64_t entry;  // the quad's entry in list_ (its number and band of latitudes)
       Vec3 centre;
       double chord;  // circumscribed cap's chord radius
     };
+    const int qbits = std::max(1, static_cast<int>(std::ceil(std::log2(nx_ * ny_ + 2 * nx_ + 1))));
+    if (qbits > 40)
+      fail(ISTHMUS_ERR_ARG, name(), " weights: the source grid '", src_.name, "' is too large");
+    qbits_ = qbits;
+    // The bits above an entry's quad: its band of latitudes, lbits_ each end, in units of
+    // π / 2^lbits_ from the south pole.
+    lbits_ = std::min(21, (64 - qbits) / 2);
+    lscale_ = std::ldexp(1.0, lbits_) / kPi;
     std::vector<Cap> cap;
     cap.reserve(nquads);
     std::vector<double> diameters;
@@ -323,11 +331,9 @@ class BilinearMethod : public WeightMethod {
         const double chord = std::sqrt(c2max) * (1.0 + 1e-12) + 1e-9;
         diameters.push_back(2.0 * chord);
         if (centre.z - chord > zhi || centre.z + chord < zlo) continue;  // |p.z - c.z| <= |p - c|
-        cap.push_back({static_cast<uint64_t>(j0 * nx_ + i0), centre, chord});
+        const uint64_t key = static_cast<uint64_t>(j0 * nx_ + i0);
+        cap.push_back({(lat_band(c, chord) << qbits) | key, centre, chord});
       }
-    const int qbits = std::max(1, static_cast<int>(std::ceil(std::log2(nx_ * ny_ + 2 * nx_ + 1))));
-    if (qbits > 40)
-      fail(ISTHMUS_ERR_ARG, name(), " weights: the source grid '", src_.name, "' is too large");
     const int64_t max_cells = int64_t(1) << std::min(20, (64 - qbits) / 3);
     double h = 2.0 / static_cast<double>(max_cells - 1);
     if (!diameters.empty()) {
@@ -339,7 +345,6 @@ class BilinearMethod : public WeightMethod {
     h_ = h;
     cells_ = static_cast<int64_t>(std::ceil(2.0 / h)) + 1;
     inv_h_ = 1.0 / h;
-    qbits_ = qbits;
     // Per axis, the least and greatest square of a coordinate in each voxel (with a margin): a
     // voxel reaches the sphere if its least |x|^2 is <= 1 and its greatest >= 1.
     std::vector<double> lo2(static_cast<size_t>(cells_)), hi2(static_cast<size_t>(cells_));
@@ -393,8 +398,10 @@ class BilinearMethod : public WeightMethod {
       }
       reg.reserve(bound);
     }
-    for (const Cap& q : cap) {
-      const uint64_t key = q.key;
+    // (The registrations hold the cap's index, in the order of the quads' numbers, until the
+    // voxels are known.)
+    for (uint64_t index = 0; index < cap.size(); ++index) {
+      const Cap& q = cap[index];
       const Vec3 c = q.centre;
       const double rho = q.chord;
       const int64_t x0 = cell(c.x - rho), x1 = cell(c.x + rho);
@@ -407,10 +414,12 @@ class BilinearMethod : public WeightMethod {
             if (l2 + lo2[z] > kShellHi || g2 + hi2[z] < kShellLo) continue;
             const uint64_t v = static_cast<uint64_t>((x * cells_ + y) * cells_ + z);
             if (!is_wanted(v)) continue;
-            reg.push_back((v << qbits) | key);
+            reg.push_back((v << qbits) | index);
           }
         }
     }
+    std::vector<uint64_t> entry(cap.size());
+    for (size_t i = 0; i < cap.size(); ++i) entry[i] = cap[i].entry;
     cap = std::vector<Cap>();
     {
       std::vector<uint64_t> tmp(reg.size());
@@ -447,6 +456,8 @@ class BilinearMethod : public WeightMethod {
       slots_[s] = Slot{v, static_cast<uint32_t>(k), static_cast<uint32_t>(e)};
       k = e;
     }
+    const uint64_t imask = (uint64_t(1) << qbits) - 1;
+    for (uint64_t& r : reg) r = entry[r & imask];
     list_ = std::move(reg);
   }
   static constexpr uint64_t kEmpty = ~uint64_t(0);
@@ -457,6 +468,29 @@ class BilinearMethod : public WeightMethod {
   // The voxel of a point of the sphere (the one locate() looks into).
   uint64_t voxel_of(Vec3 p) const {
     return static_cast<uint64_t>((cell(p.x) * cells_ + cell(p.y)) * cells_ + cell(p.z));
+  }
+  // The latitudes a small quad's points may have, in SCRIP's plane or on the sphere, as the
+  // bits of its entry in list_ (low end << lbits_ | high end, rounded outwards): its corners',
+  // widened by what a great-circle edge may bulge towards the pole (for an edge of length L at
+  // latitude φ about L²/8 · tan φ; L <= 2 · chord and tan 80° < 6, and twice that is taken), and
+  // by 1e-9 for the containment tests' tolerance. Every latitude for quads that are not small
+  // (chord >= 0.1), reach beyond 80° (where a pole may be near or inside) or have a corner
+  // without a finite latitude.
+  uint64_t lat_band(const int64_t* c, double chord) const {
+    const uint64_t lmax = (uint64_t(1) << lbits_) - 1;
+    double a = kPi, b = -kPi;
+    for (int k = 0; k < 4; ++k) {
+      const double lat = src_.lat[c[k]];
+      if (!(std::fabs(lat) < 80.0 * kPi / 180.0) || !(chord < 0.1)) return lmax;  // [0, lmax]
+      a = std::min(a, lat);
+      b = std::max(b, lat);
+    }
+    const double bulge = 6.0 * chord * chord + 1e-9;
+    const double lo = std::floor((a - bulge + 0.5 * kPi) * lscale_) - 1.0;
+    const double hi = std::ceil((b + bulge + 0.5 * kPi) * lscale_) + 1.0;
+    const uint64_t l = lo <= 0.0 ? 0 : static_cast<uint64_t>(lo);
+    const uint64_t h = hi >= double(lmax) ? lmax : static_cast<uint64_t>(hi);
+    return (l << lbits_) | h;
   }
   size_t slot_of(uint64_t v) const {
     return static_cast<size_t>((v * 0x9E3779B97F4A7C15ull) >> (64 - slot_bits_));
@@ -537,8 +571,18 @@ class BilinearMethod : public WeightMethod {
     }
     const uint64_t qmask = (uint64_t(1) << qbits_) - 1;
     const size_t begin = slots_[s].begin, end = slots_[s].end;
+    // A quad whose band of latitudes misses p's contains it neither way (a point beyond the
+    // poles' latitudes, which the bands do not order, is tested against every quad).
+    const double pl = (plat + 0.5 * kPi) * lscale_;
+    const bool banded = plat >= -0.5 * kPi && plat <= 0.5 * kPi;
+    const uint64_t lmax = (uint64_t(1) << lbits_) - 1;
+    const auto outside = [&](uint64_t e) {
+      const uint64_t band = e >> qbits_;
+      return banded && (pl < double(band >> lbits_) || pl > double(band & lmax));
+    };
     double x[4], y[4];
     for (size_t k = begin; k < end; ++k) {
+      if (outside(list_[k])) continue;
       const Quad t = quad(static_cast<int64_t>(list_[k] & qmask));
       const bool found = lonlat_plane(t, plon, plat, x, y)
                              ? plane_contains(x, y) && inverse_bilinear(x, y, a, b) &&
@@ -550,6 +594,7 @@ class BilinearMethod : public WeightMethod {
       }
     }
     for (size_t k = begin; k < end; ++k) {
+      if (outside(list_[k])) continue;
       const Quad t = quad(static_cast<int64_t>(list_[k] & qmask));
       if (contains(t, p) && solve_gnomonic(t, p, a, b)) {
         *q = t;
@@ -800,9 +845,12 @@ class BilinearMethod : public WeightMethod {
   };
   int slot_bits_ = 4;
   int qbits_ = 1;
+  int lbits_ = 0;      // bits of each end of a list entry's band of latitudes
+  double lscale_ = 0;  // 2^lbits_ / π
   int64_t cells_ = 1;
   double h_ = 2, inv_h_ = 1;
-  std::vector<uint64_t> list_;  // (voxel << qbits_) | quad, by voxel then quad
+  // By voxel, then quad: (latitude band's low end << lbits_ | high end) << qbits_ | quad.
+  std::vector<uint64_t> list_;
   std::vector<Slot> slots_;
 };
 

@@ -191,6 +191,31 @@ TEST(GenBilinear, NearThePoles) {
   }
 }
 
+// A point between a quad's great-circle edge and the parallel through its corners: centres at
+// 77° and 79°, every 45° (the cap beyond 79° too wide for pole quads). The top edge from (0°,
+// 79°) to (45°, 79°) reaches 79.82° at 22.5°: (22.5°, 79.5°) lies in the quad on the sphere,
+// not in SCRIP's plane, and is found by the search on the sphere (locate's second pass, which a
+// quad's band of latitudes must not skip: the band reaches past the corners by the bulge).
+TEST(GenBilinear, APointInTheBulgeOfAGreatCircleEdge) {
+  const Grid src = synthetic::lonlat(8, 2, -22.5, 76.0, 45.0, 2.0);
+  Grid dst;
+  dst.name = "bulge";
+  for (const double lat : {78.5, 79.5, 79.7, 79.9}) {
+    dst.lon.push_back(22.5 * kDeg);
+    dst.lat.push_back(lat * kDeg);
+  }
+  dst.dims = {dst.size()};
+  auto m = make_bilinear(src, dst, GenOptions{});
+  const Result r = run(*m, all_points(dst));
+  EXPECT_EQ(r.unserved, (std::vector<int64_t>{3}));  // 79.9° is above the edge
+  const auto s = weight_sums(r.links, dst.size());
+  for (int64_t d = 0; d < 3; ++d) EXPECT_NEAR(s[d], 1.0, 1e-12) << d;
+  for (int64_t k = 0; k < r.links.size(); ++k) {
+    const int64_t c = r.links.src[k];
+    EXPECT_TRUE(c == 0 || c == 1 || c == 8 || c == 9) << "point " << r.links.dst[k] << " corner " << c;
+  }
+}
+
 TEST(GenBilinear, MaskedCornersAsOasis) {
   Grid src = lonlat_grid(36, 18);  // 10 degrees
   src.mask.assign(src.size(), 1);
