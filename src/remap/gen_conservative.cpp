@@ -66,9 +66,9 @@
 // options, never on the batch of points asked for (nor on which source cells are built).
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
