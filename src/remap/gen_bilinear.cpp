@@ -398,10 +398,12 @@ class BilinearMethod : public WeightMethod {
       }
       reg.reserve(bound);
     }
-    // (The registrations hold the cap's index, in the order of the quads' numbers, until the
-    // voxels are known.)
-    for (uint64_t index = 0; index < cap.size(); ++index) {
-      const Cap& q = cap[index];
+    // The registrations hold an index into `entry`, the entries of the caps listed at least once
+    // (in the order of the quads' numbers), until the voxels are known. (A few points over a
+    // large source list a small part of the band's caps.)
+    std::vector<uint64_t> entry;
+    for (const Cap& q : cap) {
+      bool listed = false;
       const Vec3 c = q.centre;
       const double rho = q.chord;
       const int64_t x0 = cell(c.x - rho), x1 = cell(c.x + rho);
@@ -414,12 +416,14 @@ class BilinearMethod : public WeightMethod {
             if (l2 + lo2[z] > kShellHi || g2 + hi2[z] < kShellLo) continue;
             const uint64_t v = static_cast<uint64_t>((x * cells_ + y) * cells_ + z);
             if (!is_wanted(v)) continue;
-            reg.push_back((v << qbits) | index);
+            if (!listed) {
+              entry.push_back(q.entry);
+              listed = true;
+            }
+            reg.push_back((v << qbits) | (entry.size() - 1));
           }
         }
     }
-    std::vector<uint64_t> entry(cap.size());
-    for (size_t i = 0; i < cap.size(); ++i) entry[i] = cap[i].entry;
     cap = std::vector<Cap>();
     {
       std::vector<uint64_t> tmp(reg.size());
