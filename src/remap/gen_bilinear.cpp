@@ -182,6 +182,7 @@ class BilinearMethod : public WeightMethod {
                std::vector<int64_t>* unserved) const override {
     std::vector<int64_t> ids;
     std::vector<double> dist;
+    out->reserve_more(static_cast<int64_t>(todo.size()) * 4);  // 4 links a point at most
     for (const int64_t d : todo) {
       const double plon = dst_.lon[d], plat = dst_.lat[d];
       const Vec3 p = to_xyz(plon, plat);

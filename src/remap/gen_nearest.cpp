@@ -71,9 +71,7 @@ class NeighbourSearch {
       return;
     }
     const size_t per = static_cast<size_t>(std::min<int64_t>(n_, index_->size()));
-    out->src.reserve(out->src.size() + todo.size() * per);
-    out->dst.reserve(out->dst.size() + todo.size() * per);
-    out->w.reserve(out->w.size() + todo.size() * per);
+    out->reserve_more(static_cast<int64_t>(todo.size() * per));
     std::vector<int64_t> ids;
     std::vector<double> dist, w;
     PointIndex::Hint hint, hint_all;

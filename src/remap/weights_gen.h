@@ -53,6 +53,18 @@ struct GenLinks {
     dst.reserve(want);
     w.reserve(want * static_cast<size_t>(num_wgts));
   }
+  // Room for `more` links beyond those held: exactly, when the arrays are empty (a method asked
+  // for all its points at once), else at least doubling them, so that a method called batch by
+  // batch on the same links never copies them once per batch. (Untouched reserved memory is not
+  // resident: an upper bound costs nothing where links are fewer.)
+  void reserve_more(int64_t more) {
+    const size_t need = src.size() + static_cast<size_t>(more);
+    if (need <= src.capacity()) return;
+    const size_t want = src.capacity() == 0 || need > 2 * src.capacity() ? need : 2 * src.capacity();
+    src.reserve(want);
+    dst.reserve(want);
+    w.reserve(want * static_cast<size_t>(num_wgts));
+  }
   void add(int64_t s, int64_t d, double weight) {
     src.push_back(s);
     dst.push_back(static_cast<int32_t>(d));

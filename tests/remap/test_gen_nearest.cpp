@@ -446,6 +446,29 @@ TEST(GenNearest, SameResultsWholeOrInHalves) {
   }
 }
 
+// A method called batch by batch on the same links reserves room for each batch: the arrays
+// must then grow geometrically (a handful of moves for 2,000 batches), not once per batch; the
+// first reservation on empty links is exact.
+TEST(GenLinks, ReserveMoreGrowsGeometrically) {
+  GenLinks l;
+  l.num_wgts = 3;
+  l.reserve_more(1000);
+  EXPECT_EQ(l.src.capacity(), 1000u);
+  EXPECT_EQ(l.w.capacity(), 3000u);
+  int moves = 0;
+  const double weights[3] = {1, 2, 3};
+  for (int batch = 0; batch < 2000; ++batch) {
+    const int64_t* before = l.src.data();
+    l.reserve_more(100);
+    if (l.src.data() != before) ++moves;
+    for (int k = 0; k < 100; ++k) l.add(k, batch, weights);
+  }
+  EXPECT_LE(moves, 10);
+  EXPECT_EQ(l.size(), 200000);
+  EXPECT_EQ(l.w.size(), 600000u);
+  EXPECT_EQ(l.w[599999], 3.0);
+}
+
 // PointIndex::nearest's hint (the previous query's points bound the next's k-th distance): the
 // same points and distances as without it, in any order of queries, and for a query repeated
 // with its own points as the hint, where the bound is exactly the k-th distance and a tie there
