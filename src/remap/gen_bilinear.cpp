@@ -577,10 +577,11 @@ class BilinearMethod : public WeightMethod {
     const uint64_t qmask = (uint64_t(1) << qbits_) - 1;
     const size_t begin = slots_[s].begin, end = slots_[s].end;
     // A quad whose band of latitudes misses p's contains it neither way (a point beyond the
-    // poles' latitudes, which the bands do not order, is tested against every quad).
-    const double pl = (plat + 0.5 * kPi) * lscale_;
-    const bool banded = plat >= -0.5 * kPi && plat <= 0.5 * kPi;
+    // poles' latitudes, which the bands do not order, is tested against every quad). A point at
+    // a pole is at the end of the scale, inside the bands of every latitude (polar quads').
     const uint64_t lmax = (uint64_t(1) << lbits_) - 1;
+    const double pl = std::min((plat + 0.5 * kPi) * lscale_, double(lmax));
+    const bool banded = plat >= -0.5 * kPi && plat <= 0.5 * kPi;
     const auto outside = [&](uint64_t e) {
       const uint64_t band = e >> qbits_;
       return banded && (pl < double(band >> lbits_) || pl > double(band & lmax));

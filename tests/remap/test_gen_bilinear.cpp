@@ -216,6 +216,44 @@ TEST(GenBilinear, APointInTheBulgeOfAGreatCircleEdge) {
   }
 }
 
+// A point exactly at a pole inside an ordinary quad: a regional grid about the north pole
+// (polar stereographic, 0.5° apart, the pole at the middle of quad (9, 9)). Quads beyond 80° are
+// tested for every latitude, the pole's included.
+TEST(GenBilinear, APointAtThePoleInsideAnOrdinaryQuad) {
+  Grid src;
+  src.name = "polar";
+  src.dims = {20, 20};
+  for (int j = 0; j < 20; ++j)
+    for (int i = 0; i < 20; ++i) {
+      const double x = (i - 9.5) * 0.5, y = (j - 9.5) * 0.5;  // degrees from the pole
+      src.lon.push_back(std::atan2(y, x));
+      src.lat.push_back((90.0 - std::hypot(x, y)) * kDeg);
+    }
+  Grid dst;
+  dst.name = "poles";
+  for (const double lon : {0.0, 1.0, 123.0}) {
+    dst.lon.push_back(lon * kDeg);
+    dst.lat.push_back(M_PI / 2);
+  }
+  dst.dims = {dst.size()};
+  auto m = make_bilinear(src, dst, GenOptions{}, nullptr);
+  const Result r = run(*m, all_points(dst));
+  EXPECT_TRUE(r.unserved.empty());
+  const auto s = weight_sums(r.links, dst.size());
+  for (int64_t d = 0; d < dst.size(); ++d) EXPECT_NEAR(s[d], 1.0, 1e-12) << d;
+  for (int64_t k = 0; k < r.links.size(); ++k) {
+    const int64_t c = r.links.src[k];
+    EXPECT_TRUE(c == 9 * 20 + 9 || c == 9 * 20 + 10 || c == 10 * 20 + 9 || c == 10 * 20 + 10) << c;
+    EXPECT_NEAR(r.links.w[k], 0.25, 1e-9);
+  }
+  // the same with the points as the block asked for (the band of the destination's latitudes)
+  const std::vector<int64_t> todo = all_points(dst);
+  auto mb = make_bilinear(src, dst, GenOptions{}, &todo);
+  const Result rb = run(*mb, todo);
+  EXPECT_EQ(rb.links.src, r.links.src);
+  EXPECT_EQ(rb.unserved, r.unserved);
+}
+
 TEST(GenBilinear, MaskedCornersAsOasis) {
   Grid src = lonlat_grid(36, 18);  // 10 degrees
   src.mask.assign(src.size(), 1);
