@@ -130,7 +130,7 @@ int isthmus_weights_generate(isthmus_context* ctx, const char* src_grid, const c
     });
     a.conclude(comm);
     const std::string src = src_grid, dst = dst_grid;
-    const bool corners = stack_needs_corners(parse_stack(stack));  // conservative only
+    const bool corners = stack_needs_corners(stack);  // conservative only
     const bool made = ensure_weights_file(
         comm, out_path,
         [&] { return std::pair<Grid, Grid>(read_grid(src, corners), read_grid(dst, corners)); },

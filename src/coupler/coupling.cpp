@@ -362,7 +362,7 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
         const std::string grids = in_run_dir("grids.nc");
         // Corners for conservative weights only: the others do not depend on them (nor does
         // their cache key, which this reading computes at every start).
-        const bool corners = remap::stack_needs_corners(remap::parse_stack(stack));
+        const bool corners = remap::stack_needs_corners(stack);
         remap::ensure_weights_file(
             comm, in_run_dir(weights),
             [&] {

@@ -451,8 +451,8 @@ bool latitude_range(const Grid& g, const std::vector<int64_t>& points, double* l
   return any;
 }
 
-bool stack_needs_corners(const std::vector<StackStep>& steps) {
-  for (const StackStep& s : steps)
+bool stack_needs_corners(const std::string& stack) {
+  for (const StackStep& s : parse_stack(stack))
     if (s.name == "conservative") return true;
   return false;
 }

@@ -183,9 +183,9 @@ struct StackStep {
 // "fixed", a malformed value.
 std::vector<StackStep> parse_stack(const std::string& stack);
 std::string stack_string(const std::vector<StackStep>& steps);
-// Whether a step of the stack needs the cells' corners (conservative); the others read only
-// the grids' centres (read_grid's with_corners).
-bool stack_needs_corners(const std::vector<StackStep>& steps);
+// Whether a step of the stack (the option string, as parse_stack reads it) needs the cells'
+// corners (conservative); the others read only the grids' centres (read_grid's with_corners).
+bool stack_needs_corners(const std::string& stack);
 
 // What one rank computed: the links of its block [dst_begin, dst_end) of the destination grid,
 // sorted by destination point (the links of a point in the order its method gave them).

@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
     } else {
       // Corners only for the methods that use them (conservative): the others' files carry
       // none, and reading them was a fifth of a nearest or bilinear run on 1 M points.
-      const bool corners = stack_needs_corners(parse_stack(stack));
+      const bool corners = stack_needs_corners(stack);
       const Grid src = read_grid(src_spec, corners);
       const Grid dst = read_grid(dst_spec, corners);
       const double t_read = MPI_Wtime() - t0;
