@@ -48,10 +48,7 @@ struct GenLinks {
     if (need <= src.capacity() && need <= dst.capacity()) return;
     const double per_point = double(size() + more) / double(done > 1 ? done : 1);
     const size_t projected = static_cast<size_t>(per_point * double(total) * 1.0625);
-    const size_t want = need > projected ? need : projected;
-    src.reserve(want);
-    dst.reserve(want);
-    w.reserve(want * static_cast<size_t>(num_wgts));
+    reserve_links(need > projected ? need : projected);
   }
   // Room for `more` links beyond those held: exactly, when the arrays are empty (a method asked
   // for all its points at once), else at least doubling them, so that a method called batch by
@@ -60,10 +57,13 @@ struct GenLinks {
   void reserve_more(int64_t more) {
     const size_t need = src.size() + static_cast<size_t>(more);
     if (need <= src.capacity()) return;
-    const size_t want = src.capacity() == 0 || need > 2 * src.capacity() ? need : 2 * src.capacity();
-    src.reserve(want);
-    dst.reserve(want);
-    w.reserve(want * static_cast<size_t>(num_wgts));
+    reserve_links(src.capacity() == 0 || need > 2 * src.capacity() ? need : 2 * src.capacity());
+  }
+  // Room for `links` links in all three arrays.
+  void reserve_links(size_t links) {
+    src.reserve(links);
+    dst.reserve(links);
+    w.reserve(links * static_cast<size_t>(num_wgts));
   }
   void add(int64_t s, int64_t d, double weight) {
     src.push_back(s);
