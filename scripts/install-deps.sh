@@ -17,6 +17,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build pkg-config gfortran
   openmpi-bin libopenmpi-dev
   libnetcdf-dev netcdf-bin libnetcdff-dev
+  libpnetcdf-dev  # PnetCDF (for Open MPI): weights files written by every rank at once
   libgtest-dev libyaml-cpp-dev
   libsimgrid-dev simgrid
   libnanoflann-dev  # the spatial index of weight generation (header-only)

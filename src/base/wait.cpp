@@ -216,6 +216,12 @@ int Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const 
                   MPI_Igatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm, r));
 }
 
+int Reduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm) {
+  ISTHMUS_STARTED(MPI_Reduce_scatter(sbuf, rbuf, rcounts, type, op, comm),
+                  MPI_Ireduce_scatter(sbuf, rbuf, rcounts, type, op, comm, r));
+}
+
 int Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
              MPI_Comm comm) {
   ISTHMUS_STARTED(MPI_Alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm),

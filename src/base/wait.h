@@ -53,6 +53,8 @@ int Gather(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rco
            int root, MPI_Comm comm);
 int Gatherv(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
             const int* displs, MPI_Datatype rtype, int root, MPI_Comm comm);
+int Reduce_scatter(const void* sbuf, void* rbuf, const int* rcounts, MPI_Datatype type, MPI_Op op,
+                   MPI_Comm comm);
 int Alltoall(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
              MPI_Comm comm);
 int Alltoallv(const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* rbuf,

@@ -13,6 +13,7 @@
 #include "base/broadcast.h"
 #include "base/hash.h"
 #include "base/wait.h"
+#include "remap/nc_out.h"
 
 namespace isthmus::remap {
 
@@ -26,7 +27,7 @@ constexpr int64_t kChunkLinks = int64_t{1} << 12;
 // with fewer than kLinksPerRange links each on average.
 constexpr int64_t kFewRanges = 64, kLinksPerRange = 32;
 // Hyperslab writes of at most this many links
-constexpr int64_t kWriteChunkLinks = int64_t{1} << 16;
+constexpr int64_t kWriteChunkLinks = int64_t{1} << 20;
 
 // The header as rank 0 read it, for one broadcast: [status, then the header or the error].
 // status 0: read; 1: failed (code, message); 2: not read (rank 0's own arguments failed).
@@ -558,223 +559,165 @@ namespace {
 
 const char* side_name(int side) { return side == 0 ? "src" : "dst"; }
 
-void check_nc(int rc, const std::string& path, const char* what) {
-  if (rc != NC_NOERR)
-    fail(ISTHMUS_ERR_FILE, "cannot write the ", quoted(path), ": ", what, ": ", nc_strerror(rc));
-}
-
 }  // namespace
 
 ScripWeightsWriter::ScripWeightsWriter(const std::string& path, const WeightsInfo& info,
                                        const WeightsGridVariables* grids)
-    : path_(path), info_(info) {
-  if (info.num_links < 0 || info.num_wgts < 1 || info.src_grid_size < 1 || info.dst_grid_size < 1)
-    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": num_links (", info.num_links,
-         "), num_wgts (", info.num_wgts, ") or a grid size (", info.src_grid_size, ", ",
-         info.dst_grid_size, ") is out of range");
+    : ScripWeightsWriter(MPI_COMM_SELF, path, info, grids) {}
+
+ScripWeightsWriter::ScripWeightsWriter(MPI_Comm comm, const std::string& path,
+                                       const WeightsInfo& info, const WeightsGridVariables* grids)
+    : comm_(comm), path_(path), info_(info) {
+  Agreement a;
+  a.check([&] {
+    if (info.num_links < 0 || info.num_wgts < 1 || info.src_grid_size < 1 || info.dst_grid_size < 1)
+      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": num_links (", info.num_links,
+           "), num_wgts (", info.num_wgts, ") or a grid size (", info.src_grid_size, ", ",
+           info.dst_grid_size, ") is out of range");
+    for (int side = 0; grids && side < 2; ++side) {
+      const Grid* grid = side == 0 ? grids->src : grids->dst;
+      const int64_t n = side == 0 ? info.src_grid_size : info.dst_grid_size;
+      if (grid && grid->size() != n && !(side == 0 && grids->src_streamed))
+        fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": the ", side_name(side),
+             " grid \"", grid->name, "\" has ", grid->size(), " points, the file ", n);
+    }
+  });
+  a.conclude(comm);
   if (info_.src_grid_dims.empty()) info_.src_grid_dims = {info.src_grid_size};
   if (info_.dst_grid_dims.empty()) info_.dst_grid_dims = {info.dst_grid_size};
   // Addresses as int (what every SCRIP tool writes) unless a grid is too large for it.
   const bool wide = std::max(info.src_grid_size, info.dst_grid_size) > INT_MAX;
-  const nc_type address_type = wide ? NC_INT64 : NC_INT;
-  check_nc(nc_create(path.c_str(), NC_CLOBBER | (wide ? NC_64BIT_DATA : NC_64BIT_OFFSET), &ncid_),
-           path, "nc_create");
-  try {
-    // Every value is written (close() checks the links' count), so netCDF need not pre-fill
-    // the file with fill values first: that doubled the bytes written.
-    int old_fill = 0;
-    check_nc(nc_set_fill(ncid_, NC_NOFILL, &old_fill), path, "nc_set_fill");
-    const auto dim = [&](const char* name, int64_t len) {
-      int id = -1;
-      check_nc(nc_def_dim(ncid_, name, static_cast<size_t>(len), &id), path, name);
-      return id;
-    };
-    const int src_size = dim("src_grid_size", info.src_grid_size);
-    const int dst_size = dim("dst_grid_size", info.dst_grid_size);
-    const int src_rank = dim("src_grid_rank", int64_t(info_.src_grid_dims.size()));
-    const int dst_rank = dim("dst_grid_rank", int64_t(info_.dst_grid_dims.size()));
-    const int links = dim("num_links", info.num_links);
-    const int wgts = dim("num_wgts", info.num_wgts);
-    int src_dims_var = -1, dst_dims_var = -1;
-    check_nc(nc_def_var(ncid_, "src_grid_dims", address_type, 1, &src_rank, &src_dims_var), path,
-             "src_grid_dims");
-    check_nc(nc_def_var(ncid_, "dst_grid_dims", address_type, 1, &dst_rank, &dst_dims_var), path,
-             "dst_grid_dims");
-    check_nc(nc_def_var(ncid_, "src_address", address_type, 1, &links, &src_var_), path,
-             "src_address");
-    check_nc(nc_def_var(ncid_, "dst_address", address_type, 1, &links, &dst_var_), path,
-             "dst_address");
-    const int matrix_dims[2] = {links, wgts};
-    check_nc(nc_def_var(ncid_, "remap_matrix", NC_DOUBLE, 2, matrix_dims, &matrix_var_), path,
-             "remap_matrix");
-    const auto text = [&](const char* name, const std::string& value) {
-      if (!value.empty())
-        check_nc(nc_put_att_text(ncid_, NC_GLOBAL, name, value.size(), value.c_str()), path, name);
-    };
-    text("title", info.title);
-    text("normalization", info.normalization);
-    text("map_method", info.map_method);
-    text("conventions", info.conventions);
-    if (grids) define_grid_variables(*grids, src_size, dst_size);
-    check_nc(nc_enddef(ncid_), path, "nc_enddef");
-    if (grids) write_grid_variables(*grids);
-    const std::vector<long long> src_dims(info_.src_grid_dims.begin(), info_.src_grid_dims.end());
-    const std::vector<long long> dst_dims(info_.dst_grid_dims.begin(), info_.dst_grid_dims.end());
-    check_nc(nc_put_var_longlong(ncid_, src_dims_var, src_dims.data()), path, "src_grid_dims");
-    check_nc(nc_put_var_longlong(ncid_, dst_dims_var, dst_dims.data()), path, "dst_grid_dims");
-  } catch (...) {
-    nc_close(ncid_);
-    ncid_ = -1;
-    throw;
-  }
+  const ParallelNcFile::Type address_type = wide ? ParallelNcFile::Int64 : ParallelNcFile::Int;
+  file_ = std::make_unique<ParallelNcFile>(comm, path, wide);
+  ParallelNcFile& f = *file_;
+  const int src_size = f.def_dim("src_grid_size", info.src_grid_size);
+  const int dst_size = f.def_dim("dst_grid_size", info.dst_grid_size);
+  const int src_rank = f.def_dim("src_grid_rank", int64_t(info_.src_grid_dims.size()));
+  const int dst_rank = f.def_dim("dst_grid_rank", int64_t(info_.dst_grid_dims.size()));
+  const int links = f.def_dim("num_links", info.num_links);
+  const int wgts = f.def_dim("num_wgts", info.num_wgts);
+  const int src_dims_var = f.def_var("src_grid_dims", address_type, {src_rank});
+  const int dst_dims_var = f.def_var("dst_grid_dims", address_type, {dst_rank});
+  src_var_ = f.def_var("src_address", address_type, {links});
+  dst_var_ = f.def_var("dst_address", address_type, {links});
+  matrix_var_ = f.def_var("remap_matrix", ParallelNcFile::Double, {links, wgts});
+  for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"title", &info.title},
+                                    {"normalization", &info.normalization},
+                                    {"map_method", &info.map_method},
+                                    {"conventions", &info.conventions}})
+    if (!value->empty()) f.put_att_text(-1, name, *value);
+  if (grids) define_grid_variables(*grids, src_size, dst_size);
+  f.enddef();
+  // The grids' dims, from rank 0
+  const std::vector<long long> src_dims(info_.src_grid_dims.begin(), info_.src_grid_dims.end());
+  const std::vector<long long> dst_dims(info_.dst_grid_dims.begin(), info_.dst_grid_dims.end());
+  int rank = 0;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  f.put_rows(src_dims_var, 0, rank == 0 ? int64_t(src_dims.size()) : 0, src_dims.data());
+  f.put_rows(dst_dims_var, 0, rank == 0 ? int64_t(dst_dims.size()) : 0, dst_dims.data());
 }
 
 void ScripWeightsWriter::define_grid_variables(const WeightsGridVariables& g, int src_size,
                                                int dst_size) {
-  const std::string& path = path_;
-  for (const auto& [name, value] : g.attributes)
-    check_nc(nc_put_att_text(ncid_, NC_GLOBAL, name.c_str(), value.size(), value.c_str()), path,
-             name.c_str());
+  ParallelNcFile& f = *file_;
+  for (const auto& [name, value] : g.attributes) f.put_att_text(-1, name, value);
   for (const auto& [att, grid] : {std::pair<const char*, const Grid*>{"source_grid", g.src},
                                   std::pair<const char*, const Grid*>{"dest_grid", g.dst}})
-    if (grid && !grid->name.empty())
-      check_nc(nc_put_att_text(ncid_, NC_GLOBAL, att, grid->name.size(), grid->name.c_str()), path,
-               att);
-  const auto def = [&](const std::string& name, nc_type type, std::vector<int> dims,
+    if (grid && !grid->name.empty()) f.put_att_text(-1, att, grid->name);
+  const auto def = [&](const std::string& name, ParallelNcFile::Type type, std::vector<int> dims,
                        const char* units) {
-    int id = -1;
-    check_nc(nc_def_var(ncid_, name.c_str(), type, int(dims.size()), dims.data(), &id), path,
-             name.c_str());
-    if (units)
-      check_nc(nc_put_att_text(ncid_, id, "units", std::strlen(units), units), path, name.c_str());
+    const int id = f.def_var(name, type, dims);
+    if (units) f.put_att_text(id, "units", units);
     return id;
   };
   for (int side = 0; side < 2; ++side) {
     const Grid* grid = side == 0 ? g.src : g.dst;
     if (!grid) continue;
     const std::string s = side_name(side);
-    const int64_t n = side == 0 ? info_.src_grid_size : info_.dst_grid_size;
     const int size_dim = side == 0 ? src_size : dst_size;
-    // A streamed source: its grid holds no point; write_source_slab writes them.
-    const bool streamed = side == 0 && g.src_streamed;
-    if (grid->size() != n && !streamed)
-      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": the ", s, " grid \"", grid->name,
-           "\" has ", grid->size(), " points, the file ", n);
-    const std::vector<double>& area = side == 0 ? g.src_area : g.dst_area;
-    const std::vector<double>& frac = side == 0 ? g.src_frac : g.dst_frac;
-    for (const auto& [name, values] : {std::pair<std::string, const std::vector<double>*>{s + "_grid_area", &area},
-                                       std::pair<std::string, const std::vector<double>*>{s + "_grid_frac", &frac}})
-      if (!streamed && !values->empty() && int64_t(values->size()) != n)
-        fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": ", name, " has ",
-             values->size(), " values for ", n, " points");
     GridVars& v = grid_vars_[side];
-    v.lat = def(s + "_grid_center_lat", NC_DOUBLE, {size_dim}, "radians");
-    v.lon = def(s + "_grid_center_lon", NC_DOUBLE, {size_dim}, "radians");
+    v.lat = def(s + "_grid_center_lat", ParallelNcFile::Double, {size_dim}, "radians");
+    v.lon = def(s + "_grid_center_lon", ParallelNcFile::Double, {size_dim}, "radians");
     if (g.corners && grid->has_corners()) {
-      int corners = -1;
-      check_nc(nc_def_dim(ncid_, (s + "_grid_corners").c_str(), size_t(grid->num_corners), &corners),
-               path, "grid_corners");
+      const int corners = f.def_dim(s + "_grid_corners", grid->num_corners);
       v.corners = grid->num_corners;
-      v.clat = def(s + "_grid_corner_lat", NC_DOUBLE, {size_dim, corners}, "radians");
-      v.clon = def(s + "_grid_corner_lon", NC_DOUBLE, {size_dim, corners}, "radians");
+      v.clat = def(s + "_grid_corner_lat", ParallelNcFile::Double, {size_dim, corners}, "radians");
+      v.clon = def(s + "_grid_corner_lon", ParallelNcFile::Double, {size_dim, corners}, "radians");
     }
-    v.imask = def(s + "_grid_imask", NC_INT, {size_dim}, "unitless");
-    if ((streamed && g.corners) || !area.empty() || g.areas_later)
-      v.area = def(s + "_grid_area", NC_DOUBLE, {size_dim}, "square radians");
-    if (streamed || !frac.empty() || g.areas_later)
-      v.frac = def(s + "_grid_frac", NC_DOUBLE, {size_dim}, "unitless");
+    v.imask = def(s + "_grid_imask", ParallelNcFile::Int, {size_dim}, "unitless");
+    if (g.areas) v.area = def(s + "_grid_area", ParallelNcFile::Double, {size_dim}, "square radians");
+    if (g.fractions) v.frac = def(s + "_grid_frac", ParallelNcFile::Double, {size_dim}, "unitless");
   }
-  if (!g.dst_method.empty()) {
-    if (int64_t(g.dst_method.size()) != info_.dst_grid_size)
-      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": dst_grid_method has ",
-           g.dst_method.size(), " values for ", info_.dst_grid_size, " points");
-    check_nc(nc_def_var(ncid_, "dst_grid_method", NC_BYTE, 1, &dst_size, &method_var_), path,
-             "dst_grid_method");
-    check_nc(nc_put_att_text(ncid_, method_var_, "methods", g.methods.size(), g.methods.c_str()),
-             path, "dst_grid_method");
-    const char* doc = "0-based step of the methods attribute that served the point, -1 none";
-    check_nc(nc_put_att_text(ncid_, method_var_, "long_name", std::strlen(doc), doc), path,
-             "dst_grid_method");
+  if (!g.methods.empty()) {
+    method_var_ = f.def_var("dst_grid_method", ParallelNcFile::Byte, {dst_size});
+    f.put_att_text(method_var_, "methods", g.methods);
+    f.put_att_text(method_var_, "long_name",
+                   "0-based step of the methods attribute that served the point, -1 none");
   }
 }
 
-// After nc_enddef: the grids held whole, each written as one slab; the method record.
-void ScripWeightsWriter::write_grid_variables(const WeightsGridVariables& g) {
-  for (int side = 0; side < 2; ++side) {
-    const Grid* grid = side == 0 ? g.src : g.dst;
-    if (!grid || (side == 0 && g.src_streamed)) continue;
-    const std::vector<double>& area = side == 0 ? g.src_area : g.dst_area;
-    const std::vector<double>& frac = side == 0 ? g.src_frac : g.dst_frac;
-    write_grid_slab(side, 0, *grid, area.empty() ? nullptr : area.data(),
-                    frac.empty() ? nullptr : frac.data());
+bool ScripWeightsWriter::parallel() const { return file_ && file_->parallel(); }
+
+void ScripWeightsWriter::write_points(int side, const Grid& g, int64_t first, int64_t begin,
+                                      int64_t n) {
+  // Checked with the puts' failures, agreed at close(): the ranks need not wait for each other.
+  file_->check([&] {
+    if (side != 0 && side != 1)
+      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": side ", side, " is not 0 or 1");
+    const GridVars& v = grid_vars_[side];
+    const int64_t size = side == 0 ? info_.src_grid_size : info_.dst_grid_size;
+    if (v.lat < 0)
+      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": no ", side_name(side),
+           " grid variables were defined");
+    if (n < 0 || begin < first || begin + n > size || begin - first + n > g.size())
+      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": ", side_name(side),
+           " points [", begin, ", ", begin + n, ") from a grid of points [", first, ", ",
+           first + g.size(), ") out of ", size);
+    if (n > 0 && v.clat >= 0 && g.num_corners != v.corners)
+      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": a grid of ", g.num_corners,
+           " corners per cell for ", v.corners);
+  });
+  if (file_->failed()) {  // still every put, for the ranks that write through rank 0
+    side &= 1;
+    n = 0;
   }
-  if (method_var_ >= 0)
-    check_nc(nc_put_var_schar(ncid_, method_var_, reinterpret_cast<const signed char*>(g.dst_method.data())),
-             path_, "dst_grid_method");
-}
-
-void ScripWeightsWriter::write_source_slab(int64_t begin, const Grid& slab, const double* area,
-                                           const double* frac) {
-  if (ncid_ < 0 || grid_vars_[0].lat < 0)
-    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": no streamed source grid");
-  if (begin < 0 || begin + slab.size() > info_.src_grid_size)
-    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": source points [", begin, ", ",
-         begin + slab.size(), ") out of ", info_.src_grid_size);
-  write_grid_slab(0, begin, slab, area, frac);
-}
-
-void ScripWeightsWriter::write_areas_and_fractions(const std::vector<double>& src_area,
-                                                   const std::vector<double>& src_frac,
-                                                   const std::vector<double>& dst_area,
-                                                   const std::vector<double>& dst_frac) {
-  if (ncid_ < 0) fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": it is closed");
-  // One side's variable (side 0: source, 1: destination), every point.
-  const auto put = [&](int side, int var, const std::vector<double>& values, const char* what) {
-    const std::string name = std::string(side_name(side)) + what;
-    const size_t n = static_cast<size_t>(side == 0 ? info_.src_grid_size : info_.dst_grid_size);
-    if (var < 0)
-      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": no variable ", name,
-           " was defined for later");
-    if (values.size() != n)
-      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": ", name, " has ",
-           values.size(), " values for ", n, " points");
-    check_nc(nc_put_var_double(ncid_, var, values.data()), path_, name.c_str());
-  };
-  put(0, grid_vars_[0].area, src_area, "_grid_area");
-  put(0, grid_vars_[0].frac, src_frac, "_grid_frac");
-  put(1, grid_vars_[1].area, dst_area, "_grid_area");
-  put(1, grid_vars_[1].frac, dst_frac, "_grid_frac");
-}
-
-void ScripWeightsWriter::write_grid_slab(int side, int64_t begin, const Grid& slab,
-                                         const double* area, const double* frac) {
   const GridVars& v = grid_vars_[side];
-  const std::string s = side_name(side);
-  const size_t n = static_cast<size_t>(slab.size());
-  if (n == 0) return;
-  const size_t start[2] = {static_cast<size_t>(begin), 0};
-  const size_t count[2] = {n, static_cast<size_t>(v.corners)};
-  const auto put = [&](int var, const double* values, const char* what) {
-    if (var >= 0 && values)
-      check_nc(nc_put_vara_double(ncid_, var, start, count, values), path_, (s + what).c_str());
-  };
-  put(v.lat, slab.lat.data(), "_grid_center_lat");
-  put(v.lon, slab.lon.data(), "_grid_center_lon");
-  if (v.clat >= 0 && slab.num_corners != v.corners)
-    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": a slab of ", slab.num_corners,
-         " corners per cell for ", v.corners);
-  put(v.clat, slab.corner_lat.data(), "_grid_corner_lat");
-  put(v.clon, slab.corner_lon.data(), "_grid_corner_lon");
-  std::vector<int> m(n);
-  for (size_t i = 0; i < n; ++i) m[i] = slab.active(int64_t(i)) ? 1 : 0;
-  check_nc(nc_put_vara_int(ncid_, v.imask, start, count, m.data()), path_, (s + "_grid_imask").c_str());
-  put(v.area, area, "_grid_area");
-  put(v.frac, frac, "_grid_frac");
+  const int64_t o = begin - first;
+  std::vector<int> m(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) m[size_t(i)] = g.active(o + i) ? 1 : 0;
+  file_->put_rows(v.lat, begin, n, g.lat.data() + o);
+  file_->put_rows(v.lon, begin, n, g.lon.data() + o);
+  if (v.clat >= 0) {
+    file_->put_rows(v.clat, begin, n, g.corner_lat.data() + o * v.corners);
+    file_->put_rows(v.clon, begin, n, g.corner_lon.data() + o * v.corners);
+  }
+  file_->put_rows(v.imask, begin, n, m.data());
 }
 
-ScripWeightsWriter::~ScripWeightsWriter() {
-  if (ncid_ >= 0) nc_close(ncid_);
+void ScripWeightsWriter::write_values(int side, int var, const char* what, int64_t begin,
+                                      int64_t n, const double* values) {
+  // The definitions are the same on every rank: so is this failure.
+  if (var < 0)
+    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": no variable ",
+         side_name(side & 1), what, " was defined");
+  file_->put_rows(var, begin, n, values);
 }
+
+void ScripWeightsWriter::write_areas(int side, int64_t begin, int64_t n, const double* area) {
+  write_values(side, grid_vars_[side & 1].area, "_grid_area", begin, n, area);
+}
+
+void ScripWeightsWriter::write_fractions(int side, int64_t begin, int64_t n, const double* frac) {
+  write_values(side, grid_vars_[side & 1].frac, "_grid_frac", begin, n, frac);
+}
+
+void ScripWeightsWriter::write_methods(int64_t begin, int64_t n, const int8_t* method) {
+  if (method_var_ < 0)
+    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": no dst_grid_method was defined");
+  file_->put_rows(method_var_, begin, n, reinterpret_cast<const signed char*>(method));
+}
+
+ScripWeightsWriter::~ScripWeightsWriter() = default;
 
 void ScripWeightsWriter::append(const int64_t* src, const int64_t* dst, const double* weights,
                                 int64_t n) {
@@ -789,38 +732,48 @@ void ScripWeightsWriter::append(const int64_t* src, const int32_t* dst, const do
 template <typename DstIndex>
 void ScripWeightsWriter::append_links(const int64_t* src, const DstIndex* dst,
                                       const double* weights, int64_t n) {
-  if (ncid_ < 0) fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": it is closed");
-  if (n < 0 || n > info_.num_links - written_)
-    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": appending ", n,
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm_, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm_, &nranks));
+  // Every rank's count: this rank's place after the lower ranks', and the number of chunks the
+  // rank with the most links writes (every rank takes part in each chunk's writes).
+  std::vector<int64_t> counts(static_cast<size_t>(nranks));
+  const int64_t mine = n < 0 || !file_ ? -1 : n;
+  ISTHMUS_MPI(wmpi::Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm_));
+  int64_t before = 0, total = 0, most = 0;
+  for (int r = 0; r < nranks; ++r) {
+    if (counts[size_t(r)] < 0)
+      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": rank ", r, " appends ",
+           counts[size_t(r)] == -1 && n >= 0 ? "to a closed file" : "a negative number of links");
+    if (r < rank) before += counts[size_t(r)];
+    total += counts[size_t(r)];
+    most = std::max(most, counts[size_t(r)]);
+  }
+  if (total > info_.num_links - written_)
+    fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": appending ", total,
          " links to the ", written_, " written exceeds num_links ", info_.num_links);
   const size_t nw = static_cast<size_t>(info_.num_wgts);
   std::vector<long long> one_based;
-  for (int64_t c0 = 0; c0 < n; c0 += kWriteChunkLinks) {
-    const int64_t cn = std::min(kWriteChunkLinks, n - c0);
-    const size_t start[2] = {static_cast<size_t>(written_), 0};
-    const size_t count[2] = {static_cast<size_t>(cn), nw};
+  for (int64_t c0 = 0; c0 < most; c0 += kWriteChunkLinks) {
+    const int64_t cn = std::max<int64_t>(0, std::min(kWriteChunkLinks, n - c0));
+    const int64_t at = written_ + before + c0;
     one_based.resize(static_cast<size_t>(cn));
     for (int64_t i = 0; i < cn; ++i) one_based[size_t(i)] = src[c0 + i] + 1;
-    check_nc(nc_put_vara_longlong(ncid_, src_var_, start, count, one_based.data()), path_,
-             "src_address");
+    file_->put_rows(src_var_, at, cn, one_based.data());
     for (int64_t i = 0; i < cn; ++i) one_based[size_t(i)] = dst[c0 + i] + 1;
-    check_nc(nc_put_vara_longlong(ncid_, dst_var_, start, count, one_based.data()), path_,
-             "dst_address");
-    check_nc(nc_put_vara_double(ncid_, matrix_var_, start, count, weights + size_t(c0) * nw),
-             path_, "remap_matrix");
-    written_ += cn;
+    file_->put_rows(dst_var_, at, cn, one_based.data());
+    file_->put_rows(matrix_var_, at, cn, cn > 0 ? weights + size_t(c0) * nw : weights);
   }
+  written_ += total;
 }
 
 void ScripWeightsWriter::close() {
-  if (ncid_ < 0) return;
-  const int id = ncid_;
-  ncid_ = -1;
-  const int rc = nc_close(id);
+  if (!file_) return;
+  std::unique_ptr<ParallelNcFile> f = std::move(file_);
+  f->close();
   if (written_ != info_.num_links)
     fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": ", written_,
          " links were appended, but num_links is ", info_.num_links);
-  check_nc(rc, path_, "nc_close");
 }
 
 void write_scrip_weights(const std::string& path, const WeightsInfo& info,

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <string>
@@ -124,76 +125,85 @@ std::optional<LinkSlab> read_links_of_destinations(MPI_Comm comm, const std::str
                                                    const WeightsExpect& expect,
                                                    const IndexList* part, WeightsInfo* info);
 
-// Serial writer of a SCRIP file (one rank; e.g. a benchmark's synthetic matrix of 10^7 links),
-// streaming: links are appended in order, in any number of pieces, and never all held at once.
-// Writes the dimensions src_grid_size, dst_grid_size, num_links, num_wgts (and
-// src/dst_grid_rank with the src/dst_grid_dims variables), src_address and dst_address
-// (1-based, int; int64 in CDF-5 format if a grid has 2^31 points or more), remap_matrix (double)
-// and the attributes of `info`. It does not validate the links: tests write broken files with it.
-// Errors throw isthmus::Error(ISTHMUS_ERR_FILE) naming the file.
+// Writer of a SCRIP file, by every rank of a communicator together (remap/nc_out.h: with
+// PnetCDF each rank writes its own slabs; otherwise rank 0 writes what each sends), or by one
+// rank alone (the constructor without a communicator: MPI_COMM_SELF; e.g. a benchmark's synthetic
+// matrix of 10^7 links). Streaming: links are appended in order, in any number of pieces, and
+// never all held at once. Writes the dimensions src_grid_size, dst_grid_size, num_links,
+// num_wgts (and src/dst_grid_rank with the src/dst_grid_dims variables), src_address and
+// dst_address (1-based, int; int64 in CDF-5 format if a grid has 2^31 points or more),
+// remap_matrix (double) and the attributes of `info`. It does not validate the links: tests
+// write broken files with it.
 // SCRIP's grid variables of a weights file (what SCRIP, OASIS and CDO write, and CDO's `remap`
 // reads): {src,dst}_grid_center_lat/lon, _corner_lat/lon (when the grid has corners), _imask,
 // _area, _frac, in radians; and isthmus's record of the interpolation stack: dst_grid_method
 // (byte, per destination point: the 0-based step of `methods` that served it, -1 none) with the
-// attribute `methods` (the stack, comma-separated).
+// attribute `methods` (the stack, comma-separated). Which of them the file has is defined at
+// construction (WeightsGridVariables); their values are written by slabs afterwards.
+// Errors: every method is collective and ends with one agreement, so a failure on any rank
+// throws the same isthmus::Error on every rank: ISTHMUS_ERR_FILE naming the file (netCDF's or
+// PnetCDF's reason), ISTHMUS_ERR_ARG for sizes that disagree with the definitions.
 struct WeightsGridVariables {
-  const Grid* src = nullptr;
+  const Grid* src = nullptr;  // the grids' names, dims, sizes and corners (not their points)
   const Grid* dst = nullptr;
-  bool corners = true;                     // write the corners (when the grids have them)
-  // The source too large to hold: `src` is its header only (name, dims, num_corners); its
-  // variables (centres, corners, mask, area, frac; corners and area only with `corners`) are
-  // written by write_source_slab.
+  bool corners = true;        // the corner variables (when the grids have corners)
+  // The source too large to hold: `src` is its header only (name, dims, num_corners; no point).
   bool src_streamed = false;
-  // Both grids' areas and fractions are written later, by write_areas_and_fractions (the
-  // file's other variables first, while the areas are being computed).
-  bool areas_later = false;
-  std::vector<double> src_area, dst_area;  // steradians; empty: not written
-  std::vector<double> src_frac, dst_frac;
-  std::vector<int8_t> dst_method;          // empty: not written
-  std::string methods;
+  bool areas = false;         // the {src,dst}_grid_area variables
+  bool fractions = false;     // the {src,dst}_grid_frac variables
+  std::string methods;        // non-empty: dst_grid_method, with this `methods` attribute
   std::vector<std::pair<std::string, std::string>> attributes;  // more global attributes
 };
+
+class ParallelNcFile;
 
 class ScripWeightsWriter {
  public:
   // Creates (overwrites) `path` for info.num_links links of info.num_wgts weights (info.path is
-  // not used), with the grid variables if `grids` is given (their sizes must be the info's).
+  // not used), with the grid variables `grids` defines (their sizes must be the info's).
+  // Collective over comm: every rank passes the same info and definitions.
+  ScripWeightsWriter(MPI_Comm comm, const std::string& path, const WeightsInfo& info,
+                     const WeightsGridVariables* grids = nullptr);
+  // This rank alone.
   ScripWeightsWriter(const std::string& path, const WeightsInfo& info,
                      const WeightsGridVariables* grids = nullptr);
   ~ScripWeightsWriter();  // closes the file (if close() was not called, it may be incomplete)
   ScripWeightsWriter(const ScripWeightsWriter&) = delete;
   ScripWeightsWriter& operator=(const ScripWeightsWriter&) = delete;
 
-  // Appends n links: 0-based indices src[i], dst[i] and weights[i*num_wgts .. (i+1)*num_wgts).
+  // Appends n links of this rank: 0-based indices src[i], dst[i] and weights[i*num_wgts ..
+  // (i+1)*num_wgts); after the links appended before, and after those of lower ranks in this
+  // call (the file lists the ranks' links in rank order).
   void append(const int64_t* src, const int64_t* dst, const double* weights, int64_t n);
   void append(const int64_t* src, const int32_t* dst, const double* weights, int64_t n);
   // Closes the file; fails unless exactly num_links links were appended.
   void close();
-  // With WeightsGridVariables::src_streamed: the source points [begin, begin + slab.size()):
-  // centres, corners, mask, and their area and fraction (slab.size() values each).
-  void write_source_slab(int64_t begin, const Grid& slab, const double* area, const double* frac);
-  // With WeightsGridVariables::areas_later: every point's area and fraction, both grids.
-  void write_areas_and_fractions(const std::vector<double>& src_area,
-                                 const std::vector<double>& src_frac,
-                                 const std::vector<double>& dst_area,
-                                 const std::vector<double>& dst_frac);
+  // The points [begin, begin + n) of side 0 (source) or 1 (destination): centres, corners (if
+  // defined) and mask, taken from g, whose point 0 is the grid's point `first` (0 for a whole
+  // grid, a slab's first point for a slab).
+  void write_points(int side, const Grid& g, int64_t first, int64_t begin, int64_t n);
+  // The areas (steradians) or fractions of side's points [begin, begin + n).
+  void write_areas(int side, int64_t begin, int64_t n, const double* area);
+  void write_fractions(int side, int64_t begin, int64_t n, const double* frac);
+  // dst_grid_method of the destination points [begin, begin + n).
+  void write_methods(int64_t begin, int64_t n, const int8_t* method);
+  // Whether the ranks write their own slabs (PnetCDF) or send them to rank 0.
+  bool parallel() const;
 
  private:
   template <typename DstIndex>
   void append_links(const int64_t* src, const DstIndex* dst, const double* weights, int64_t n);
   void define_grid_variables(const WeightsGridVariables& g, int src_size, int dst_size);
-  void write_grid_variables(const WeightsGridVariables& g);
-  // side 0: source, 1: destination; points [begin, begin + slab.size()); area, frac may be null
-  void write_grid_slab(int side, int64_t begin, const Grid& slab, const double* area,
-                       const double* frac);
+  void write_values(int side, int var, const char* what, int64_t begin, int64_t n, const double* v);
   struct GridVars {  // a side's variable ids (-1: not in the file)
     int lat = -1, lon = -1, clat = -1, clon = -1, imask = -1, area = -1, frac = -1, corners = 0;
   };
+  MPI_Comm comm_;
   std::string path_;
   WeightsInfo info_;
+  std::unique_ptr<ParallelNcFile> file_;
   GridVars grid_vars_[2];
   int method_var_ = -1;
-  int ncid_ = -1;
   int src_var_ = -1, dst_var_ = -1, matrix_var_ = -1;
   int64_t written_ = 0;
 };

@@ -644,56 +644,25 @@ std::vector<double> cell_areas(const Grid& g, MPI_Comm comm) {
   return area;
 }
 
-void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeightsWriter* writer,
-                               const std::string& tmp, const std::string& path, bool own_appended) {
-  int rank = 0, nranks = 1;
+std::string temporary_path(MPI_Comm comm, const std::string& path) {
+  long long pid = static_cast<long long>(getpid());
+  ISTHMUS_MPI(wmpi::Bcast(&pid, 1, MPI_LONG_LONG, 0, comm));
+  return path + ".tmp." + std::to_string(pid);
+}
+
+void finish_weights_file(MPI_Comm comm, ScripWeightsWriter& writer, const GenLinks& links,
+                         const std::string& tmp, const std::string& path) {
+  int rank = 0;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
-  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
-  const int64_t nw = links.num_wgts;
-  // Links per message (MPI counts are ints): rank 0 appends each piece as it comes, so it never
-  // holds more than its own links and one piece of another rank's.
-  const int64_t piece = int64_t(1) << 22;
-  Agreement b;
-  if (rank == 0) {
-    if (!own_appended)
-      b.check([&] { writer->append(links.src.data(), links.dst.data(), links.w.data(), links.size()); });
-    std::vector<int64_t> src;  // sized by the largest piece received
-    std::vector<int32_t> dst;
-    std::vector<double> w;
-    for (int r = 1; r < nranks; ++r) {
-      int64_t nl = 0;
-      ISTHMUS_MPI(wmpi::Recv(&nl, 1, MPI_INT64_T, r, 20, comm, MPI_STATUS_IGNORE));
-      for (int64_t o = 0; o < nl; o += piece) {
-        const int c = static_cast<int>(std::min(piece, nl - o));
-        if (src.size() < size_t(c)) {
-          src.resize(size_t(c));
-          dst.resize(size_t(c));
-          w.resize(size_t(c * nw));
-        }
-        ISTHMUS_MPI(wmpi::Recv(src.data(), c, MPI_INT64_T, r, 21, comm, MPI_STATUS_IGNORE));
-        ISTHMUS_MPI(wmpi::Recv(dst.data(), c, MPI_INT32_T, r, 22, comm, MPI_STATUS_IGNORE));
-        ISTHMUS_MPI(wmpi::Recv(w.data(), int(c * nw), MPI_DOUBLE, r, 23, comm, MPI_STATUS_IGNORE));
-        b.check([&] { writer->append(src.data(), dst.data(), w.data(), c); });
-      }
-    }
-    b.check([&] {
-      writer->close();
+  writer.append(links.src.data(), links.dst.data(), links.w.data(), links.size());
+  writer.close();
+  Agreement a;
+  if (rank == 0)
+    a.check([&] {
       if (std::rename(tmp.c_str(), path.c_str()) != 0)
-        fail(ISTHMUS_ERR_FILE, "cannot rename \"", tmp, "\" to \"", path, "\": ",
-             std::strerror(errno));
+        fail(ISTHMUS_ERR_FILE, "cannot rename \"", tmp, "\" to \"", path, "\": ", std::strerror(errno));
     });
-    if (b.failed()) std::remove(tmp.c_str());
-  } else {
-    const int64_t nl = links.size();
-    ISTHMUS_MPI(wmpi::Send(&nl, 1, MPI_INT64_T, 0, 20, comm));
-    for (int64_t o = 0; o < nl; o += piece) {
-      const int c = static_cast<int>(std::min(piece, nl - o));
-      ISTHMUS_MPI(wmpi::Send(links.src.data() + o, c, MPI_INT64_T, 0, 21, comm));
-      ISTHMUS_MPI(wmpi::Send(links.dst.data() + o, c, MPI_INT32_T, 0, 22, comm));
-      ISTHMUS_MPI(wmpi::Send(links.w.data() + o * nw, int(c * nw), MPI_DOUBLE, 0, 23, comm));
-    }
-  }
-  b.conclude(comm);
+  a.conclude(comm);
 }
 
 void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid& src,
@@ -702,119 +671,89 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
   const int nw = w.links.num_wgts;
+  const bool conservative = w.stack.front().name == "conservative";
+  WeightsInfo info;
+  info.num_links = w.total_links;
+  info.num_wgts = nw;
+  info.src_grid_size = src.size();
+  info.dst_grid_size = dst.size();
+  info.src_grid_dims = src.dims;
+  info.dst_grid_dims = dst.dims;
+  // SCRIP's words for the first (main) step; isthmus_normalization keeps the option.
+  const StackStep& first = w.stack.front();
+  info.map_method = scrip_map_method(first.name);
+  info.normalization = scrip_normalization(first.name, w.options);
+  info.title = src.name + " to " + dst.name + " " + stack_string(w.stack) + " (isthmus)";
+  info.conventions = "SCRIP";
+  WeightsGridVariables vars;
+  if (conservative) vars.attributes.emplace_back("isthmus_normalization", w.options.normalization);
+  vars.src = &src;
+  vars.dst = &dst;
+  // Corners and areas for conservative weights only, as CDO writes its files (they are large,
+  // and only conservative weights depend on them).
+  vars.corners = conservative;
+  vars.areas = conservative;
+  vars.fractions = true;
+  vars.methods = stack_string(w.stack);
+  if (!key.empty()) vars.attributes.emplace_back("isthmus_weights_key", key);
+
+  // Every rank writes the file's values for its block of the destination points (those of its
+  // links) and for its share of the source points.
+  const int64_t mine = w.dst_end - w.dst_begin, n = src.size();
+  const int64_t sb = n * rank / nranks, se = n * (rank + 1) / nranks;
   // SCRIP's destination fraction: the covered fraction where the method knows it
   // (conservative), 1 for other served points, 0 for points without links.
-  std::vector<double> frac(static_cast<size_t>(w.dst_end - w.dst_begin), 0.0);
+  std::vector<double> frac(static_cast<size_t>(mine), 0.0);
   for (size_t i = 0; i < frac.size(); ++i)
     if (w.method_of[i] >= 0 && w.stack[size_t(w.method_of[i])].name != "fixed") frac[i] = 1.0;
   for (const auto& [d, f] : w.links.frac) frac[size_t(d - w.dst_begin)] = f;
-  const bool conservative = w.stack.front().name == "conservative";
-  // The per-point records gathered on rank 0 (bytes and doubles per destination point: small
-  // next to the links).
-  std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
-  const int mine = static_cast<int>(w.dst_end - w.dst_begin);
-  ISTHMUS_MPI(wmpi::Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm));
-  for (int r = 1; r < nranks; ++r) displs[size_t(r)] = displs[size_t(r - 1)] + counts[size_t(r - 1)];
-  WeightsGridVariables vars;
-  if (rank == 0) {
-    vars.dst_method.resize(static_cast<size_t>(dst.size()));
-    vars.dst_frac.resize(static_cast<size_t>(dst.size()));
-  }
-  ISTHMUS_MPI(wmpi::Gatherv(w.method_of.data(), mine, MPI_INT8_T, vars.dst_method.data(),
-                          counts.data(), displs.data(), MPI_INT8_T, 0, comm));
-  ISTHMUS_MPI(wmpi::Gatherv(frac.data(), mine, MPI_DOUBLE, vars.dst_frac.data(), counts.data(),
-                          displs.data(), MPI_DOUBLE, 0, comm));
-
-  // Rank 0 creates the file, writes the grids' centres, corners and masks and appends its own
-  // links; meanwhile the others compute the cells' areas that conservative weights' files
-  // carry (write_areas_and_fractions, below).
-  Agreement a;
-  std::unique_ptr<ScripWeightsWriter> writer;
-  std::string tmp;
-  if (rank == 0) {
-    a.check([&] {
-      WeightsInfo info;
-      info.num_links = w.total_links;
-      info.num_wgts = nw;
-      info.src_grid_size = src.size();
-      info.dst_grid_size = dst.size();
-      info.src_grid_dims = src.dims;
-      info.dst_grid_dims = dst.dims;
-      // SCRIP's words for the first (main) step; isthmus_normalization keeps the option.
-      const StackStep& first = w.stack.front();
-      info.map_method = scrip_map_method(first.name);
-      info.normalization = scrip_normalization(first.name, w.options);
-      if (first.name == "conservative")
-        vars.attributes.emplace_back("isthmus_normalization", w.options.normalization);
-      info.title = src.name + " to " + dst.name + " " + stack_string(w.stack) + " (isthmus)";
-      info.conventions = "SCRIP";
-      vars.src = &src;
-      vars.dst = &dst;
-      // Corners and areas for conservative weights only, as CDO writes its files (they are
-      // large, and only conservative weights depend on them).
-      vars.corners = conservative;
-      vars.areas_later = conservative;
-      if (!conservative) {  // SCRIP's source fraction of other methods: 1 on active points
-        vars.src_frac.assign(static_cast<size_t>(src.size()), 0.0);
-        for (int64_t s = 0; s < src.size(); ++s) vars.src_frac[size_t(s)] = src.active(s) ? 1.0 : 0.0;
+  const std::string tmp = temporary_path(comm, path);
+  try {
+    ScripWeightsWriter writer(comm, tmp, info, &vars);
+    writer.write_points(1, dst, 0, w.dst_begin, mine);
+    writer.write_methods(w.dst_begin, mine, w.method_of.data());
+    writer.write_fractions(1, w.dst_begin, mine, frac.data());
+    writer.write_points(0, src, 0, sb, se - sb);
+    std::vector<double> src_frac(static_cast<size_t>(se - sb), 0.0);
+    if (!conservative) {  // SCRIP's source fraction of other methods: 1 on active points
+      for (int64_t s = sb; s < se; ++s) src_frac[size_t(s - sb)] = src.active(s) ? 1.0 : 0.0;
+    } else {
+      // Areas of this rank's cells. SCRIP's source fraction: the part of each source cell the
+      // active destination cells take, the sum over its links of w · A_dst (· dst fraction for
+      // FRACAREA) / A_src, summed over ranks (the file's only value whose last bits may depend
+      // on the rank count; the links never do).
+      TrigCache trig;
+      std::vector<double> dst_area(static_cast<size_t>(mine));
+      for (int64_t d = w.dst_begin; d < w.dst_end; ++d)
+        dst_area[size_t(d - w.dst_begin)] = cell_area(dst, d, &trig);
+      writer.write_areas(1, w.dst_begin, mine, dst_area.data());
+      std::vector<double> src_area(static_cast<size_t>(se - sb));
+      for (int64_t c = sb; c < se; ++c) src_area[size_t(c - sb)] = cell_area(src, c, &trig);
+      writer.write_areas(0, sb, se - sb, src_area.data());
+      std::vector<double> covered(static_cast<size_t>(n), 0.0);
+      const bool fracarea = w.options.normalization != "destarea";
+      for (int64_t i = 0; i < w.links.size(); ++i) {
+        const int64_t d = w.links.dst[size_t(i)] - w.dst_begin, s = w.links.src[size_t(i)];
+        double x = w.links.w[size_t(i * nw)] * dst_area[size_t(d)];
+        if (fracarea) x *= frac[size_t(d)];
+        covered[size_t(s)] += x;
       }
-      vars.methods = stack_string(w.stack);
-      if (!key.empty()) vars.attributes.emplace_back("isthmus_weights_key", key);
-      tmp = path + ".tmp." + std::to_string(static_cast<long long>(getpid()));
-      writer = std::make_unique<ScripWeightsWriter>(tmp, info, &vars);
-      writer->append(w.links.src.data(), w.links.dst.data(), w.links.w.data(), w.links.size());
-    });
+      std::vector<int> counts(static_cast<size_t>(nranks));
+      for (int r = 0; r < nranks; ++r)
+        counts[size_t(r)] = static_cast<int>(n * (r + 1) / nranks - n * r / nranks);
+      ISTHMUS_MPI(wmpi::Reduce_scatter(covered.data(), src_frac.data(), counts.data(), MPI_DOUBLE,
+                                       MPI_SUM, comm));
+      for (int64_t s = sb; s < se; ++s) {
+        double& f = src_frac[size_t(s - sb)];
+        f = src_area[size_t(s - sb)] > 0 ? f / src_area[size_t(s - sb)] : 0.0;
+      }
+    }
+    writer.write_fractions(0, sb, se - sb, src_frac.data());
+    finish_weights_file(comm, writer, w.links, tmp, path);
+  } catch (...) {
+    if (rank == 0) std::remove(tmp.c_str());
+    throw;
   }
-  if (conservative) {
-    // Areas: each rank those of its block's destination cells (its links' destinations), and
-    // the source cells in shares among the ranks but 0, which is writing (alone, it does them
-    // all). SCRIP's source fraction: the part of each source cell the active destination
-    // cells take, the sum over its links of w · A_dst (· dst fraction for FRACAREA) / A_src,
-    // summed over ranks (the file's only value whose last bits may depend on the rank count;
-    // the links never do).
-    TrigCache trig;
-    std::vector<double> dst_area(static_cast<size_t>(mine));
-    for (int64_t d = w.dst_begin; d < w.dst_end; ++d)
-      dst_area[size_t(d - w.dst_begin)] = cell_area(dst, d, &trig);
-    const int64_t n = src.size();
-    const auto src_begin = [&](int r) -> int64_t {
-      if (r >= nranks) return n;
-      return nranks == 1 || r == 0 ? 0 : n * (r - 1) / (nranks - 1);
-    };
-    std::vector<double> src_area(static_cast<size_t>(rank == 0 ? n : src_begin(rank + 1) - src_begin(rank)));
-    const int64_t s0 = rank == 0 ? 0 : src_begin(rank);
-    for (int64_t c = src_begin(rank); c < src_begin(rank + 1); ++c)
-      src_area[size_t(c - s0)] = cell_area(src, c, &trig);
-    std::vector<double> src_frac(static_cast<size_t>(n), 0.0);
-    const bool fracarea = w.options.normalization != "destarea";
-    for (int64_t i = 0; i < w.links.size(); ++i) {
-      const int64_t d = w.links.dst[size_t(i)] - w.dst_begin, s = w.links.src[size_t(i)];
-      double x = w.links.w[size_t(i * nw)] * dst_area[size_t(d)];
-      if (fracarea) x *= frac[size_t(d)];
-      src_frac[size_t(s)] += x;
-    }
-    ISTHMUS_MPI(wmpi::Reduce(rank == 0 ? MPI_IN_PLACE : src_frac.data(), src_frac.data(),
-                           int(n), MPI_DOUBLE, MPI_SUM, 0, comm));
-    std::vector<int> sc(static_cast<size_t>(nranks)), sd(static_cast<size_t>(nranks));
-    for (int r = 0; r < nranks; ++r) {
-      sd[size_t(r)] = static_cast<int>(src_begin(r));
-      sc[size_t(r)] = static_cast<int>(src_begin(r + 1) - src_begin(r));
-    }
-    std::vector<double> all_dst_area(rank == 0 ? static_cast<size_t>(dst.size()) : 0);
-    ISTHMUS_MPI(wmpi::Gatherv(dst_area.data(), mine, MPI_DOUBLE, all_dst_area.data(),
-                            counts.data(), displs.data(), MPI_DOUBLE, 0, comm));
-    ISTHMUS_MPI(wmpi::Gatherv(rank == 0 ? MPI_IN_PLACE : src_area.data(), sc[size_t(rank)],
-                            MPI_DOUBLE, src_area.data(), sc.data(), sd.data(), MPI_DOUBLE, 0, comm));
-    if (rank == 0) {
-      for (int64_t s = 0; s < n; ++s)
-        src_frac[size_t(s)] = src_area[size_t(s)] > 0 ? src_frac[size_t(s)] / src_area[size_t(s)] : 0.0;
-      a.check([&] { writer->write_areas_and_fractions(src_area, src_frac, all_dst_area, vars.dst_frac); });
-    }
-  }
-  if (rank == 0 && a.failed() && !tmp.empty()) std::remove(tmp.c_str());
-  a.conclude(comm);
-
-  write_links_in_rank_order(comm, w.links, writer.get(), tmp, path, true);
 }
 
 namespace {
@@ -894,8 +833,8 @@ bool ensure_weights_file(MPI_Comm comm, const std::string& path,
   Agreement a;
   a.check([&] {
     grids = load_grids();
-    // rank 0 compares it with the file's and writes it
-    if (rank == 0) want = weights_key(grids.first, grids.second, stack, options);
+    // rank 0 compares it with the file's; every rank writes it (the file's header is one)
+    want = weights_key(grids.first, grids.second, stack, options);
   });
   a.conclude(comm);
   int same = rank == 0 && static_cast<CachedWeights>(state) == CachedWeights::Ours && key == want;

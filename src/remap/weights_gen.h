@@ -217,8 +217,9 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
                                   const std::function<void(double)>& progress = {});
 
 // Collective over comm: writes the links of every rank, in rank order (so in destination order),
-// to a SCRIP file through rank 0 (which holds its own block and one other rank's at a time),
-// with SCRIP's grid variables and the record of which step served each destination point.
+// to a SCRIP file, with SCRIP's grid variables and the record of which step served each
+// destination point: each rank writes the values of its block of destination points and of its
+// share of the source points (ScripWeightsWriter: in parallel with PnetCDF, else through rank 0).
 // The file is written as path + ".tmp.<pid>" and renamed when complete, so that a run stopped
 // while writing never leaves a file that looks valid. `key` (weights_key) is written as the
 // global attribute isthmus_weights_key when not empty.
@@ -274,10 +275,10 @@ StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs
                                              const Grid& dst, const std::string& method,
                                              const GenOptions& options, int64_t slab_points,
                                              const std::function<void(double)>& progress = {});
-// Rank 0 writes the file (temporary name, renamed when complete): the source's grid variables
-// slab by slab in turns, its own slab then one of every other rank, each rank reading its slabs
-// from the grid file and computing their areas and covered fractions itself (in parallel); then
-// the links of every rank in rank order.
+// Writes the file (temporary name, renamed when complete), every rank its share
+// (ScripWeightsWriter: in parallel with PnetCDF, else through rank 0): a block of the
+// destination's variables; the source's of its range, slab by slab, each read from the grid file
+// with its areas and covered fractions; its links, after those of the lower ranks.
 void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripGridSlabs& src,
                             const Grid& dst, const StreamedWeights& w, int64_t slab_points);
 
@@ -288,13 +289,13 @@ double cell_area(const Grid& g, int64_t c, TrigCache* trig = nullptr);
 std::vector<double> cell_areas(const Grid& g, MPI_Comm comm);
 
 class ScripWeightsWriter;
-// Collective: rank 0 appends every rank's links to its writer in rank order (its own first;
-// the others one rank at a time, piece by piece as they arrive), closes the file and
-// renames `tmp` to `path` (removing `tmp` on failure). Errors are agreed on every rank.
-// own_appended: rank 0 appended its own links already.
-void write_links_in_rank_order(MPI_Comm comm, const GenLinks& links, ScripWeightsWriter* writer,
-                               const std::string& tmp, const std::string& path,
-                               bool own_appended = false);
+// The name a weights file is written under before it is complete: path + ".tmp." + rank 0's
+// process id (the same on every rank of comm).
+std::string temporary_path(MPI_Comm comm, const std::string& path);
+// Collective: appends every rank's links (in rank order), closes the file and renames tmp to
+// path. Errors are agreed on every rank (the caller removes tmp).
+void finish_weights_file(MPI_Comm comm, ScripWeightsWriter& writer, const GenLinks& links,
+                         const std::string& tmp, const std::string& path);
 
 // The cache of generated weights (OASIS's SCRIPR, isthmus_weights_generate): a hash of both grids
 // (shapes, centres, corners, masks), the stack and the options, as 16 hex digits. Its callers

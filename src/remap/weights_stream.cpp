@@ -489,136 +489,90 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
   int rank = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
-  std::unique_ptr<ScripWeightsWriter> writer;
-  std::string tmp;
-  Agreement a;
-  WeightsGridVariables vars;
   // Conservative: corners, areas, and the fractions the links cover; nearest: centres and mask.
   const bool conservative = w.method == "conservative";
-  if (rank == 0) {
-    a.check([&] {
-      WeightsInfo info;
-      info.num_links = w.total_links;
-      info.num_wgts = 1;
-      info.src_grid_size = src.size();
-      info.dst_grid_size = dst.size();
-      info.src_grid_dims = src.header().dims;
-      info.dst_grid_dims = dst.dims;
-      info.map_method = scrip_map_method(w.method);
-      info.normalization = scrip_normalization(w.method, w.options);
-      info.title = src.header().name + " to " + dst.name + " " + w.method +
-                   " (isthmus, streamed source)";
-      info.conventions = "SCRIP";
-      vars.src = &src.header();
-      vars.dst = &dst;
-      vars.src_streamed = true;
-      vars.corners = conservative;
-      vars.dst_area = w.dst_area;
-      vars.dst_frac = w.dst_frac;
-      vars.dst_method = w.dst_method;
-      vars.methods = w.method;
-      if (conservative) {
-        vars.attributes.emplace_back("isthmus_normalization", w.options.normalization);
-        vars.attributes.emplace_back("isthmus_link_order", "source");
-      }
-      tmp = path + ".tmp." + std::to_string(static_cast<long long>(getpid()));
-      writer = std::make_unique<ScripWeightsWriter>(tmp, info, &vars);
-    });
+  WeightsInfo info;
+  info.num_links = w.total_links;
+  info.num_wgts = 1;
+  info.src_grid_size = src.size();
+  info.dst_grid_size = dst.size();
+  info.src_grid_dims = src.header().dims;
+  info.dst_grid_dims = dst.dims;
+  info.map_method = scrip_map_method(w.method);
+  info.normalization = scrip_normalization(w.method, w.options);
+  info.title = src.header().name + " to " + dst.name + " " + w.method + " (isthmus, streamed source)";
+  info.conventions = "SCRIP";
+  WeightsGridVariables vars;
+  vars.src = &src.header();
+  vars.dst = &dst;
+  vars.src_streamed = true;
+  vars.corners = conservative;
+  vars.areas = conservative;
+  vars.fractions = true;
+  if (!w.dst_method.empty()) vars.methods = w.method;
+  if (conservative) {
+    vars.attributes.emplace_back("isthmus_normalization", w.options.normalization);
+    vars.attributes.emplace_back("isthmus_link_order", "source");
   }
-  if (rank == 0 && a.failed() && !tmp.empty()) std::remove(tmp.c_str());
-  a.conclude(comm);
-  // The source's grid variables in turns: slab i of rank 0's range, then slab i of every other
-  // rank's, which that rank reads from the grid file with its areas and covered fractions and
-  // sends; so the slabs' reading and areas run on every rank at once, and nothing of a range is
-  // held whole. A rank whose slab failed sends an empty one: every rank keeps its turns, and
-  // the failure is agreed after the last.
-  const int64_t piece = std::min<int64_t>(slab_points, int64_t(1) << 18);  // points per message
-  int64_t turns = 0;
-  for (int r = 0; r < nranks; ++r) {
-    const int64_t n = range_begin(src.size(), r + 1, nranks) - range_begin(src.size(), r, nranks);
-    turns = std::max(turns, (n + piece - 1) / piece);
-  }
-  const int corners = conservative ? src.header().num_corners : 0;
-  std::vector<double> buf;  // lon, lat, corner lon, corner lat, mask, area, frac of one slab
-  const auto pack = [&](const Grid& slab, int64_t n) {
-    buf.assign(static_cast<size_t>(n) * (5 + 2 * size_t(corners)), 0.0);
-    double* o = buf.data();
-    std::copy(slab.lon.begin(), slab.lon.end(), o);
-    std::copy(slab.lat.begin(), slab.lat.end(), o + n);
-    std::copy(slab.corner_lon.begin(), slab.corner_lon.end(), o + 2 * n);
-    std::copy(slab.corner_lat.begin(), slab.corner_lat.end(), o + (2 + corners) * n);
-    for (int64_t c = 0; c < n; ++c) o[(2 + 2 * corners) * n + c] = slab.active(c) ? 1.0 : 0.0;
-  };
-  const auto unpack = [&](int64_t n, Grid* slab) {
-    const double* o = buf.data();
-    slab->num_corners = corners;
-    slab->lon.assign(o, o + n);
-    slab->lat.assign(o + n, o + 2 * n);
-    slab->corner_lon.assign(o + 2 * n, o + (2 + corners) * n);
-    slab->corner_lat.assign(o + (2 + corners) * n, o + (2 + 2 * corners) * n);
-    slab->mask.resize(size_t(n));
-    for (int64_t c = 0; c < n; ++c) slab->mask[size_t(c)] = o[(2 + 2 * corners) * n + c] != 0;
-    slab->dims = {n};
-  };
-  // This rank's slab [s, e): read, with areas and covered fractions (the overlaps of its links,
-  // which are in source order: `next` walks them) after the grid variables in buf.
-  int64_t next = 0;
-  const auto own_slab = [&](int64_t s, int64_t e) {
-    const Grid slab = src.read(s, e, conservative);
-    const int64_t n = e - s;
-    pack(slab, n);
-    double* area = buf.data() + (3 + 2 * corners) * n;
-    double* frac = area + n;
-    if (!conservative) {  // SCRIP's source fraction of other methods: 1 on active points
-      for (int64_t c = 0; c < n; ++c) frac[c] = slab.active(c) ? 1.0 : 0.0;
-      return slab;
-    }
-    TrigCache trig;
-    for (int64_t c = 0; c < n; ++c) area[c] = cell_area(slab, c, &trig);
-    const GenLinks& l = w.links;
-    for (; next < l.size() && l.src[size_t(next)] < e; ++next) {
-      const int64_t d = l.dst[size_t(next)];
-      frac[l.src[size_t(next)] - s] += l.w[size_t(next)] * w.dst_norm[size_t(d)];
-    }
-    for (int64_t c = 0; c < n; ++c) frac[c] = area[c] > 0 ? frac[c] / area[c] : 0.0;
-    return slab;
-  };
-  Agreement b;
-  const int64_t per_point = 5 + 2 * int64_t(corners);
-  for (int64_t t = 0; t < turns; ++t) {
+  const std::string tmp = temporary_path(comm, path);
+  try {
+    ScripWeightsWriter writer(comm, tmp, info, &vars);
+    // The destination's variables (held whole on every rank): each rank a block.
+    const int64_t db = range_begin(dst.size(), rank, nranks), dn = range_begin(dst.size(), rank + 1, nranks) - db;
+    writer.write_points(1, dst, 0, db, dn);
+    writer.write_fractions(1, db, dn, w.dst_frac.data() + db);
+    if (conservative) writer.write_areas(1, db, dn, w.dst_area.data() + db);
+    if (!w.dst_method.empty()) writer.write_methods(db, dn, w.dst_method.data() + db);
+    // The source's variables: each rank those of its range, slab by slab, reading each slab
+    // from the grid file and computing its areas and covered fractions (the overlaps of its
+    // links, which are in source order: `next` walks them). Every rank takes every turn (an
+    // empty slab when its range is done); a rank whose slab failed writes empty slabs, and the
+    // failure is agreed after the last turn.
+    const int64_t piece = std::min<int64_t>(slab_points, int64_t(1) << 18);  // points per slab
+    int64_t turns = 0;
     for (int r = 0; r < nranks; ++r) {
-      const int64_t rb = range_begin(src.size(), r, nranks), re = range_begin(src.size(), r + 1, nranks);
-      const int64_t s = std::min(re, rb + t * piece), e = std::min(re, s + piece), n = e - s;
-      if (n <= 0 || (rank != 0 && rank != r)) continue;
-      if (rank == r) {
-        Grid slab;
-        b.check([&] { slab = own_slab(s, e); });
-        if (rank == 0) {
-          const double* area = buf.data() + (3 + 2 * corners) * n;
-          b.check([&] { writer->write_source_slab(s, slab, area, area + n); });
-        } else {  // an empty message: this rank failed (its error is agreed below)
-          ISTHMUS_MPI(wmpi::Send(buf.data(), b.failed() ? 0 : int(n * per_point), MPI_DOUBLE, 0,
-                                 11, comm));
-        }
-      } else {  // rank 0: rank r's slab
-        buf.resize(size_t(n * per_point));
-        MPI_Status st;
-        ISTHMUS_MPI(wmpi::Recv(buf.data(), int(n * per_point), MPI_DOUBLE, r, 11, comm, &st));
-        int got = 0;
-        ISTHMUS_MPI(MPI_Get_count(&st, MPI_DOUBLE, &got));
-        if (got != n * per_point) continue;  // rank r failed: the agreement names it
-        b.check([&] {
-          Grid slab;
-          unpack(n, &slab);
-          const double* area = buf.data() + (3 + 2 * corners) * n;
-          writer->write_source_slab(s, slab, area, area + n);
-        });
-      }
+      const int64_t n = range_begin(src.size(), r + 1, nranks) - range_begin(src.size(), r, nranks);
+      turns = std::max(turns, (n + piece - 1) / piece);
     }
+    const int64_t rb = range_begin(src.size(), rank, nranks), re = range_begin(src.size(), rank + 1, nranks);
+    int64_t next = 0;
+    Agreement b;
+    std::vector<double> area, frac;
+    for (int64_t t = 0; t < turns; ++t) {
+      const int64_t s = std::min(re, rb + t * piece), e = std::min(re, s + piece);
+      Grid slab;
+      int64_t n = 0;
+      b.check([&] {
+        if (e <= s) return;
+        slab = src.read(s, e, conservative);
+        n = e - s;
+        area.assign(static_cast<size_t>(n), 0.0);
+        frac.assign(static_cast<size_t>(n), 0.0);
+        if (!conservative) {  // SCRIP's source fraction of other methods: 1 on active points
+          for (int64_t c = 0; c < n; ++c) frac[size_t(c)] = slab.active(c) ? 1.0 : 0.0;
+          return;
+        }
+        TrigCache trig;
+        for (int64_t c = 0; c < n; ++c) area[size_t(c)] = cell_area(slab, c, &trig);
+        const GenLinks& l = w.links;
+        for (; next < l.size() && l.src[size_t(next)] < e; ++next) {
+          const int64_t d = l.dst[size_t(next)];
+          frac[size_t(l.src[size_t(next)] - s)] += l.w[size_t(next)] * w.dst_norm[size_t(d)];
+        }
+        for (int64_t c = 0; c < n; ++c)
+          frac[size_t(c)] = area[size_t(c)] > 0 ? frac[size_t(c)] / area[size_t(c)] : 0.0;
+      });
+      if (b.failed()) n = 0;
+      writer.write_points(0, slab, s, s, n);
+      if (conservative) writer.write_areas(0, s, n, area.data());
+      writer.write_fractions(0, s, n, frac.data());
+    }
+    b.conclude(comm);
+    finish_weights_file(comm, writer, w.links, tmp, path);
+  } catch (...) {
+    if (rank == 0) std::remove(tmp.c_str());
+    throw;
   }
-  if (rank == 0 && b.failed()) std::remove(tmp.c_str());
-  b.conclude(comm);
-  write_links_in_rank_order(comm, w.links, writer.get(), tmp, path);
 }
 
 }  // namespace isthmus::remap
