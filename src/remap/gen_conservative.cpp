@@ -630,6 +630,7 @@ class Conservative : public WeightMethod {
       double darea = 0, cd = 0;
       Vec3 dc;
       if (make_cell(dst_, d, true, &poly, &dcell, &darea, &dc, &cd, &trig)) {
+        out->area.emplace_back(d, darea);  // the file's dst_grid_area
         cand.clear();
         if (cd >= 2 || cmax_ >= 2) {
           cand = ids_;

@@ -53,6 +53,7 @@ void sort_by_destination(GenLinks* links) {
   GenLinks sorted;
   sorted.num_wgts = links->num_wgts;
   sorted.frac = std::move(links->frac);
+  sorted.area = std::move(links->area);
   sorted.src.resize(n);
   sorted.dst.resize(n);
   sorted.w.resize(links->w.size());
@@ -70,11 +71,13 @@ void sort_by_destination(GenLinks* links) {
 void append_links(GenLinks&& part, GenLinks* all) {
   if (all->src.empty() && part.num_wgts == all->num_wgts) {  // the first step: no copy
     part.frac.insert(part.frac.begin(), all->frac.begin(), all->frac.end());
+    part.area.insert(part.area.begin(), all->area.begin(), all->area.end());
     *all = std::move(part);
     return;
   }
   const size_t nw = static_cast<size_t>(all->num_wgts), pw = static_cast<size_t>(part.num_wgts);
   all->frac.insert(all->frac.end(), part.frac.begin(), part.frac.end());
+  all->area.insert(all->area.end(), part.area.begin(), part.area.end());
   all->src.insert(all->src.end(), part.src.begin(), part.src.end());
   all->dst.insert(all->dst.end(), part.dst.begin(), part.dst.end());
   for (size_t i = 0; i < part.src.size(); ++i)
@@ -722,10 +725,12 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
       // active destination cells take, the sum over its links of w · A_dst (· dst fraction for
       // FRACAREA) / A_src, summed over ranks (the file's only value whose last bits may depend
       // on the rank count; the links never do).
+      // Destination areas: those the method normalised its weights by, the others computed.
       TrigCache trig;
-      std::vector<double> dst_area(static_cast<size_t>(mine));
+      std::vector<double> dst_area(static_cast<size_t>(mine), -1.0);
+      for (const auto& [d, a] : w.links.area) dst_area[size_t(d - w.dst_begin)] = a;
       for (int64_t d = w.dst_begin; d < w.dst_end; ++d)
-        dst_area[size_t(d - w.dst_begin)] = cell_area(dst, d, &trig);
+        if (dst_area[size_t(d - w.dst_begin)] < 0) dst_area[size_t(d - w.dst_begin)] = cell_area(dst, d, &trig);
       writer.write_areas(1, w.dst_begin, mine, dst_area.data());
       std::vector<double> src_area(static_cast<size_t>(se - sb));
       for (int64_t c = sb; c < se; ++c) src_area[size_t(c - sb)] = cell_area(src, c, &trig);

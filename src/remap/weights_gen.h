@@ -37,6 +37,9 @@ struct GenLinks {
   // cell that active source cells cover (conservative) record it here; SCRIP's dst_grid_frac
   // is that fraction, or 1 for points served by other methods.
   std::vector<std::pair<int64_t, double>> frac;
+  // (destination point, cell area): areas a method computed (conservative: the area its weights
+  // are normalised by), which the file's dst_grid_area takes instead of computing them again.
+  std::vector<std::pair<int64_t, double>> area;
   int64_t size() const { return static_cast<int64_t>(src.size()); }
   // Room for `more` links after `done` of `total` points (or slabs' points): the links held so
   // far projected over all of them, plus a sixteenth, so that arrays filled piece by piece grow
