@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.h"
@@ -45,6 +46,17 @@ int64_t rows_of(int r, int p) {
 }
 
 double value_at(int64_t row, int64_t col) { return double(row) * 8 + double(col) + 0.25; }
+
+// The code and message f throws (ISTHMUS_OK and "" if none).
+template <typename F>
+std::pair<int, std::string> caught(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  }
+  return {ISTHMUS_OK, ""};
+}
 
 }  // namespace
 
@@ -135,15 +147,10 @@ TEST(ParallelNcFile, AnErrorOnOneRankFailsEveryRank) {
       const int v = f.def_var("x", ParallelNcFile::Double, {n});
       f.enddef();
       const double x[2] = {1, 2};
-      int code = ISTHMUS_OK;
-      std::string what;
-      try {  // agreed when the file is closed
+      const auto [code, what] = caught([&] {  // agreed when the file is closed
         f.put_rows(v, rank, rank == p - 1 ? 2 : 1, x);
         f.close();
-      } catch (const Error& e) {
-        code = e.code();
-        what = e.what();
-      }
+      });
       EXPECT_TRUE(same_code_everywhere(code, ISTHMUS_ERR_FILE)) << what;
       EXPECT_NE(what.find("past_the_end.nc\": x rows [" + std::to_string(p - 1) + ", " +
                           std::to_string(p + 1) + ")"),
@@ -157,45 +164,30 @@ TEST(ParallelNcFile, AnErrorOnOneRankFailsEveryRank) {
       const int v = f.def_var("i", ParallelNcFile::Int, {n});
       f.enddef();
       const long long x = rank == 0 ? (1LL << 40) : 5;
-      int code = ISTHMUS_OK;
-      std::string what;
-      try {
+      const auto [code, what] = caught([&] {
         f.put_rows(v, rank, 1, &x);
         f.close();
-      } catch (const Error& e) {
-        code = e.code();
-        what = e.what();
-      }
+      });
       EXPECT_TRUE(same_code_everywhere(code, ISTHMUS_ERR_FILE)) << what;
       EXPECT_NE(what.find("i rows [0, 1)"), std::string::npos) << what;
     }
     // Definitions that differ between ranks: every rank would write at its own offsets.
     if (p > 1) {
-      int code = ISTHMUS_OK;
-      std::string what;
-      try {
+      const auto [code, what] = caught([&] {
         ParallelNcFile f(MPI_COMM_WORLD, dir / "headers.nc", false);
         const int n = f.def_dim("n", 4);
         f.def_var("x", ParallelNcFile::Double, {n});
         f.put_att_text(-1, "key", rank == p - 1 ? "abcdef" : "abc");
         f.enddef();
-      } catch (const Error& e) {
-        code = e.code();
-        what = e.what();
-      }
+      });
       EXPECT_TRUE(same_code_everywhere(code, ISTHMUS_ERR_ARG)) << what;
       EXPECT_NE(what.find("the definitions of the file"), std::string::npos) << what;
     }
     // A file that cannot be created.
     {
-      int code = ISTHMUS_OK;
-      std::string what;
-      try {
+      const auto [code, what] = caught([&] {
         ParallelNcFile f(MPI_COMM_WORLD, dir / "no_such_dir/x.nc", false);
-      } catch (const Error& e) {
-        code = e.code();
-        what = e.what();
-      }
+      });
       EXPECT_TRUE(same_code_everywhere(code, ISTHMUS_ERR_FILE)) << what;
       EXPECT_NE(what.find("no_such_dir/x.nc\": create"), std::string::npos) << what;
     }
@@ -296,9 +288,7 @@ TEST(ScripWeightsWriterCollective, GridSlabsAndAnErrorAgreedAtClose) {
     Way way(parallel);
     const std::string path = dir / (parallel ? "parallel.nc" : "rank0.nc");
     for (const bool broken : {false, true}) {
-      int code = ISTHMUS_OK;
-      std::string what;
-      try {
+      const auto [code, what] = caught([&] {
         ScripWeightsWriter writer(MPI_COMM_WORLD, path, info, &vars);
         const int64_t b = 10 * rank, e = broken && rank == p - 1 ? b + 11 : b + 10;
         std::vector<double> frac;
@@ -308,10 +298,7 @@ TEST(ScripWeightsWriterCollective, GridSlabsAndAnErrorAgreedAtClose) {
           writer.write_fractions(side, side == 0 ? b : n - e, e - b, frac.data());
         }
         writer.close();
-      } catch (const Error& e) {
-        code = e.code();
-        what = e.what();
-      }
+      });
       EXPECT_TRUE(same_code_everywhere(code, broken ? ISTHMUS_ERR_ARG : ISTHMUS_OK)) << what;
       if (broken) {
         EXPECT_NE(what.find("src points [" + std::to_string(n - 10) + ", " + std::to_string(n + 1) + ")"),
