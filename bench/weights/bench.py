@@ -332,6 +332,7 @@ def main():
                            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
                     if tool == "isthmus":
                         rec["seconds_weights"] = extra.get("seconds_weights")
+                        rec["writer"] = extra.get("writer")
                         rec["cdo_remap_accepts"] = cdo_accepts(src, field, dst, out, work)
                     pending.append((rec, out))
                 # The error over the destination points both files map: the two tools leave

@@ -89,11 +89,13 @@ bool ParallelNcFile::parallel_available() {
 #endif
 }
 
+bool ParallelNcFile::parallel_by_default() { return parallel_available() && parallel_wanted(); }
+
 ParallelNcFile::ParallelNcFile(MPI_Comm comm, const std::string& path, bool cdf5)
     : comm_(comm), path_(path) {
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank_));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks_));
-  parallel_ = parallel_available() && parallel_wanted();
+  parallel_ = parallel_by_default();
   const int mode = NC_CLOBBER | (cdf5 ? NC_64BIT_DATA : NC_64BIT_OFFSET);
   // ncmpi_create is collective: every rank calls it.
   int rc = NC_NOERR, id = -1;

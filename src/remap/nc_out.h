@@ -72,6 +72,8 @@ class ParallelNcFile {
   bool parallel() const { return parallel_; }
   // Whether this build can write in parallel at all (PnetCDF linked in).
   static bool parallel_available();
+  // Whether a file created now is written in parallel (available, and not ISTHMUS_PNETCDF=0).
+  static bool parallel_by_default();
 
  private:
   template <typename T>

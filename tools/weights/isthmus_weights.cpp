@@ -26,6 +26,7 @@
 
 #include "base/error.h"
 #include "remap/grid.h"
+#include "remap/nc_out.h"
 #include "remap/weights_gen.h"
 
 using namespace isthmus;
@@ -155,6 +156,9 @@ int main(int argc, char** argv) {
       MPI_Reduce(&rss, &max_rss, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
       return max_rss;
     };
+    // Who writes the file: every rank its part (PnetCDF), or rank 0 all of it (netCDF-C).
+    const char* writer =
+        isthmus::remap::ParallelNcFile::parallel_by_default() ? "pnetcdf" : "netcdf-c";
     if (streams(stream, stack, src_spec, o.oasis_masks)) {
       // A source too large to hold: streamed from its SCRIP grid file (weights_gen.h).
       const ScripGridSlabs src(src_spec);
@@ -186,9 +190,9 @@ int main(int argc, char** argv) {
                       out.c_str(), t_gen, t_all, max_rss / 1024.0);
         std::printf("{\"tool\": \"isthmus\", \"method\": \"%s\", \"streamed\": true, "
                     "\"ranks\": %d, \"seconds\": %.6f, \"seconds_weights\": %.6f, "
-                    "\"peak_rss_bytes\": %ld, \"links\": %lld, \"unserved\": %lld, \"out\": \"%s\"}\n",
+                    "\"peak_rss_bytes\": %ld, \"links\": %lld, \"unserved\": %lld, \"writer\": \"%s\", \"out\": \"%s\"}\n",
                     w.method.c_str(), nranks, t_all, t_gen, max_rss * 1024, (long long)w.total_links,
-                    (long long)w.unserved, out.c_str());
+                    (long long)w.unserved, writer, out.c_str());
       }
     } else {
       // Corners only for the methods that use them (conservative): the others' files carry
@@ -221,9 +225,9 @@ int main(int argc, char** argv) {
         }
         std::printf("{\"tool\": \"isthmus\", \"method\": \"%s\", \"ranks\": %d, \"seconds\": %.6f, "
                     "\"seconds_read\": %.6f, \"seconds_weights\": %.6f, \"peak_rss_bytes\": %ld, "
-                    "\"links\": %lld, \"unserved\": %lld, \"out\": \"%s\"}\n",
+                    "\"links\": %lld, \"unserved\": %lld, \"writer\": \"%s\", \"out\": \"%s\"}\n",
                     stack_string(w.stack).c_str(), nranks, t_all, t_read, t_gen, max_rss * 1024,
-                    (long long)w.total_links, (long long)w.unserved, out.c_str());
+                    (long long)w.total_links, (long long)w.unserved, writer, out.c_str());
       }
     }
   } catch (const Error& e) {
