@@ -95,7 +95,10 @@ ParallelNcFile::ParallelNcFile(MPI_Comm comm, const std::string& path, bool cdf5
     : comm_(comm), path_(path) {
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank_));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks_));
-  parallel_ = parallel_by_default();
+  // Rank 0's choice for every rank (ISTHMUS_PNETCDF might be set on some ranks only).
+  int parallel = parallel_by_default() ? 1 : 0;
+  ISTHMUS_MPI(wmpi::Bcast(&parallel, 1, MPI_INT, 0, comm));
+  parallel_ = parallel != 0 && parallel_available();
   const int mode = NC_CLOBBER | (cdf5 ? NC_64BIT_DATA : NC_64BIT_OFFSET);
   // ncmpi_create is collective: every rank calls it.
   int rc = NC_NOERR, id = -1;

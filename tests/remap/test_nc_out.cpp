@@ -332,3 +332,22 @@ TEST(ScripWeightsWriterCollective, GridSlabsAndAnErrorAgreedAtClose) {
     }
   }
 }
+
+// ISTHMUS_PNETCDF set on some ranks only: rank 0's choice holds on every rank (else some ranks
+// would wait in MPI-IO's collective open while the others sent their rows to rank 0).
+TEST(ParallelNcFile, RankZerosChoiceOfTheWayHoldsEverywhere) {
+  Watchdog dog("ParallelNcFile.RankZerosChoiceOfTheWayHoldsEverywhere", 60);
+  TempRunDir dir("nc_out_choice");
+  const int rank = world_rank();
+  for (const bool parallel : ways()) {
+    Way way(rank == 0 ? parallel : !parallel);
+    ParallelNcFile f(MPI_COMM_WORLD, dir / "choice.nc", false);
+    EXPECT_EQ(f.parallel(), parallel);
+    const int n = f.def_dim("n", world_size());
+    const int v = f.def_var("x", ParallelNcFile::Double, {n});
+    f.enddef();
+    const double x = rank;
+    f.put_rows(v, rank, 1, &x);
+    f.close();
+  }
+}
