@@ -18,6 +18,7 @@
 #include "base/error.h"
 #include "coupler/field_files.h"
 #include "mpi_test_util.h"
+#include "outcome.h"
 
 using isthmus::DataType;
 using isthmus::Error;
@@ -84,17 +85,6 @@ void nc_ok(int rc, const char* what) {
     ADD_FAILURE() << what << ": " << nc_strerror(rc);
     throw std::runtime_error(what);
   }
-}
-
-// The code and message a call threw (ISTHMUS_OK and "" when none).
-template <typename F>
-std::pair<int, std::string> outcome(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return {e.code(), e.what()};
-  }
-  return {ISTHMUS_OK, ""};
 }
 
 // The names of a variable's dimensions, in C order.

@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "mpi_test_util.h"
+#include "outcome.h"
 #include "remap/nc_out.h"
 #include "remap/scrip_weights.h"
 
@@ -46,17 +47,6 @@ int64_t rows_of(int r, int p) {
 }
 
 double value_at(int64_t row, int64_t col) { return double(row) * 8 + double(col) + 0.25; }
-
-// The code and message f throws (ISTHMUS_OK and "" if none).
-template <typename F>
-std::pair<int, std::string> caught(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return {e.code(), e.what()};
-  }
-  return {ISTHMUS_OK, ""};
-}
 
 }  // namespace
 
@@ -147,7 +137,7 @@ TEST(ParallelNcFile, AnErrorOnOneRankFailsEveryRank) {
       const int v = f.def_var("x", ParallelNcFile::Double, {n});
       f.enddef();
       const double x[2] = {1, 2};
-      const auto [code, what] = caught([&] {  // agreed when the file is closed
+      const auto [code, what] = outcome([&] {  // agreed when the file is closed
         f.put_rows(v, rank, rank == p - 1 ? 2 : 1, x);
         f.close();
       });
@@ -164,7 +154,7 @@ TEST(ParallelNcFile, AnErrorOnOneRankFailsEveryRank) {
       const int v = f.def_var("i", ParallelNcFile::Int, {n});
       f.enddef();
       const long long x = rank == 0 ? (1LL << 40) : 5;
-      const auto [code, what] = caught([&] {
+      const auto [code, what] = outcome([&] {
         f.put_rows(v, rank, 1, &x);
         f.close();
       });
@@ -173,7 +163,7 @@ TEST(ParallelNcFile, AnErrorOnOneRankFailsEveryRank) {
     }
     // Definitions that differ between ranks: every rank would write at its own offsets.
     if (p > 1) {
-      const auto [code, what] = caught([&] {
+      const auto [code, what] = outcome([&] {
         ParallelNcFile f(MPI_COMM_WORLD, dir / "headers.nc", false);
         const int n = f.def_dim("n", 4);
         f.def_var("x", ParallelNcFile::Double, {n});
@@ -185,7 +175,7 @@ TEST(ParallelNcFile, AnErrorOnOneRankFailsEveryRank) {
     }
     // A file that cannot be created.
     {
-      const auto [code, what] = caught([&] {
+      const auto [code, what] = outcome([&] {
         ParallelNcFile f(MPI_COMM_WORLD, dir / "no_such_dir/x.nc", false);
       });
       EXPECT_TRUE(same_code_everywhere(code, ISTHMUS_ERR_FILE)) << what;
@@ -288,7 +278,7 @@ TEST(ScripWeightsWriterCollective, GridSlabsAndAnErrorAgreedAtClose) {
     Way way(parallel);
     const std::string path = dir / (parallel ? "parallel.nc" : "rank0.nc");
     for (const bool broken : {false, true}) {
-      const auto [code, what] = caught([&] {
+      const auto [code, what] = outcome([&] {
         ScripWeightsWriter writer(MPI_COMM_WORLD, path, info, &vars);
         const int64_t b = 10 * rank, e = broken && rank == p - 1 ? b + 11 : b + 10;
         std::vector<double> frac;
