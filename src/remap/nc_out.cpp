@@ -120,7 +120,7 @@ ParallelNcFile::ParallelNcFile(MPI_Comm comm, const std::string& path, bool cdf5
   }
   Agreement a;
   if (rc != NC_NOERR)
-    a.record(ISTHMUS_ERR_FILE, "cannot write the file \"" + path + "\": create: " + error_text(parallel_, rc));
+    a.record(ISTHMUS_ERR_FILE, failure("create", rc));
   try {
     a.conclude(comm);
   } catch (...) {
@@ -130,6 +130,10 @@ ParallelNcFile::ParallelNcFile(MPI_Comm comm, const std::string& path, bool cdf5
 }
 
 ParallelNcFile::~ParallelNcFile() { close_quietly(); }
+
+std::string ParallelNcFile::failure(const std::string& what, int rc) const {
+  return "cannot write the file \"" + path_ + "\": " + what + ": " + error_text(parallel_, rc);
+}
 
 void ParallelNcFile::close_quietly() {
   if (id_ < 0) return;
@@ -155,8 +159,7 @@ int ParallelNcFile::def_dim(const std::string& name, int64_t len) {
 #endif
     if (!parallel_ && rank_ == 0) rc = nc_def_dim(id_, name.c_str(), static_cast<size_t>(len), &got);
     if (rc != NC_NOERR || got != id)
-      fail(ISTHMUS_ERR_FILE, "cannot write the file \"", path_, "\": dimension ", name, " (", len,
-           "): ", error_text(parallel_, rc));
+      fail(ISTHMUS_ERR_FILE, failure("dimension " + name + " (" + std::to_string(len) + ")", rc));
   });
   return id;
 }
@@ -175,8 +178,7 @@ int ParallelNcFile::def_var(const std::string& name, Type type, const std::vecto
     if (!parallel_ && rank_ == 0)
       rc = nc_def_var(id_, name.c_str(), nc_type_of(type), int(dims.size()), dims.data(), &got);
     if (rc != NC_NOERR || got != id)
-      fail(ISTHMUS_ERR_FILE, "cannot write the file \"", path_, "\": variable ", name, ": ",
-           error_text(parallel_, rc));
+      fail(ISTHMUS_ERR_FILE, failure("variable " + name, rc));
   });
   return id;
 }
@@ -191,8 +193,7 @@ void ParallelNcFile::put_att_text(int var, const std::string& name, const std::s
 #endif
     if (!parallel_ && rank_ == 0) rc = nc_put_att_text(id_, var, name.c_str(), value.size(), value.c_str());
     if (rc != NC_NOERR)
-      fail(ISTHMUS_ERR_FILE, "cannot write the file \"", path_, "\": attribute ", name, ": ",
-           error_text(parallel_, rc));
+      fail(ISTHMUS_ERR_FILE, failure("attribute " + name, rc));
   });
 }
 
@@ -209,8 +210,7 @@ void ParallelNcFile::enddef() {
 #endif
   if (!parallel_ && rank_ == 0 && !pending_.failed()) rc = nc_enddef(id_);
   if (rc != NC_NOERR)
-    pending_.record(ISTHMUS_ERR_FILE,
-                     "cannot write the file \"" + path_ + "\": enddef: " + error_text(parallel_, rc));
+    pending_.record(ISTHMUS_ERR_FILE, failure("enddef", rc));
   // Every rank writes at the offsets its own header gives (PnetCDF): it must be rank 0's.
   pending_.match_hash("the definitions of the file (dimensions, variables, attributes)", header_hash_);
   conclude();
@@ -269,8 +269,9 @@ void ParallelNcFile::put(int var, int64_t start, int64_t rows, const T* values) 
 #ifdef ISTHMUS_HAVE_PNETCDF
         if (parallel_) ncmpi_inq_varname(id_, var, name);
 #endif
-        fail(ISTHMUS_ERR_FILE, "cannot write the file \"", path_, "\": ", name, " rows [", s, ", ",
-             s + n, "): ", error_text(parallel_, rc));
+        fail(ISTHMUS_ERR_FILE, failure(std::string(name) + " rows [" + std::to_string(s) + ", " +
+                                           std::to_string(s + n) + ")",
+                                       rc));
       }
     });
   };
@@ -332,7 +333,7 @@ void ParallelNcFile::close() {
 #endif
     if (!parallel_) rc = nc_close(id);
     if (rc != NC_NOERR)
-      fail(ISTHMUS_ERR_FILE, "cannot write the file \"", path_, "\": close: ", error_text(parallel_, rc));
+      fail(ISTHMUS_ERR_FILE, failure("close", rc));
   });
   if (closing.failed() && !pending_.failed()) pending_ = std::move(closing);
   conclude();

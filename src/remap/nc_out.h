@@ -82,6 +82,8 @@ class ParallelNcFile {
   int put_local(int var, int64_t start, int64_t rows, const T* values);
   int64_t row_length(int var) const;
   void close_quietly();
+  // The message of a failed netCDF or PnetCDF call: the file, what was being done, the reason.
+  std::string failure(const std::string& what, int rc) const;
 
   MPI_Comm comm_;
   std::string path_;
