@@ -737,14 +737,17 @@ void ScripWeightsWriter::append_links(const int64_t* src, const DstIndex* dst,
   ISTHMUS_MPI(MPI_Comm_size(comm_, &nranks));
   // Every rank's count: this rank's place after the lower ranks', and the number of chunks the
   // rank with the most links writes (every rank takes part in each chunk's writes).
+  // (A closed file counts as INT64_MIN: every rank then names the same rank and reason.)
   std::vector<int64_t> counts(static_cast<size_t>(nranks));
-  const int64_t mine = n < 0 || !file_ ? -1 : n;
+  const int64_t mine = file_ ? n : INT64_MIN;
   ISTHMUS_MPI(wmpi::Allgather(&mine, 1, MPI_INT64_T, counts.data(), 1, MPI_INT64_T, comm_));
   int64_t before = 0, total = 0, most = 0;
   for (int r = 0; r < nranks; ++r) {
+    if (counts[size_t(r)] == INT64_MIN)
+      fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": rank ", r, " appends to a closed file");
     if (counts[size_t(r)] < 0)
       fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path_), ": rank ", r, " appends ",
-           counts[size_t(r)] == -1 && n >= 0 ? "to a closed file" : "a negative number of links");
+           counts[size_t(r)], " links");
     if (r < rank) before += counts[size_t(r)];
     total += counts[size_t(r)];
     most = std::max(most, counts[size_t(r)]);
