@@ -647,25 +647,31 @@ std::vector<double> cell_areas(const Grid& g, MPI_Comm comm) {
   return area;
 }
 
-std::string temporary_path(MPI_Comm comm, const std::string& path) {
-  long long pid = static_cast<long long>(getpid());
-  ISTHMUS_MPI(wmpi::Bcast(&pid, 1, MPI_LONG_LONG, 0, comm));
-  return path + ".tmp." + std::to_string(pid);
-}
-
-void finish_weights_file(MPI_Comm comm, ScripWeightsWriter& writer, const GenLinks& links,
-                         const std::string& tmp, const std::string& path) {
+void write_weights_file(MPI_Comm comm, const std::string& path, const WeightsInfo& info,
+                        const WeightsGridVariables& vars, const GenLinks& links,
+                        const std::function<void(ScripWeightsWriter&)>& grid_values) {
   int rank = 0;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
-  writer.append(links.src.data(), links.dst.data(), links.w.data(), links.size());
-  writer.close();
-  Agreement a;
-  if (rank == 0)
-    a.check([&] {
-      if (std::rename(tmp.c_str(), path.c_str()) != 0)
-        fail(ISTHMUS_ERR_FILE, "cannot rename \"", tmp, "\" to \"", path, "\": ", std::strerror(errno));
-    });
-  a.conclude(comm);
+  // The temporary name: path + ".tmp." + rank 0's process id, the same on every rank.
+  long long pid = static_cast<long long>(getpid());
+  ISTHMUS_MPI(wmpi::Bcast(&pid, 1, MPI_LONG_LONG, 0, comm));
+  const std::string tmp = path + ".tmp." + std::to_string(pid);
+  try {
+    ScripWeightsWriter writer(comm, tmp, info, &vars);
+    grid_values(writer);
+    writer.append(links.src.data(), links.dst.data(), links.w.data(), links.size());
+    writer.close();
+    Agreement a;
+    if (rank == 0)
+      a.check([&] {
+        if (std::rename(tmp.c_str(), path.c_str()) != 0)
+          fail(ISTHMUS_ERR_FILE, "cannot rename \"", tmp, "\" to \"", path, "\": ", std::strerror(errno));
+      });
+    a.conclude(comm);
+  } catch (...) {  // every failure above is agreed: every rank is here
+    if (rank == 0) std::remove(tmp.c_str());
+    throw;
+  }
 }
 
 void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid& src,
@@ -710,9 +716,7 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
   for (size_t i = 0; i < frac.size(); ++i)
     if (w.method_of[i] >= 0 && w.stack[size_t(w.method_of[i])].name != "fixed") frac[i] = 1.0;
   for (const auto& [d, f] : w.links.frac) frac[size_t(d - w.dst_begin)] = f;
-  const std::string tmp = temporary_path(comm, path);
-  try {
-    ScripWeightsWriter writer(comm, tmp, info, &vars);
+  write_weights_file(comm, path, info, vars, w.links, [&](ScripWeightsWriter& writer) {
     writer.write_points(1, dst, 0, w.dst_begin, mine);
     writer.write_methods(w.dst_begin, mine, w.method_of.data());
     writer.write_fractions(1, w.dst_begin, mine, frac.data());
@@ -754,11 +758,7 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
       }
     }
     writer.write_fractions(0, sb, se - sb, src_frac.data());
-    finish_weights_file(comm, writer, w.links, tmp, path);
-  } catch (...) {
-    if (rank == 0) std::remove(tmp.c_str());
-    throw;
-  }
+  });
 }
 
 namespace {

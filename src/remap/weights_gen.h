@@ -292,13 +292,16 @@ double cell_area(const Grid& g, int64_t c, TrigCache* trig = nullptr);
 std::vector<double> cell_areas(const Grid& g, MPI_Comm comm);
 
 class ScripWeightsWriter;
-// The name a weights file is written under before it is complete: path + ".tmp." + rank 0's
-// process id (the same on every rank of comm).
-std::string temporary_path(MPI_Comm comm, const std::string& path);
-// Collective: appends every rank's links (in rank order), closes the file and renames tmp to
-// path. Errors are agreed on every rank (the caller removes tmp).
-void finish_weights_file(MPI_Comm comm, ScripWeightsWriter& writer, const GenLinks& links,
-                         const std::string& tmp, const std::string& path);
+struct WeightsInfo;
+struct WeightsGridVariables;
+// Collective: writes the SCRIP file `path` under a temporary name (path + ".tmp." + rank 0's
+// process id), so that a run stopped while writing never leaves a file that looks valid:
+// grid_values writes the grid variables (every rank its part), then every rank's links are
+// appended in rank order, and the complete file is renamed to path. Any failure is agreed on
+// every rank and rethrown, the temporary file removed.
+void write_weights_file(MPI_Comm comm, const std::string& path, const WeightsInfo& info,
+                        const WeightsGridVariables& vars, const GenLinks& links,
+                        const std::function<void(ScripWeightsWriter&)>& grid_values);
 
 // The cache of generated weights (OASIS's SCRIPR, isthmus_weights_generate): a hash of both grids
 // (shapes, centres, corners, masks), the stack and the options, as 16 hex digits. Its callers

@@ -514,9 +514,7 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
     vars.attributes.emplace_back("isthmus_normalization", w.options.normalization);
     vars.attributes.emplace_back("isthmus_link_order", "source");
   }
-  const std::string tmp = temporary_path(comm, path);
-  try {
-    ScripWeightsWriter writer(comm, tmp, info, &vars);
+  write_weights_file(comm, path, info, vars, w.links, [&](ScripWeightsWriter& writer) {
     // The destination's variables (held whole on every rank): each rank a block.
     const int64_t db = range_begin(dst.size(), rank, nranks), dn = range_begin(dst.size(), rank + 1, nranks) - db;
     writer.write_points(1, dst, 0, db, dn);
@@ -568,11 +566,7 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripG
       writer.write_fractions(0, s, n, frac.data());
     }
     b.conclude(comm);
-    finish_weights_file(comm, writer, w.links, tmp, path);
-  } catch (...) {
-    if (rank == 0) std::remove(tmp.c_str());
-    throw;
-  }
+  });
 }
 
 }  // namespace isthmus::remap
