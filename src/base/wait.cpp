@@ -25,6 +25,7 @@ namespace {
 constexpr double kSpinSeconds = 1e-3;
 constexpr long kNapNanoseconds = 10'000;  // asked for; the kernel's timer slack adds ~50 us
 
+#ifndef ISTHMUS_SMPI  // simulated ranks always block (decide)
 // The ranks on this node, as the launcher says (Open MPI, MPICH's Hydra, Slurm), or 0.
 int ranks_on_node() {
   for (const char* v : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"})
@@ -49,6 +50,7 @@ int cores_for_ranks() {
   }
   return cores;
 }
+#endif
 
 WaitPolicy decide() {
 #ifdef ISTHMUS_SMPI
