@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "base/hash.h"
 #include "coupler/config.h"
+#include "remap/nc_file.h"
 #include "xmap/xmap.h"
 #include "base/wait.h"
 
@@ -223,39 +224,11 @@ void store_level(const FieldData& d, int level, int64_t n, const double* values)
 
 // ---- netCDF on the writer rank --------------------------------------------------------------
 
-struct NcFile {
-  int id = -1;
-  std::string what;  // "restart file \"path\"", for messages
-  ~NcFile() { close_quietly(); }
-  void close_quietly() {
-    if (id >= 0) nc_close(id);
-    id = -1;
-  }
-  void close() {
-    const int rc = nc_close(id);
-    id = -1;
-    if (rc != NC_NOERR) fail(ISTHMUS_ERR_FILE, what, ": cannot write it: ", nc_strerror(rc));
-  }
-  void check(int rc, const std::string& doing) const {
-    if (rc != NC_NOERR) fail(ISTHMUS_ERR_FILE, what, ": ", doing, ": ", nc_strerror(rc));
-  }
-};
-
-std::string described(const char* kind, const std::string& path) {
-  return std::string(kind) + " file \"" + path + "\"";
-}
-
-void open_for_reading(NcFile& f, const std::string& path) {
-  const int rc = nc_open(path.c_str(), NC_NOWRITE, &f.id);
-  if (rc != NC_NOERR) {
-    f.id = -1;
-    fail(ISTHMUS_ERR_FILE, "cannot open the ", f.what, ": ", nc_strerror(rc));
-  }
-}
+using remap::NcFile;
 
 int64_t dim_length(const NcFile& f, int dim) {
   size_t len = 0;
-  f.check(nc_inq_dimlen(f.id, dim, &len), "dimension length");
+  f.check(nc_inq_dimlen(f.id(), dim, &len), "read the length of a dimension");
   return static_cast<int64_t>(len);
 }
 
@@ -263,7 +236,7 @@ std::string dim_text(const NcFile& f, const std::vector<int>& dims) {
   std::string s = "(";
   for (size_t i = 0; i < dims.size(); ++i) {
     char name[NC_MAX_NAME + 1] = {};
-    nc_inq_dimname(f.id, dims[i], name);
+    nc_inq_dimname(f.id(), dims[i], name);
     s += (i ? ", " : "") + std::string(name) + " = " + std::to_string(dim_length(f, dims[i]));
   }
   return s + ")";
@@ -271,9 +244,9 @@ std::string dim_text(const NcFile& f, const std::vector<int>& dims) {
 
 std::vector<int> var_dims(const NcFile& f, int var) {
   int nd = 0;
-  f.check(nc_inq_varndims(f.id, var, &nd), "variable dimensions");
+  f.check(nc_inq_varndims(f.id(), var, &nd), "read the dimensions of a variable");
   std::vector<int> dims(nd);
-  if (nd > 0) f.check(nc_inq_vardimid(f.id, var, dims.data()), "variable dimensions");
+  if (nd > 0) f.check(nc_inq_vardimid(f.id(), var, dims.data()), "read the dimensions of a variable");
   return dims;
 }
 
@@ -281,18 +254,18 @@ std::vector<int> var_dims(const NcFile& f, int var) {
 // oasis_io_read_avfile accepts both shapes), or integer (the masks of OASIS's masks.nc).
 int field_variable(const NcFile& f, const std::string& name, int64_t n, GridShape shape) {
   int var = -1;
-  if (nc_inq_varid(f.id, name.c_str(), &var) != NC_NOERR)
-    fail(ISTHMUS_ERR_FILE, f.what, ": no variable \"", name, "\"");
+  if (nc_inq_varid(f.id(), name.c_str(), &var) != NC_NOERR)
+    fail(ISTHMUS_ERR_FILE, f.name(), ": no variable \"", name, "\"");
   nc_type type = NC_NAT;
-  f.check(nc_inq_vartype(f.id, var, &type), "type of variable " + name);
+  f.check(nc_inq_vartype(f.id(), var, &type), "read the type of variable " + name);
   if (type != NC_DOUBLE && type != NC_FLOAT && type != NC_INT && type != NC_SHORT &&
       type != NC_BYTE && type != NC_INT64)
-    fail(ISTHMUS_ERR_FILE, f.what, ": variable \"", name, "\" is not a number");
+    fail(ISTHMUS_ERR_FILE, f.name(), ": variable \"", name, "\" is not a number");
   const std::vector<int> dims = var_dims(f, var);
   int64_t size = 1;
   for (int d : dims) size *= dim_length(f, d);
   if (dims.empty() || dims.size() > 2 || size != n)
-    fail(ISTHMUS_ERR_FILE, f.what, ": variable \"", name, "\" has dimensions ", dim_text(f, dims),
+    fail(ISTHMUS_ERR_FILE, f.name(), ": variable \"", name, "\" has dimensions ", dim_text(f, dims),
          ", expected ", shape.nx, " x ", shape.ny, " = ", n, " points in 1 or 2 dimensions");
   return var;
 }
@@ -300,31 +273,31 @@ int field_variable(const NcFile& f, const std::string& name, int64_t n, GridShap
 // The dimension `name` of length `len`, defined if missing.
 int dimension(const NcFile& f, const std::string& name, int64_t len, const std::string& var) {
   int dim = -1;
-  if (nc_inq_dimid(f.id, name.c_str(), &dim) == NC_NOERR) {
+  if (nc_inq_dimid(f.id(), name.c_str(), &dim) == NC_NOERR) {
     if (len != NC_UNLIMITED && dim_length(f, dim) != len)
-      fail(ISTHMUS_ERR_FILE, f.what, ": dimension \"", name, "\" of variable \"", var,
+      fail(ISTHMUS_ERR_FILE, f.name(), ": dimension \"", name, "\" of variable \"", var,
            "\" has length ", dim_length(f, dim), ", expected ", len);
     return dim;
   }
-  f.check(nc_def_dim(f.id, name.c_str(), static_cast<size_t>(len), &dim),
-          "defining dimension " + name);
+  f.check(nc_def_dim(f.id(), name.c_str(), static_cast<size_t>(len), &dim),
+          "define dimension " + name);
   return dim;
 }
 
 // The variable `name` of `type` over `dims`, defined if missing; an existing one must match.
 int variable(const NcFile& f, const std::string& name, nc_type type, const std::vector<int>& dims) {
   int var = -1;
-  if (nc_inq_varid(f.id, name.c_str(), &var) == NC_NOERR) {
+  if (nc_inq_varid(f.id(), name.c_str(), &var) == NC_NOERR) {
     nc_type t = NC_NAT;
-    f.check(nc_inq_vartype(f.id, var, &t), "type of variable " + name);
+    f.check(nc_inq_vartype(f.id(), var, &t), "read the type of variable " + name);
     const std::vector<int> have = var_dims(f, var);
     if (t != type || have != dims)
-      fail(ISTHMUS_ERR_FILE, f.what, ": variable \"", name, "\" exists with another type or ",
+      fail(ISTHMUS_ERR_FILE, f.name(), ": variable \"", name, "\" exists with another type or ",
            "dimensions ", dim_text(f, have), " than the one to write ", dim_text(f, dims));
     return var;
   }
-  f.check(nc_def_var(f.id, name.c_str(), type, static_cast<int>(dims.size()), dims.data(), &var),
-          "defining variable " + name);
+  f.check(nc_def_var(f.id(), name.c_str(), type, static_cast<int>(dims.size()), dims.data(), &var),
+          "define variable " + name);
   return var;
 }
 
@@ -344,26 +317,23 @@ void replace(const std::string& tmp, const std::string& path, const std::string&
   }
 }
 
-// Starts a copy of `path` (or a new file) under a temporary name, in define mode.
-void begin_copy(NcFile& f, const std::string& path, const std::string& tmp, bool keep_old) {
+// Starts a copy of `path` (or a new file) under a temporary name, in define mode; messages name
+// it `what`, by the file it replaces.
+void begin_copy(std::optional<NcFile>& f, const std::string& what, const std::string& path,
+                const std::string& tmp, bool keep_old) {
   std::error_code ec;
   if (keep_old && std::filesystem::exists(path, ec)) {
     std::filesystem::copy_file(path, tmp, std::filesystem::copy_options::overwrite_existing, ec);
-    if (ec) fail(ISTHMUS_ERR_FILE, "cannot copy the ", f.what, ": ", ec.message());
-    int rc = nc_open(tmp.c_str(), NC_WRITE, &f.id);
-    if (rc != NC_NOERR) {
-      f.id = -1;
+    if (ec) fail(ISTHMUS_ERR_FILE, "cannot copy the ", what, ": ", ec.message());
+    try {
+      f.emplace(tmp, NcFile::Mode::Write, what);
+    } catch (...) {
       std::filesystem::remove(tmp, ec);
-      fail(ISTHMUS_ERR_FILE, "cannot open the ", f.what, ": ", nc_strerror(rc));
+      throw;
     }
-    f.check(nc_redef(f.id), "entering define mode");
+    f->check(nc_redef(f->id()), "enter define mode");
   } else {
-    // 64-bit offsets: a variable of a large grid may exceed the classic format's 2 GiB.
-    const int rc = nc_create(tmp.c_str(), NC_CLOBBER | NC_64BIT_OFFSET, &f.id);
-    if (rc != NC_NOERR) {
-      f.id = -1;
-      fail(ISTHMUS_ERR_FILE, "cannot create the ", f.what, ": ", nc_strerror(rc));
-    }
+    f.emplace(tmp, NcFile::Mode::Create, what);
   }
 }
 
@@ -387,13 +357,13 @@ void write_restart(MPI_Comm comm, const std::string& path, const IndexList& poin
   RootGather g(comm, points, n, a);
 
   Outcome out;
-  NcFile f;
-  f.what = described("restart", path);
+  std::optional<NcFile> f;
+  const std::string what = NcFile::named("restart", path);
   const std::string tmp = g.root() ? temporary_name(path) : std::string();
   std::vector<int> vars;
   if (g.root()) {
     out.run([&] {
-      begin_copy(f, path, tmp, true);
+      begin_copy(f, what, path, tmp, true);
       for (const FieldData& d : fields)
         for (int l = 0; l < d.nlevels; ++l) {
           const std::string v = prefix + level_name(d.name, l, d.nlevels);
@@ -403,18 +373,18 @@ void write_restart(MPI_Comm comm, const std::string& path, const IndexList& poin
           // defined, nx first as OASIS does; Fortran (nx, ny) is C (ny, nx): global index
           // i + nx * j at [j][i].
           int have = -1;
-          if (nc_inq_varid(f.id, v.c_str(), &have) == NC_NOERR) {
-            vars.push_back(field_variable(f, v, n, shape));
+          if (nc_inq_varid(f->id(), v.c_str(), &have) == NC_NOERR) {
+            vars.push_back(field_variable(*f, v, n, shape));
             continue;
           }
-          const int nx = dimension(f, v + "_nx", shape.nx, v);
-          const int ny = dimension(f, v + "_ny", shape.ny, v);
-          vars.push_back(variable(f, v, NC_DOUBLE, {ny, nx}));
+          const int nx = dimension(*f, v + "_nx", shape.nx, v);
+          const int ny = dimension(*f, v + "_ny", shape.ny, v);
+          vars.push_back(variable(*f, v, NC_DOUBLE, {ny, nx}));
         }
       for (const RestartCounter& c : counters)
-        vars.push_back(variable(f, c.name, NC_INT,
-                                {dimension(f, c.name + "_ncnt", int64_t(c.values.size()), c.name)}));
-      f.check(nc_enddef(f.id), "leaving define mode");
+        vars.push_back(variable(*f, c.name, NC_INT,
+                                {dimension(*f, c.name + "_ncnt", int64_t(c.values.size()), c.name)}));
+      f->check(nc_enddef(f->id()), "end the definitions");
     });
   }
   std::vector<double> global(g.global_size()), buf;
@@ -424,19 +394,19 @@ void write_restart(MPI_Comm comm, const std::string& path, const IndexList& poin
       g.gather(level_as_double(d, l, points.size(), buf), global.data());
       if (g.root())
         out.run([&] {
-          f.check(nc_put_var_double(f.id, vars[k], global.data()),
-                  "writing variable " + prefix + level_name(d.name, l, d.nlevels));
+          f->check(nc_put_var_double(f->id(), vars[k], global.data()),
+                  "write variable " + prefix + level_name(d.name, l, d.nlevels));
         });
     }
   if (g.root()) {
     out.run([&] {
       for (const RestartCounter& c : counters)
-        f.check(nc_put_var_int(f.id, vars[k++], c.values.data()), "writing variable " + c.name);
-      f.close();
-      replace(tmp, path, f.what);
+        f->check(nc_put_var_int(f->id(), vars[k++], c.values.data()), "write variable " + c.name);
+      f->close();
+      replace(tmp, path, what);
     });
     if (out.failed()) {
-      f.close_quietly();
+      f.reset();
       std::error_code ec;
       std::filesystem::remove(tmp, ec);
     }
@@ -461,24 +431,24 @@ void read_fields(const char* kind, MPI_Comm comm, const std::string& path, const
 
   // The header first: a missing variable fails before any data moves.
   Outcome header;
-  NcFile f;
-  f.what = described(kind, path);
+  std::optional<NcFile> f;
+  const std::string what = NcFile::named(kind, path);
   std::vector<int> vars;
   if (g.root())
     header.run([&] {
-      open_for_reading(f, path);
+      f.emplace(path, NcFile::Mode::Read, what);
       for (const FieldData& d : fields)
         for (int l = 0; l < d.nlevels; ++l)
-          vars.push_back(field_variable(f, prefix + level_name(d.name, l, d.nlevels), n, shape));
+          vars.push_back(field_variable(*f, prefix + level_name(d.name, l, d.nlevels), n, shape));
       if (counters)
         for (const RestartCounter& c : *counters) {
           int var = -1;
-          if (nc_inq_varid(f.id, c.name.c_str(), &var) != NC_NOERR)
-            fail(ISTHMUS_ERR_FILE, f.what, ": no variable \"", c.name, "\"");
-          const std::vector<int> dims = var_dims(f, var);
-          if (dims.size() != 1 || dim_length(f, dims[0]) != int64_t(c.values.size()))
-            fail(ISTHMUS_ERR_FILE, f.what, ": variable \"", c.name, "\" has dimensions ",
-                 dim_text(f, dims), ", expected ", c.values.size(), " values");
+          if (nc_inq_varid(f->id(), c.name.c_str(), &var) != NC_NOERR)
+            fail(ISTHMUS_ERR_FILE, what, ": no variable \"", c.name, "\"");
+          const std::vector<int> dims = var_dims(*f, var);
+          if (dims.size() != 1 || dim_length(*f, dims[0]) != int64_t(c.values.size()))
+            fail(ISTHMUS_ERR_FILE, what, ": variable \"", c.name, "\" has dimensions ",
+                 dim_text(*f, dims), ", expected ", c.values.size(), " values");
           vars.push_back(var);
         }
     });
@@ -491,8 +461,8 @@ void read_fields(const char* kind, MPI_Comm comm, const std::string& path, const
     for (int l = 0; l < d.nlevels; ++l, ++k) {
       if (g.root())
         out.run([&] {
-          f.check(nc_get_var_double(f.id, vars[k], global.data()),
-                  "reading variable " + prefix + level_name(d.name, l, d.nlevels));
+          f->check(nc_get_var_double(f->id(), vars[k], global.data()),
+                  "read variable " + prefix + level_name(d.name, l, d.nlevels));
         });
       g.scatter(global.data(), local.data());
       store_level(d, l, points.size(), local.data());
@@ -500,7 +470,7 @@ void read_fields(const char* kind, MPI_Comm comm, const std::string& path, const
   if (g.root() && counters)
     out.run([&] {
       for (RestartCounter& c : *counters)
-        f.check(nc_get_var_int(f.id, vars[k++], c.values.data()), "reading variable " + c.name);
+        f->check(nc_get_var_int(f->id(), vars[k++], c.values.data()), "read variable " + c.name);
     });
   out.share(comm);
   if (counters)
@@ -526,12 +496,11 @@ bool restart_has_variable(MPI_Comm comm, const std::string& path, const std::str
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   int has = 0;
   if (rank == 0) {
-    NcFile f;
-    if (nc_open(path.c_str(), NC_NOWRITE, &f.id) == NC_NOERR) {
-      int var = -1;
-      has = nc_inq_varid(f.id, name.c_str(), &var) == NC_NOERR ? 1 : 0;
-    } else {
-      f.id = -1;
+    // A question, not a read: a file that cannot be opened has no such variable.
+    int id = -1, var = -1;
+    if (nc_open(path.c_str(), NC_NOWRITE, &id) == NC_NOERR) {
+      has = nc_inq_varid(id, name.c_str(), &var) == NC_NOERR ? 1 : 0;
+      nc_close(id);
     }
   }
   ISTHMUS_MPI(wmpi::Bcast(&has, 1, MPI_INT, 0, comm));
@@ -545,65 +514,61 @@ namespace {
 // Appends record `date` to an OASIS output file, or starts it anew (oasis_io_write_avfbf).
 void write_output_record(const std::string& path, const std::string& var, GridShape shape,
                          int date, const double* values) {
-  NcFile f;
-  f.what = described("output", path);
+  std::optional<NcFile> f;
+  const std::string what = NcFile::named("output", path);
   std::error_code ec;
   if (std::filesystem::exists(path, ec)) {
-    open_for_reading(f, path);
+    f.emplace(path, NcFile::Mode::Read, what);
     int time_dim = -1, time_var = -1;
-    bool fresh = nc_inq_dimid(f.id, "time", &time_dim) != NC_NOERR ||
-                 nc_inq_varid(f.id, "time", &time_var) != NC_NOERR;
+    bool fresh = nc_inq_dimid(f->id(), "time", &time_dim) != NC_NOERR ||
+                 nc_inq_varid(f->id(), "time", &time_var) != NC_NOERR;
     size_t records = 0;
     if (!fresh) {
-      records = static_cast<size_t>(dim_length(f, time_dim));
+      records = static_cast<size_t>(dim_length(*f, time_dim));
       std::vector<int> times(records);
-      if (records > 0) f.check(nc_get_var_int(f.id, time_var, times.data()), "reading time");
+      if (records > 0) f->check(nc_get_var_int(f->id(), time_var, times.data()), "read the time");
       for (int t : times)
         if (t >= date) fresh = true;  // a run done again: OASIS starts the file anew
     }
-    f.close_quietly();
+    f.reset();
     if (!fresh) {
       // Appending in place: a copy per record would cost the whole file at every date.
-      const int rc = nc_open(path.c_str(), NC_WRITE, &f.id);
-      if (rc != NC_NOERR) {
-        f.id = -1;
-        fail(ISTHMUS_ERR_FILE, "cannot open the ", f.what, ": ", nc_strerror(rc));
-      }
+      f.emplace(path, NcFile::Mode::Write, what);
       int v = -1;
-      if (nc_inq_varid(f.id, var.c_str(), &v) != NC_NOERR)
-        fail(ISTHMUS_ERR_FILE, f.what, ": no variable \"", var, "\"");
-      const std::vector<int> dims = var_dims(f, v);
-      if (dims.size() != 3 || dims[0] != time_dim || dim_length(f, dims[1]) != shape.ny ||
-          dim_length(f, dims[2]) != shape.nx)
-        fail(ISTHMUS_ERR_FILE, f.what, ": variable \"", var, "\" has dimensions ",
-             dim_text(f, dims), ", expected (time, ny = ", shape.ny, ", nx = ", shape.nx, ")");
+      if (nc_inq_varid(f->id(), var.c_str(), &v) != NC_NOERR)
+        fail(ISTHMUS_ERR_FILE, what, ": no variable \"", var, "\"");
+      const std::vector<int> dims = var_dims(*f, v);
+      if (dims.size() != 3 || dims[0] != time_dim || dim_length(*f, dims[1]) != shape.ny ||
+          dim_length(*f, dims[2]) != shape.nx)
+        fail(ISTHMUS_ERR_FILE, what, ": variable \"", var, "\" has dimensions ",
+             dim_text(*f, dims), ", expected (time, ny = ", shape.ny, ", nx = ", shape.nx, ")");
       const size_t t0 = records, one = 1;
-      f.check(nc_put_vara_int(f.id, time_var, &t0, &one, &date), "writing time");
+      f->check(nc_put_vara_int(f->id(), time_var, &t0, &one, &date), "write the time");
       const size_t start[3] = {records, 0, 0};
       const size_t count[3] = {1, size_t(shape.ny), size_t(shape.nx)};
-      f.check(nc_put_vara_double(f.id, v, start, count, values), "writing variable " + var);
-      f.close();
+      f->check(nc_put_vara_double(f->id(), v, start, count, values), "write variable " + var);
+      f->close();
       return;
     }
   }
   const std::string tmp = temporary_name(path);
   try {
-    begin_copy(f, path, tmp, false);
-    const int nx = dimension(f, "nx", shape.nx, var);
-    const int ny = dimension(f, "ny", shape.ny, var);
-    const int time = dimension(f, "time", NC_UNLIMITED, "time");
-    const int time_var = variable(f, "time", NC_INT, {time});
-    const int v = variable(f, var, NC_DOUBLE, {time, ny, nx});
-    f.check(nc_enddef(f.id), "leaving define mode");
+    begin_copy(f, what, path, tmp, false);
+    const int nx = dimension(*f, "nx", shape.nx, var);
+    const int ny = dimension(*f, "ny", shape.ny, var);
+    const int time = dimension(*f, "time", NC_UNLIMITED, "time");
+    const int time_var = variable(*f, "time", NC_INT, {time});
+    const int v = variable(*f, var, NC_DOUBLE, {time, ny, nx});
+    f->check(nc_enddef(f->id()), "end the definitions");
     const size_t t0 = 0, one = 1;
-    f.check(nc_put_vara_int(f.id, time_var, &t0, &one, &date), "writing time");
+    f->check(nc_put_vara_int(f->id(), time_var, &t0, &one, &date), "write the time");
     const size_t start[3] = {0, 0, 0};
     const size_t count[3] = {1, size_t(shape.ny), size_t(shape.nx)};
-    f.check(nc_put_vara_double(f.id, v, start, count, values), "writing variable " + var);
-    f.close();
-    replace(tmp, path, f.what);
+    f->check(nc_put_vara_double(f->id(), v, start, count, values), "write variable " + var);
+    f->close();
+    replace(tmp, path, what);
   } catch (...) {
-    f.close_quietly();
+    f.reset();
     std::filesystem::remove(tmp, ec);
     throw;
   }
@@ -613,41 +578,41 @@ void write_output_record(const std::string& path, const std::string& var, GridSh
 // whose time equals it.
 void read_input_record(const std::string& path, const std::string& var, GridShape shape,
                        int date, double* values) {
-  NcFile f;
-  f.what = described("input", path);
-  open_for_reading(f, path);
+  std::optional<NcFile> f;
+  const std::string what = NcFile::named("input", path);
+  f.emplace(path, NcFile::Mode::Read, what);
   int time_dim = -1, time_var = -1;
-  if (nc_inq_dimid(f.id, "time", &time_dim) != NC_NOERR)
-    fail(ISTHMUS_ERR_FILE, f.what, ": no dimension \"time\"");
-  if (nc_inq_varid(f.id, "time", &time_var) != NC_NOERR)
-    fail(ISTHMUS_ERR_FILE, f.what, ": no variable \"time\"");
-  const size_t records = static_cast<size_t>(dim_length(f, time_dim));
+  if (nc_inq_dimid(f->id(), "time", &time_dim) != NC_NOERR)
+    fail(ISTHMUS_ERR_FILE, what, ": no dimension \"time\"");
+  if (nc_inq_varid(f->id(), "time", &time_var) != NC_NOERR)
+    fail(ISTHMUS_ERR_FILE, what, ": no variable \"time\"");
+  const size_t records = static_cast<size_t>(dim_length(*f, time_dim));
   std::vector<double> times(records);
-  if (records > 0) f.check(nc_get_var_double(f.id, time_var, times.data()), "reading time");
+  if (records > 0) f->check(nc_get_var_double(f->id(), time_var, times.data()), "read the time");
   std::optional<size_t> record;
   for (size_t r = 0; r < records; ++r)
     if (times[r] == date) record = r;
   if (!record)
-    fail(ISTHMUS_ERR_FILE, f.what, ": no record at time ", date, " (", records, " records",
+    fail(ISTHMUS_ERR_FILE, what, ": no record at time ", date, " (", records, " records",
          records ? ", from " + std::to_string(int64_t(times.front())) + " to " +
                        std::to_string(int64_t(times.back()))
                  : std::string(),
          ")");
   int v = -1;
-  if (nc_inq_varid(f.id, var.c_str(), &v) != NC_NOERR)
-    fail(ISTHMUS_ERR_FILE, f.what, ": no variable \"", var, "\"");
+  if (nc_inq_varid(f->id(), var.c_str(), &v) != NC_NOERR)
+    fail(ISTHMUS_ERR_FILE, what, ": no variable \"", var, "\"");
   nc_type type = NC_NAT;
-  f.check(nc_inq_vartype(f.id, v, &type), "type of variable " + var);
-  const std::vector<int> dims = var_dims(f, v);
+  f->check(nc_inq_vartype(f->id(), v, &type), "read the type of variable " + var);
+  const std::vector<int> dims = var_dims(*f, v);
   int64_t size = 1;
-  for (size_t i = 1; i < dims.size(); ++i) size *= dim_length(f, dims[i]);
+  for (size_t i = 1; i < dims.size(); ++i) size *= dim_length(*f, dims[i]);
   if ((type != NC_DOUBLE && type != NC_FLOAT) || dims.size() < 2 || dims.size() > 3 ||
       dims[0] != time_dim || size != shape.nx * shape.ny)
-    fail(ISTHMUS_ERR_FILE, f.what, ": variable \"", var, "\" has dimensions ", dim_text(f, dims),
+    fail(ISTHMUS_ERR_FILE, what, ": variable \"", var, "\" has dimensions ", dim_text(*f, dims),
          ", expected double or float (time, ny = ", shape.ny, ", nx = ", shape.nx, ")");
   size_t start[3] = {*record, 0, 0}, count[3] = {1, 1, 1};
-  for (size_t i = 1; i < dims.size(); ++i) count[i] = size_t(dim_length(f, dims[i]));
-  f.check(nc_get_vara_double(f.id, v, start, count, values), "reading variable " + var);
+  for (size_t i = 1; i < dims.size(); ++i) count[i] = size_t(dim_length(*f, dims[i]));
+  f->check(nc_get_vara_double(f->id(), v, start, count, values), "read variable " + var);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "remap/nc_file.h"
 
 namespace isthmus::coupler {
 
@@ -34,54 +35,20 @@ class DirectoryLock {
   int fd_ = -1;
 };
 
-// An open netCDF file, closed on every path out (a failed write must not leave it open).
-class NcFile {
- public:
-  NcFile(const std::string& path) : path_(path) {
-    if (::access(path.c_str(), F_OK) == 0) {
-      check(nc_open(path.c_str(), NC_WRITE, &id_), "open");
-      check(nc_redef(id_), "redef");
-    } else {
-      // 64-bit offsets: classic netCDF as OASIS writes it, without the 2 GiB limit on
-      // large grids' variables
-      check(nc_create(path.c_str(), NC_NOCLOBBER | NC_64BIT_OFFSET, &id_), "create");
-    }
-    open_ = true;
-  }
-  ~NcFile() {
-    if (open_) nc_close(id_);
-  }
-  NcFile(const NcFile&) = delete;
-  NcFile& operator=(const NcFile&) = delete;
-  int id() const { return id_; }
-  void check(int status, const char* what, const std::string& name = "") const {
-    if (status != NC_NOERR)
-      fail(ISTHMUS_ERR_FILE, path_, ": ", what, name.empty() ? "" : " ", name, ": ", nc_strerror(status));
-  }
-  void close() {
-    open_ = false;
-    check(nc_close(id_), "close");
-  }
-
- private:
-  std::string path_;
-  int id_ = -1;
-  bool open_ = false;
-};
 
 // The dimension `name` of length `len`, defined if missing; an existing one of another length
 // means the file holds another grid of the same name.
-int dimension(NcFile& f, const std::string& path, const std::string& name, int len) {
+int dimension(remap::NcFile& f, const std::string& path, const std::string& name, int len) {
   int id = -1;
   if (nc_inq_dimid(f.id(), name.c_str(), &id) == NC_NOERR) {
     size_t have = 0;
-    f.check(nc_inq_dimlen(f.id(), id, &have), "dimension", name);
+    f.check(nc_inq_dimlen(f.id(), id, &have), "read the length of dimension " + name);
     if (have != static_cast<size_t>(len))
       fail(ISTHMUS_ERR_FILE, path, ": dimension ", name, " has length ", have, ", the grid written has ",
            len, " (a file from another grid of this name? remove it)");
     return id;
   }
-  f.check(nc_def_dim(f.id(), name.c_str(), static_cast<size_t>(len), &id), "define dimension", name);
+  f.check(nc_def_dim(f.id(), name.c_str(), static_cast<size_t>(len), &id), "define dimension " + name);
   return id;
 }
 
@@ -101,7 +68,12 @@ void write_grid_variable(const std::string& dir_in, const std::string& grid, con
   const std::string name = grid + "." + var.suffix;
 
   DirectoryLock lock(dir);
-  NcFile f(path);
+  // Added to if there; else created (it cannot appear meanwhile: the lock is held)
+  remap::NcFile f(path, ::access(path.c_str(), F_OK) == 0 ? remap::NcFile::Mode::Write
+                                                         : remap::NcFile::Mode::CreateNew,
+                  remap::NcFile::named("grid", path));
+  const int redef = nc_redef(f.id());
+  if (redef != NC_EINDEFINE) f.check(redef, "enter define mode");  // a new file is in it already
   // netCDF's order is C's: the slowest dimension first, so a Fortran (nx, ny, nc) array is
   // (crn, y, x)
   std::vector<int> dims;
@@ -113,23 +85,23 @@ void write_grid_variable(const std::string& dir_in, const std::string& grid, con
   if (nc_inq_varid(f.id(), name.c_str(), &id) == NC_NOERR) {
     // OASIS writes a variable once: an existing one is kept if it has this shape
     int ndims = 0;
-    f.check(nc_inq_varndims(f.id(), id, &ndims), "inquire variable", name);
+    f.check(nc_inq_varndims(f.id(), id, &ndims), "read the dimensions of variable " + name);
     std::vector<int> have(ndims);
-    f.check(nc_inq_vardimid(f.id(), id, have.data()), "inquire variable", name);
+    f.check(nc_inq_vardimid(f.id(), id, have.data()), "read the dimensions of variable " + name);
     if (have != dims)
       fail(ISTHMUS_ERR_FILE, path, ": variable ", name, " exists with other dimensions than (",
            nc > 0 ? "crn_" + grid + ", " : "", "y_", grid, ", x_", grid, ")");
-    f.check(nc_enddef(f.id()), "end of definitions");
+    f.check(nc_enddef(f.id()), "end the definitions");
     f.close();
     return;
   }
   f.check(nc_def_var(f.id(), name.c_str(), var.type, static_cast<int>(dims.size()), dims.data(), &id),
-          "define variable", name);
-  f.check(nc_enddef(f.id()), "end of definitions");
+          "define variable " + name);
+  f.check(nc_enddef(f.id()), "end the definitions");
   if (var.type == NC_INT)
-    f.check(nc_put_var_int(f.id(), id, static_cast<const int*>(values)), "write", name);
+    f.check(nc_put_var_int(f.id(), id, static_cast<const int*>(values)), "write " + name);
   else
-    f.check(nc_put_var_double(f.id(), id, static_cast<const double*>(values)), "write", name);
+    f.check(nc_put_var_double(f.id(), id, static_cast<const double*>(values)), "write " + name);
   f.close();
 }
 

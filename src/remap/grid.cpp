@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include "base/error.h"
 #include "base/text.h"
+#include "remap/nc_file.h"
 
 namespace isthmus::remap {
 
@@ -69,22 +71,15 @@ std::string extent(const std::vector<size_t>& len) {
   return s;
 }
 
-// An open netCDF file, read-only, closed on every path out.
+// A grid file being read: its variables described for the readers.
 class NcIn {
  public:
-  explicit NcIn(const std::string& path) : path_(path) {
-    const int rc = nc_open(path.c_str(), NC_NOWRITE, &id_);
-    if (rc != NC_NOERR) fail(ISTHMUS_ERR_FILE, path, ": cannot open the grid file: ", nc_strerror(rc));
-  }
-  ~NcIn() { nc_close(id_); }
-  NcIn(const NcIn&) = delete;
-  NcIn& operator=(const NcIn&) = delete;
+  explicit NcIn(const std::string& path)
+      : path_(path), file_(path, NcFile::Mode::Read, NcFile::named("grid", path)), id_(file_.id()) {}
 
   const std::string& path() const { return path_; }
 
-  void check(int rc, const std::string& what) const {
-    if (rc != NC_NOERR) fail(ISTHMUS_ERR_FILE, path_, ": cannot read ", what, ": ", nc_strerror(rc));
-  }
+  void check(int rc, const std::string& what) const { file_.check(rc, "read " + what); }
 
   bool has(const std::string& name) const {
     int id = -1;
@@ -173,7 +168,8 @@ class NcIn {
 
  private:
   std::string path_;
-  int id_ = -1;
+  NcFile file_;
+  int id_;
 };
 
 // Radians per unit of an angle variable, by its `units` (degrees when it has none, as OASIS's
@@ -507,45 +503,6 @@ bool is_shared_layout(const NcIn& f) {
   return f.has("lon") && f.has("lat") && f.has("clo") && f.has("cla");
 }
 
-// An open netCDF file being written, closed on every path out.
-class NcOut {
- public:
-  explicit NcOut(const std::string& path) : path_(path) {
-    check(nc_create(path.c_str(), NC_CLOBBER | NC_64BIT_OFFSET, &id_), "create");
-    open_ = true;
-  }
-  ~NcOut() {
-    if (open_) nc_close(id_);
-  }
-  NcOut(const NcOut&) = delete;
-  NcOut& operator=(const NcOut&) = delete;
-  int id() const { return id_; }
-  void check(int rc, const char* what, const std::string& name = "") const {
-    if (rc != NC_NOERR)
-      fail(ISTHMUS_ERR_FILE, path_, ": cannot ", what, name.empty() ? "" : " ", name, ": ", nc_strerror(rc));
-  }
-  int dim(const char* name, size_t len) {
-    int d = -1;
-    check(nc_def_dim(id_, name, len, &d), "define dimension", name);
-    return d;
-  }
-  int var(const char* name, nc_type type, std::vector<int> dims, const std::string& units = "") {
-    int v = -1;
-    check(nc_def_var(id_, name, type, static_cast<int>(dims.size()), dims.data(), &v), "define variable", name);
-    if (!units.empty())
-      check(nc_put_att_text(id_, v, "units", units.size(), units.c_str()), "write the units of", name);
-    return v;
-  }
-  void close() {
-    open_ = false;
-    check(nc_close(id_), "close");
-  }
-
- private:
-  std::string path_;
-  int id_ = -1;
-  bool open_ = false;
-};
 
 }  // namespace
 
@@ -640,19 +597,33 @@ void write_scrip_grid(const std::string& path, const Grid& g) {
   if (product != static_cast<int64_t>(n))
     fail(ISTHMUS_ERR_ARG, "write_scrip_grid: ", what, ": dims make ", product, " points, not ", n);
 
-  NcOut f(path);
-  const int size_dim = f.dim("grid_size", n);
-  const int rank_dim = f.dim("grid_rank", dims.size());
-  const int corner_dim = nc ? f.dim("grid_corners", nc) : -1;
-  const int v_dims = f.var("grid_dims", NC_INT, {rank_dim});
-  const int v_lat = f.var("grid_center_lat", NC_DOUBLE, {size_dim}, "degrees");
-  const int v_lon = f.var("grid_center_lon", NC_DOUBLE, {size_dim}, "degrees");
-  const int v_mask = f.var("grid_imask", NC_INT, {size_dim}, "unitless");
-  const int v_clat = nc ? f.var("grid_corner_lat", NC_DOUBLE, {size_dim, corner_dim}, "degrees") : -1;
-  const int v_clon = nc ? f.var("grid_corner_lon", NC_DOUBLE, {size_dim, corner_dim}, "degrees") : -1;
-  const int v_area = g.area.empty() ? -1 : f.var("grid_area", NC_DOUBLE, {size_dim}, g.area_units);
+  NcFile f(path, NcFile::Mode::Create, NcFile::named("grid", path));
+  auto dim = [&f](const char* name, size_t len) {
+    int d = -1;
+    f.check(nc_def_dim(f.id(), name, len, &d), std::string("define dimension ") + name);
+    return d;
+  };
+  auto var = [&f](const char* name, nc_type type, std::vector<int> dims, const std::string& units) {
+    int v = -1;
+    f.check(nc_def_var(f.id(), name, type, static_cast<int>(dims.size()), dims.data(), &v),
+            std::string("define variable ") + name);
+    if (!units.empty())
+      f.check(nc_put_att_text(f.id(), v, "units", units.size(), units.c_str()),
+              std::string("write the units of ") + name);
+    return v;
+  };
+  const int size_dim = dim("grid_size", n);
+  const int rank_dim = dim("grid_rank", dims.size());
+  const int corner_dim = nc ? dim("grid_corners", nc) : -1;
+  const int v_dims = var("grid_dims", NC_INT, {rank_dim}, "");
+  const int v_lat = var("grid_center_lat", NC_DOUBLE, {size_dim}, "degrees");
+  const int v_lon = var("grid_center_lon", NC_DOUBLE, {size_dim}, "degrees");
+  const int v_mask = var("grid_imask", NC_INT, {size_dim}, "unitless");
+  const int v_clat = nc ? var("grid_corner_lat", NC_DOUBLE, {size_dim, corner_dim}, "degrees") : -1;
+  const int v_clon = nc ? var("grid_corner_lon", NC_DOUBLE, {size_dim, corner_dim}, "degrees") : -1;
+  const int v_area = g.area.empty() ? -1 : var("grid_area", NC_DOUBLE, {size_dim}, g.area_units);
   if (!g.name.empty())
-    f.check(nc_put_att_text(f.id(), NC_GLOBAL, "title", g.name.size(), g.name.c_str()), "write", "title");
+    f.check(nc_put_att_text(f.id(), NC_GLOBAL, "title", g.name.size(), g.name.c_str()), "write the title");
   f.check(nc_enddef(f.id()), "end the definitions");
 
   auto degrees = [](const std::vector<double>& r) {
@@ -660,17 +631,17 @@ void write_scrip_grid(const std::string& path, const Grid& g) {
     for (size_t i = 0; i < r.size(); ++i) d[i] = r[i] / kDegree;
     return d;
   };
-  f.check(nc_put_var_int(f.id(), v_dims, dims.data()), "write", "grid_dims");
-  f.check(nc_put_var_double(f.id(), v_lat, degrees(g.lat).data()), "write", "grid_center_lat");
-  f.check(nc_put_var_double(f.id(), v_lon, degrees(g.lon).data()), "write", "grid_center_lon");
+  f.check(nc_put_var_int(f.id(), v_dims, dims.data()), "write grid_dims");
+  f.check(nc_put_var_double(f.id(), v_lat, degrees(g.lat).data()), "write grid_center_lat");
+  f.check(nc_put_var_double(f.id(), v_lon, degrees(g.lon).data()), "write grid_center_lon");
   std::vector<int> mask(n, 1);  // SCRIP's readers want grid_imask: all active without a mask
   for (size_t i = 0; i < g.mask.size(); ++i) mask[i] = g.mask[i] ? 1 : 0;
-  f.check(nc_put_var_int(f.id(), v_mask, mask.data()), "write", "grid_imask");
+  f.check(nc_put_var_int(f.id(), v_mask, mask.data()), "write grid_imask");
   if (nc) {
-    f.check(nc_put_var_double(f.id(), v_clat, degrees(g.corner_lat).data()), "write", "grid_corner_lat");
-    f.check(nc_put_var_double(f.id(), v_clon, degrees(g.corner_lon).data()), "write", "grid_corner_lon");
+    f.check(nc_put_var_double(f.id(), v_clat, degrees(g.corner_lat).data()), "write grid_corner_lat");
+    f.check(nc_put_var_double(f.id(), v_clon, degrees(g.corner_lon).data()), "write grid_corner_lon");
   }
-  if (v_area >= 0) f.check(nc_put_var_double(f.id(), v_area, g.area.data()), "write", "grid_area");
+  if (v_area >= 0) f.check(nc_put_var_double(f.id(), v_area, g.area.data()), "write grid_area");
   f.close();
 }
 
@@ -717,13 +688,10 @@ ScripGridSlabs::ScripGridSlabs(const std::string& path) : path_(path) {
            ", expected (grid_size ", *size, ")");
     mask_ = m->id;
   }
-  const int rc = nc_open(path.c_str(), NC_NOWRITE, &ncid_);
-  if (rc != NC_NOERR) fail(ISTHMUS_ERR_FILE, path, ": cannot open the grid file: ", nc_strerror(rc));
+  file_ = std::make_unique<NcFile>(path, NcFile::Mode::Read, NcFile::named("grid", path));
 }
 
-ScripGridSlabs::~ScripGridSlabs() {
-  if (ncid_ >= 0) nc_close(ncid_);
-}
+ScripGridSlabs::~ScripGridSlabs() = default;
 
 Grid ScripGridSlabs::read(int64_t begin, int64_t end, bool with_corners) const {
   if (begin < 0 || end > size_ || begin > end)
@@ -739,8 +707,8 @@ Grid ScripGridSlabs::read(int64_t begin, int64_t end, bool with_corners) const {
     const size_t start[2] = {static_cast<size_t>(begin), 0};
     const size_t count[2] = {n, static_cast<size_t>(header_.num_corners)};
     out->resize(rank == 1 ? n : n * count[1]);
-    const int rc = nc_get_vara_double(ncid_, var, start, count, out->data());
-    if (rc != NC_NOERR) fail(ISTHMUS_ERR_FILE, path_, ": cannot read ", what, ": ", nc_strerror(rc));
+    file_->check(nc_get_vara_double(file_->id(), var, start, count, out->data()),
+                 std::string("read ") + what);
     for (size_t i = 0; i < out->size(); ++i) {
       if (!std::isfinite((*out)[i]))
         fail(ISTHMUS_ERR_FILE, path_, ": variable ", what, ": value ", (*out)[i], " at point ",
@@ -757,8 +725,7 @@ Grid ScripGridSlabs::read(int64_t begin, int64_t end, bool with_corners) const {
   if (mask_ >= 0) {
     std::vector<int> m(n);
     const size_t start = static_cast<size_t>(begin);
-    const int rc = nc_get_vara_int(ncid_, mask_, &start, &n, m.data());
-    if (rc != NC_NOERR) fail(ISTHMUS_ERR_FILE, path_, ": cannot read grid_imask: ", nc_strerror(rc));
+    file_->check(nc_get_vara_int(file_->id(), mask_, &start, &n, m.data()), "read grid_imask");
     g.mask.resize(n);
     for (size_t i = 0; i < n; ++i) g.mask[i] = m[i] != 0 ? 1 : 0;
   }

@@ -8,10 +8,13 @@
 // inverted on reading).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace isthmus::remap {
+
+class NcFile;  // nc_file.h
 
 struct Grid {
   std::string name;    // the grid's name (OASIS's prefix, or the file's stem): for messages
@@ -85,7 +88,7 @@ class ScripGridSlabs {
 
  private:
   std::string path_;
-  int ncid_ = -1;
+  std::unique_ptr<NcFile> file_;
   Grid header_;
   int64_t size_ = 0;
   int lon_ = -1, lat_ = -1, clon_ = -1, clat_ = -1, mask_ = -1;

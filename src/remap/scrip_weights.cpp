@@ -13,6 +13,7 @@
 #include "base/broadcast.h"
 #include "base/hash.h"
 #include "base/wait.h"
+#include "remap/nc_file.h"
 #include "remap/nc_out.h"
 
 namespace isthmus::remap {
@@ -56,15 +57,7 @@ WeightsInfo unpack_header(Unpacker& u) {
 }
 
 
-std::string quoted(const std::string& path) { return "weights file \"" + path + "\""; }
-
-// An open netCDF file, closed on every path.
-struct NcFile {
-  int id = -1;
-  ~NcFile() {
-    if (id >= 0) nc_close(id);
-  }
-};
+std::string quoted(const std::string& path) { return NcFile::named("weights", path); }
 
 bool is_integer_type(nc_type t) {
   return t == NC_BYTE || t == NC_SHORT || t == NC_INT || t == NC_INT64 || t == NC_UBYTE ||
@@ -78,11 +71,7 @@ class HeaderReader {
   HeaderReader(const std::string& path, WeightsInfo& info) : path_(path), info_(info) {}
 
   void read(const WeightsExpect& expect) {
-    const int rc = nc_open(path_.c_str(), NC_NOWRITE, &file_.id);
-    if (rc != NC_NOERR) {
-      file_.id = -1;
-      fail(ISTHMUS_ERR_FILE, "cannot open the ", quoted(path_), ": ", nc_strerror(rc));
-    }
+    file_.emplace(path_, NcFile::Mode::Read, quoted(path_));
     info_.path = path_;
     info_.title = text_attribute("title");
     info_.map_method = text_attribute("map_method");
@@ -103,7 +92,7 @@ class HeaderReader {
     dst_var_ = address_variable("dst_address", links_dim);
     matrix_var_ = variable("remap_matrix");
     nc_type type = NC_NAT;
-    nc(nc_inq_vartype(file_.id, matrix_var_, &type), "the type of variable remap_matrix");
+    nc(nc_inq_vartype(file_->id(), matrix_var_, &type), "the type of variable remap_matrix");
     if (type != NC_DOUBLE && type != NC_FLOAT)
       fail(ISTHMUS_ERR_FILE, quoted(path_), ": variable remap_matrix has type ", type_name(type),
            ", expected double or float");
@@ -113,30 +102,27 @@ class HeaderReader {
     expect_size("dst_grid_size", info_.dst_grid_size, expect.dst_grid_size, "destination");
   }
 
-  int file() const { return file_.id; }
+  int file() const { return file_->id(); }
   int src_var() const { return src_var_; }
   int dst_var() const { return dst_var_; }
   int matrix_var() const { return matrix_var_; }
 
  private:
-  void nc(int rc, const char* what) const {
-    if (rc != NC_NOERR)
-      fail(ISTHMUS_ERR_FILE, quoted(path_), ": cannot read ", what, ": ", nc_strerror(rc));
-  }
+  void nc(int rc, const char* what) const { file_->check(rc, std::string("read ") + what); }
 
   std::string text_attribute(const char* name) const {
     nc_type type = NC_NAT;
     size_t len = 0;
-    if (nc_inq_att(file_.id, NC_GLOBAL, name, &type, &len) != NC_NOERR) return "";
+    if (nc_inq_att(file_->id(), NC_GLOBAL, name, &type, &len) != NC_NOERR) return "";
     if (type == NC_CHAR) {
       std::string s(len, '\0');
-      nc(nc_get_att_text(file_.id, NC_GLOBAL, name, s.data()), name);
+      nc(nc_get_att_text(file_->id(), NC_GLOBAL, name, s.data()), name);
       while (!s.empty() && s.back() == '\0') s.pop_back();
       return s;
     }
     if (type == NC_STRING && len >= 1) {
       std::vector<char*> v(len, nullptr);
-      nc(nc_get_att_string(file_.id, NC_GLOBAL, name, v.data()), name);
+      nc(nc_get_att_string(file_->id(), NC_GLOBAL, name, v.data()), name);
       std::string s = v[0] ? v[0] : "";
       nc_free_string(len, v.data());
       return s;
@@ -145,29 +131,29 @@ class HeaderReader {
   }
 
   int64_t dimension(const char* name, int* id) const {
-    if (nc_inq_dimid(file_.id, name, id) != NC_NOERR)
+    if (nc_inq_dimid(file_->id(), name, id) != NC_NOERR)
       fail(ISTHMUS_ERR_FILE, quoted(path_), ": no dimension ", name);
     size_t len = 0;
-    nc(nc_inq_dimlen(file_.id, *id, &len), name);
+    nc(nc_inq_dimlen(file_->id(), *id, &len), name);
     return static_cast<int64_t>(len);
   }
 
   int variable(const char* name) const {
     int id = -1;
-    if (nc_inq_varid(file_.id, name, &id) != NC_NOERR)
+    if (nc_inq_varid(file_->id(), name, &id) != NC_NOERR)
       fail(ISTHMUS_ERR_FILE, quoted(path_), ": no variable ", name);
     return id;
   }
 
   std::string dimension_list(int var) const {
     int ndims = 0;
-    nc(nc_inq_varndims(file_.id, var, &ndims), "the dimensions of a variable");
+    nc(nc_inq_varndims(file_->id(), var, &ndims), "the dimensions of a variable");
     std::vector<int> dims(static_cast<size_t>(ndims));
-    nc(nc_inq_vardimid(file_.id, var, dims.data()), "the dimensions of a variable");
+    nc(nc_inq_vardimid(file_->id(), var, dims.data()), "the dimensions of a variable");
     std::string s = "(";
     for (int i = 0; i < ndims; ++i) {
       char name[NC_MAX_NAME + 1] = {0};
-      nc(nc_inq_dimname(file_.id, dims[size_t(i)], name), "a dimension name");
+      nc(nc_inq_dimname(file_->id(), dims[size_t(i)], name), "a dimension name");
       s += (i ? ", " : "") + std::string(name);
     }
     return s + ")";
@@ -176,9 +162,9 @@ class HeaderReader {
   void check_shape(const char* name, int var, const std::vector<int>& want,
                    const char* want_text) const {
     int ndims = 0;
-    nc(nc_inq_varndims(file_.id, var, &ndims), name);
+    nc(nc_inq_varndims(file_->id(), var, &ndims), name);
     std::vector<int> dims(static_cast<size_t>(ndims));
-    nc(nc_inq_vardimid(file_.id, var, dims.data()), name);
+    nc(nc_inq_vardimid(file_->id(), var, dims.data()), name);
     if (dims != want)
       fail(ISTHMUS_ERR_FILE, quoted(path_), ": variable ", name, " has dimensions ",
            dimension_list(var), ", expected ", want_text);
@@ -187,7 +173,7 @@ class HeaderReader {
   int address_variable(const char* name, int links_dim) const {
     const int var = variable(name);
     nc_type type = NC_NAT;
-    nc(nc_inq_vartype(file_.id, var, &type), name);
+    nc(nc_inq_vartype(file_->id(), var, &type), name);
     if (!is_integer_type(type))
       fail(ISTHMUS_ERR_FILE, quoted(path_), ": variable ", name, " has type ", type_name(type),
            ", expected an integer type");
@@ -220,30 +206,30 @@ class HeaderReader {
     const std::string dims_name = std::string(side) + "_grid_dims";
     std::optional<int64_t> from_dim;
     int dim = -1;
-    if (nc_inq_dimid(file_.id, size_name.c_str(), &dim) == NC_NOERR) {
+    if (nc_inq_dimid(file_->id(), size_name.c_str(), &dim) == NC_NOERR) {
       size_t len = 0;
-      nc(nc_inq_dimlen(file_.id, dim, &len), size_name.c_str());
+      nc(nc_inq_dimlen(file_->id(), dim, &len), size_name.c_str());
       from_dim = static_cast<int64_t>(len);
     }
     int var = -1;
     dims_out->clear();
-    if (nc_inq_varid(file_.id, dims_name.c_str(), &var) == NC_NOERR) {
+    if (nc_inq_varid(file_->id(), dims_name.c_str(), &var) == NC_NOERR) {
       int ndims = 0;
-      nc(nc_inq_varndims(file_.id, var, &ndims), dims_name.c_str());
+      nc(nc_inq_varndims(file_->id(), var, &ndims), dims_name.c_str());
       nc_type type = NC_NAT;
-      nc(nc_inq_vartype(file_.id, var, &type), dims_name.c_str());
+      nc(nc_inq_vartype(file_->id(), var, &type), dims_name.c_str());
       if (ndims != 1 || !is_integer_type(type))
         fail(ISTHMUS_ERR_FILE, quoted(path_), ": variable ", dims_name,
              " must be a one-dimensional integer variable");
       int d = -1;
-      nc(nc_inq_vardimid(file_.id, var, &d), dims_name.c_str());
+      nc(nc_inq_vardimid(file_->id(), var, &d), dims_name.c_str());
       size_t rank = 0;
-      nc(nc_inq_dimlen(file_.id, d, &rank), dims_name.c_str());
+      nc(nc_inq_dimlen(file_->id(), d, &rank), dims_name.c_str());
       if (rank < 1 || rank > 64)
         fail(ISTHMUS_ERR_FILE, quoted(path_), ": variable ", dims_name, " has ", rank,
              " entries, expected 1 to 64");
       std::vector<long long> v(rank);
-      nc(nc_get_var_longlong(file_.id, var, v.data()), dims_name.c_str());
+      nc(nc_get_var_longlong(file_->id(), var, v.data()), dims_name.c_str());
       int64_t product = 1;
       for (size_t i = 0; i < rank; ++i) {
         if (v[i] < 1 || product > INT64_MAX / v[i])
@@ -276,7 +262,7 @@ class HeaderReader {
 
   const std::string& path_;
   WeightsInfo& info_;
-  NcFile file_;
+  std::optional<NcFile> file_;  // opened by read
   int src_var_ = -1, dst_var_ = -1, matrix_var_ = -1;
 };
 

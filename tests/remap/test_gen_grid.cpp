@@ -701,7 +701,7 @@ const std::vector<Broken>& broken_files() {
        {"data.nc: not a grid file: looked for grid_center_lat (SCRIP), lon, lat, clo and cla",
         "standard_name longitude/latitude"}},
       {"not a SCRIP file", [](const TempDir& d) { return scrip(d, [](NcWriter&) {}) + "x"; },
-       {"scrip.ncx: cannot open the grid file"}, isthmus::remap::read_scrip_grid},
+       {"cannot open the grid file \"", "scrip.ncx\": "}, isthmus::remap::read_scrip_grid},
       {"no such file", [](const TempDir& d) { return d / "nothere.nc:ocn"; },
        {"nothere.nc:ocn\": no such file (nor FILE:NAME with an existing FILE)"}},
       {"not netCDF",
@@ -711,7 +711,7 @@ const std::vector<Broken>& broken_files() {
          std::fclose(f);
          return d / "text.nc";
        },
-       {"text.nc: cannot open the grid file: "}},
+       {"cannot open the grid file \"", "text.nc\": "}},
   };
   return cases;
 }
