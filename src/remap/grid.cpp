@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <memory>
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -69,6 +69,12 @@ std::string extent(const std::vector<size_t>& len) {
   std::string s;
   for (size_t i = len.size(); i-- > 0;) s += std::to_string(len[i]) + (i ? " x " : "");
   return s;
+}
+
+size_t product(const std::vector<size_t>& count) {
+  size_t n = 1;
+  for (size_t c : count) n *= c;
+  return n;
 }
 
 // A grid file being read: its variables described for the readers.
@@ -155,18 +161,27 @@ class NcIn {
     return "";
   }
 
-  std::vector<double> doubles(const Var& v) const {
-    std::vector<double> out(v.count());
-    if (!out.empty()) check(nc_get_var_double(id_, v.id, out.data()), "variable " + v.name);
-    return out;
+  // A variable whole, or a hyperslab (netCDF's order: slowest first)
+  std::vector<double> doubles(const Var& v) const { return doubles(v, std::vector<size_t>(v.len.size()), v.len); }
+  std::vector<int> ints(const Var& v) const { return ints(v, std::vector<size_t>(v.len.size()), v.len); }
+  std::vector<double> doubles(const Var& v, const std::vector<size_t>& start,
+                              const std::vector<size_t>& count) const {
+    return values<double>(v, start, count, nc_get_vara_double);
   }
-  std::vector<int> ints(const Var& v) const {
-    std::vector<int> out(v.count());
-    if (!out.empty()) check(nc_get_var_int(id_, v.id, out.data()), "variable " + v.name);
-    return out;
+  std::vector<int> ints(const Var& v, const std::vector<size_t>& start,
+                        const std::vector<size_t>& count) const {
+    return values<int>(v, start, count, nc_get_vara_int);
   }
 
  private:
+  template <typename T, typename Get>
+  std::vector<T> values(const Var& v, const std::vector<size_t>& start,
+                        const std::vector<size_t>& count, Get get) const {
+    std::vector<T> out(product(count));
+    if (!out.empty()) check(get(id_, v.id, start.data(), count.data(), out.data()), "variable " + v.name);
+    return out;
+  }
+
   std::string path_;
   NcFile file_;
   int id_;
@@ -182,11 +197,50 @@ double angle_unit(const NcIn& f, const Var& v) {
        "\" are neither degrees nor radians");
 }
 
-// The grid's points: the centres' variable and what messages call them.
+// The points a reader is asked for: [begin, end) in the grid's order (clamped to the grid).
+struct PointRange {
+  size_t begin = 0, end = SIZE_MAX;
+};
+
+// Where a variable's corner dimension is: none (centres, masks, areas); first, as OASIS's
+// (crn, y, x); last, as SCRIP's (cell, crn) and CF's (y, x, nv).
+enum class CornerAxis { None, First, Last };
+
+// The grid's points: the centres' variable and what messages call them, and which of them are
+// read: [first, first + count), the whole rows of a 2-D grid that hold the range asked for.
 struct Points {
   Var lon;                  // its shape is the grid's
   size_t size = 0;
   std::vector<int64_t> dims;  // fastest first
+  size_t first = 0, count = 0;
+
+  // Sets first and count for the range r: whole rows when lon is 2-D.
+  void cover(PointRange r) {
+    size_t b = std::min(r.begin, size), e = std::min(r.end, size);
+    if (e < b) e = b;
+    if (lon.rank() == 2 && lon.len[1] > 0) {
+      const size_t nx = lon.len[1];
+      b = b / nx * nx;
+      e = std::min(size, (e + nx - 1) / nx * nx);
+    }
+    first = b;
+    count = e - b;
+  }
+  // The hyperslab of the points read in variable v: v has the centres' shape (with a corner
+  // dimension where axis says), or one dimension of the grid's size.
+  void slab(const Var& v, CornerAxis axis, std::vector<size_t>* start, std::vector<size_t>* n) const {
+    start->assign(size_t(v.rank()), 0);
+    n->assign(v.len.begin(), v.len.end());
+    const size_t d = axis == CornerAxis::First ? 1 : 0;  // v's first dimension of points
+    const int point_dims = v.rank() - (axis == CornerAxis::None ? 0 : 1);
+    if (point_dims == 1) {
+      (*start)[d] = first;
+      (*n)[d] = count;
+    } else if (point_dims == 2 && v.len[d + 1] > 0) {
+      (*start)[d] = first / v.len[d + 1];
+      (*n)[d] = count / v.len[d + 1];
+    }
+  }
 
   std::string where(size_t c) const {
     std::ostringstream os;
@@ -200,7 +254,7 @@ void check_finite(const NcIn& f, const Var& v, const Points& p, const std::vecto
                   int num_corners) {
   for (size_t i = 0; i < x.size(); ++i)
     if (!std::isfinite(x[i])) {
-      const size_t c = num_corners ? i / size_t(num_corners) : i;
+      const size_t c = p.first + (num_corners ? i / size_t(num_corners) : i);
       std::ostringstream os;
       if (num_corners) os << "corner " << i % size_t(num_corners) << " of ";
       os << p.where(c) << " is " << x[i];
@@ -208,9 +262,10 @@ void check_finite(const NcIn& f, const Var& v, const Points& p, const std::vecto
     }
 }
 
-// Centres lon, lat of the same shape (rank 1 or 2 unless `rank` says), in radians.
+// Centres lon, lat of the same shape (rank 1 or 2 unless `rank` says), in radians: those of
+// the points covering r (Points::cover).
 Points read_centres(const NcIn& f, const std::string& lon_name, const std::string& lat_name,
-                    Grid& g, int rank = 0) {
+                    Grid& g, PointRange r, int rank = 0) {
   Points p;
   p.lon = f.var(lon_name);
   const Var lat = f.var(lat_name);
@@ -225,8 +280,11 @@ Points read_centres(const NcIn& f, const std::string& lon_name, const std::strin
   if (p.size == 0) fail(ISTHMUS_ERR_FILE, f.path(), ": variable ", lon_name, " has no points");
   for (size_t i = p.lon.len.size(); i-- > 0;) p.dims.push_back(static_cast<int64_t>(p.lon.len[i]));
   g.dims = p.dims;
-  g.lon = f.doubles(p.lon);
-  g.lat = f.doubles(lat);
+  p.cover(r);
+  std::vector<size_t> start, count;
+  p.slab(p.lon, CornerAxis::None, &start, &count);
+  g.lon = f.doubles(p.lon, start, count);
+  g.lat = f.doubles(lat, start, count);
   const double ulon = angle_unit(f, p.lon), ulat = angle_unit(f, lat);
   check_finite(f, p.lon, p, g.lon, 0);
   check_finite(f, lat, p, g.lat, 0);
@@ -234,8 +292,6 @@ Points read_centres(const NcIn& f, const std::string& lon_name, const std::strin
   for (double& x : g.lat) x *= ulat;
   return p;
 }
-
-enum class CornerAxis { First, Last };  // (crn, y, x) as OASIS; (cell, crn) as SCRIP and CF
 
 // Corners clo, cla: the centres' shape with a corner dimension first or last. Read as they are
 // (degenerate cells included), transposed to cell-major.
@@ -265,11 +321,13 @@ void read_corners(const NcIn& f, const std::string& clo_name, const std::string&
   if (nc == 0) fail(ISTHMUS_ERR_FILE, f.path(), ": variable ", clo.name, " has 0 corners per cell");
   if (nc > 1000)
     fail(ISTHMUS_ERR_FILE, f.path(), ": variable ", clo.name, " has ", nc, " corners per cell");
-  const size_t n = p.size;
+  const size_t n = p.count;
   g.num_corners = static_cast<int>(nc);
+  std::vector<size_t> start, count;
+  p.slab(clo, axis, &start, &count);
   for (int which = 0; which < 2; ++which) {
     const Var& v = which ? cla : clo;
-    std::vector<double> in = f.doubles(v);
+    std::vector<double> in = f.doubles(v, start, count);
     std::vector<double>& out = which ? g.corner_lat : g.corner_lon;
     if (axis == CornerAxis::Last) {
       out = std::move(in);
@@ -301,7 +359,9 @@ void check_per_point(const NcIn& f, const Var& v, const Points& p, const std::st
 void read_mask(const NcIn& f, const Var& v, const Points& p, const std::string& grid_file,
                int active_value, Grid& g) {
   check_per_point(f, v, p, grid_file, "the mask");
-  const std::vector<int> m = f.ints(v);
+  std::vector<size_t> start, count;
+  p.slab(v, CornerAxis::None, &start, &count);
+  const std::vector<int> m = f.ints(v, start, count);
   g.mask.resize(m.size());
   for (size_t i = 0; i < m.size(); ++i)
     g.mask[i] = active_value < 0 ? m[i] != 0 : m[i] == active_value;
@@ -310,18 +370,38 @@ void read_mask(const NcIn& f, const Var& v, const Points& p, const std::string& 
 void read_area(const NcIn& f, const Var& v, const Points& p, const std::string& grid_file,
                const char* default_units, Grid& g) {
   check_per_point(f, v, p, grid_file, "the areas");
-  g.area = f.doubles(v);
+  std::vector<size_t> start, count;
+  p.slab(v, CornerAxis::None, &start, &count);
+  g.area = f.doubles(v, start, count);
   g.area_units = trimmed(f.text(v.id, "units"));
   if (g.area_units.empty()) g.area_units = default_units;
 }
 
-Grid scrip_from(const NcIn& f, bool with_corners = true) {
+// Keeps the points of r (within the grid) of g, which holds those p read (Points::cover).
+void keep(Grid& g, const Points& p, PointRange r) {
+  const size_t b = std::min(std::max(r.begin, p.first), p.first + p.count) - p.first;
+  const size_t e = std::max(std::min(r.end, p.first + p.count), p.first) - p.first;
+  if (b == 0 && e == p.count) return;
+  auto cut = [b, e](auto& v, size_t per) {
+    if (v.empty()) return;
+    v.erase(v.begin() + long((e > b ? e : b) * per), v.end());
+    v.erase(v.begin(), v.begin() + long(b * per));
+  };
+  cut(g.lon, 1);
+  cut(g.lat, 1);
+  cut(g.corner_lon, size_t(g.num_corners));
+  cut(g.corner_lat, size_t(g.num_corners));
+  cut(g.mask, 1);
+  cut(g.area, 1);
+}
+
+Grid scrip_from(const NcIn& f, PointRange r, bool with_corners = true) {
   Grid g;
   g.name = stem_of(f.path());
   g.source = f.path();
   const std::optional<size_t> size = f.dimension("grid_size");
   if (!size) fail(ISTHMUS_ERR_FILE, f.path(), ": no dimension grid_size (a SCRIP grid file has one)");
-  Points p = read_centres(f, "grid_center_lon", "grid_center_lat", g, 1);
+  Points p = read_centres(f, "grid_center_lon", "grid_center_lat", g, r, 1);
   if (p.lon.len[0] != *size)
     fail(ISTHMUS_ERR_FILE, f.path(), ": variable grid_center_lon has dimensions ", p.lon.shape(),
          ", expected (grid_size ", *size, ")");
@@ -353,19 +433,21 @@ Grid scrip_from(const NcIn& f, bool with_corners = true) {
   }
   if (std::optional<Var> m = f.find("grid_imask")) read_mask(f, *m, p, "", -1, g);
   if (std::optional<Var> a = f.find("grid_area")) read_area(f, *a, p, "", "steradians", g);
+  keep(g, p, r);
   return g;
 }
 
 // The shared data's grid_*.nc: lon, lat (y, x); clo, cla (crn, y, x); srf; imask 1 = active.
-Grid shared_layout_from(const NcIn& f, bool with_corners = true) {
+Grid shared_layout_from(const NcIn& f, PointRange r, bool with_corners = true) {
   Grid g;
   g.name = stem_of(f.path());
   g.source = f.path();
-  const Points p = read_centres(f, "lon", "lat", g);
+  const Points p = read_centres(f, "lon", "lat", g, r);
   if (with_corners && (f.has("clo") || f.has("cla")))
     read_corners(f, "clo", "cla", CornerAxis::First, p, g);
   if (std::optional<Var> m = f.find("imask")) read_mask(f, *m, p, "", -1, g);
   if (std::optional<Var> a = f.find("srf")) read_area(f, *a, p, "", "m2", g);
+  keep(g, p, r);
   return g;
 }
 
@@ -407,7 +489,7 @@ const char* kCfLooked =
     "a longitude and a latitude variable (standard_name longitude/latitude, units "
     "degrees_east/degrees_north, or a name lon/lat, longitude/latitude, nav_lon/nav_lat)";
 
-Grid cf_from(const NcIn& f, bool with_corners = true) {
+Grid cf_from(const NcIn& f, PointRange r, bool with_corners = true) {
   Grid g;
   g.name = stem_of(f.path());
   g.source = f.path();
@@ -432,7 +514,7 @@ Grid cf_from(const NcIn& f, bool with_corners = true) {
     if (lon->rank() != lat->rank())
       fail(ISTHMUS_ERR_FILE, f.path(), ": variable ", lat->name, " has dimensions ", lat->shape(),
            " but ", lon->name, " has ", lon->shape(), ": lon and lat must have the same shape");
-    const Points p = read_centres(f, lon->name, lat->name, g);
+    const Points p = read_centres(f, lon->name, lat->name, g, r);
     if (with_corners && !lon_b.empty()) {
       const double unit = angle_unit(f, *lon);
       if (unit != angle_unit(f, *lat))
@@ -440,6 +522,7 @@ Grid cf_from(const NcIn& f, bool with_corners = true) {
              " have different units");
       read_corners(f, lon_b, lat_b, CornerAxis::Last, p, g, unit);
     }
+    keep(g, p, r);
     return g;
   }
   // A regular lon-lat grid: lon(nx), lat(ny), bounds (nx, 2) and (ny, 2).
@@ -456,14 +539,19 @@ Grid cf_from(const NcIn& f, bool with_corners = true) {
   check_finite(f, *lon, p, x, 0);
   check_finite(f, *lat, p, y, 0);
   g.dims = p.dims;
-  g.lon.resize(p.size);
-  g.lat.resize(p.size);
-  for (size_t j = 0; j < ny; ++j)
+  p.cover(r);  // rows [j0, j1)
+  const size_t j0 = p.first / nx, j1 = j0 + p.count / nx;
+  g.lon.resize(p.count);
+  g.lat.resize(p.count);
+  for (size_t j = j0; j < j1; ++j)
     for (size_t i = 0; i < nx; ++i) {
-      g.lon[j * nx + i] = x[i] * ulon;
-      g.lat[j * nx + i] = y[j] * ulat;
+      g.lon[(j - j0) * nx + i] = x[i] * ulon;
+      g.lat[(j - j0) * nx + i] = y[j] * ulat;
     }
-  if (lon_b.empty() || !with_corners) return g;
+  if (lon_b.empty() || !with_corners) {
+    keep(g, p, r);
+    return g;
+  }
   std::vector<double> bx, by;
   for (int which = 0; which < 2; ++which) {
     const Var& c = which ? *lat : *lon;
@@ -487,15 +575,16 @@ Grid cf_from(const NcIn& f, bool with_corners = true) {
   for (size_t j = 0; j < ny; ++j)
     if (by[2 * j + 1] < by[2 * j]) std::swap(by[2 * j], by[2 * j + 1]);
   g.num_corners = 4;
-  g.corner_lon.resize(4 * p.size);
-  g.corner_lat.resize(4 * p.size);
-  for (size_t j = 0; j < ny; ++j)
+  g.corner_lon.resize(4 * p.count);
+  g.corner_lat.resize(4 * p.count);
+  for (size_t j = j0; j < j1; ++j)
     for (size_t i = 0; i < nx; ++i) {
-      double* lo = &g.corner_lon[4 * (j * nx + i)];
-      double* la = &g.corner_lat[4 * (j * nx + i)];
+      double* lo = &g.corner_lon[4 * ((j - j0) * nx + i)];
+      double* la = &g.corner_lat[4 * ((j - j0) * nx + i)];
       lo[0] = bx[2 * i], lo[1] = bx[2 * i + 1], lo[2] = bx[2 * i + 1], lo[3] = bx[2 * i];
       la[0] = by[2 * j], la[1] = by[2 * j], la[2] = by[2 * j + 1], la[3] = by[2 * j + 1];
     }
+  keep(g, p, r);
   return g;
 }
 
@@ -503,18 +592,8 @@ bool is_shared_layout(const NcIn& f) {
   return f.has("lon") && f.has("lat") && f.has("clo") && f.has("cla");
 }
 
-
-}  // namespace
-
-Grid read_scrip_grid(const std::string& path) {
-  NcIn f(path);
-  if (f.has("grid_center_lat")) return scrip_from(f);
-  if (is_shared_layout(f)) return shared_layout_from(f);
-  fail(ISTHMUS_ERR_FILE, path, ": no variable grid_center_lat (a SCRIP grid file) nor lon, lat, clo "
-       "and cla (OASIS's grid layout)");
-}
-
-Grid read_oasis_grid(const std::string& grids_nc, const std::string& name, bool with_corners) {
+Grid oasis_from(const std::string& grids_nc, const std::string& name, PointRange r,
+                bool with_corners) {
   if (name.empty()) fail(ISTHMUS_ERR_ARG, grids_nc, ": the grid name is empty");
   Grid g;
   g.name = name;
@@ -525,7 +604,7 @@ Grid read_oasis_grid(const std::string& grids_nc, const std::string& name, bool 
     fail(ISTHMUS_ERR_FILE, grids_nc, ": no variable ", name, ".lon (no grid ", name, " in the file",
          names.empty() ? std::string(", which holds none") : "; it holds " + names, ")");
   }
-  const Points p = read_centres(f, name + ".lon", name + ".lat", g);
+  const Points p = read_centres(f, name + ".lon", name + ".lat", g, r);
   const bool has_clo = f.has(name + ".clo"), has_cla = f.has(name + ".cla");
   if (has_clo != has_cla)
     fail(ISTHMUS_ERR_FILE, grids_nc, ": no variable ", name, has_clo ? ".cla" : ".clo", " (", name,
@@ -542,26 +621,23 @@ Grid read_oasis_grid(const std::string& grids_nc, const std::string& name, bool 
     NcIn a(dir + "areas.nc");
     if (std::optional<Var> v = a.find(name + ".srf")) read_area(a, *v, p, grid_file, "m2", g);
   }
+  keep(g, p, r);
   return g;
 }
 
-Grid read_cf_grid(const std::string& path) {
-  NcIn f(path);
-  return cf_from(f);
-}
-
-Grid read_grid(const std::string& spec, bool with_corners) {
+// read_grid's formats, the points of r only.
+Grid read_points(const std::string& spec, PointRange r, bool with_corners) {
   const size_t colon = spec.rfind(':');
   if (colon != std::string::npos && colon + 1 < spec.size()) {
     const std::string name = spec.substr(colon + 1), path = spec.substr(0, colon);
-    if (name.find('/') == std::string::npos && is_file(path)) return read_oasis_grid(path, name, with_corners);
+    if (name.find('/') == std::string::npos && is_file(path)) return oasis_from(path, name, r, with_corners);
   }
   if (!is_file(spec))
     fail(ISTHMUS_ERR_FILE, "grid \"", spec, "\": no such file",
          colon == std::string::npos ? "" : " (nor FILE:NAME with an existing FILE)");
   NcIn f(spec);
-  if (f.has("grid_center_lat")) return scrip_from(f, with_corners);
-  if (is_shared_layout(f)) return shared_layout_from(f, with_corners);
+  if (f.has("grid_center_lat")) return scrip_from(f, r, with_corners);
+  if (is_shared_layout(f)) return shared_layout_from(f, r, with_corners);
   const std::vector<Var> vars = f.variables();
   std::set<std::string> bounds;
   for (const Var& v : vars) {
@@ -569,11 +645,34 @@ Grid read_grid(const std::string& spec, bool with_corners) {
     if (!b.empty()) bounds.insert(b);
   }
   if (cf_coordinate(f, vars, bounds, true) && cf_coordinate(f, vars, bounds, false))
-    return cf_from(f, with_corners);
+    return cf_from(f, r, with_corners);
   const std::string names = oasis_names(f);
   fail(ISTHMUS_ERR_FILE, spec, ": not a grid file: looked for grid_center_lat (SCRIP), lon, lat, "
        "clo and cla (OASIS's grid layout), and ", kCfLooked, " (CF)",
        names.empty() ? std::string() : "; it holds OASIS grids (" + names + "): name one as " + spec + ":NAME");
+}
+
+}  // namespace
+
+Grid read_scrip_grid(const std::string& path) {
+  NcIn f(path);
+  if (f.has("grid_center_lat")) return scrip_from(f, PointRange{});
+  if (is_shared_layout(f)) return shared_layout_from(f, PointRange{});
+  fail(ISTHMUS_ERR_FILE, path, ": no variable grid_center_lat (a SCRIP grid file) nor lon, lat, clo "
+       "and cla (OASIS's grid layout)");
+}
+
+Grid read_oasis_grid(const std::string& grids_nc, const std::string& name, bool with_corners) {
+  return oasis_from(grids_nc, name, PointRange{}, with_corners);
+}
+
+Grid read_cf_grid(const std::string& path) {
+  NcIn f(path);
+  return cf_from(f, PointRange{});
+}
+
+Grid read_grid(const std::string& spec, bool with_corners) {
+  return read_points(spec, PointRange{}, with_corners);
 }
 
 void write_scrip_grid(const std::string& path, const Grid& g) {
@@ -645,90 +744,19 @@ void write_scrip_grid(const std::string& path, const Grid& g) {
   f.close();
 }
 
-ScripGridSlabs::ScripGridSlabs(const std::string& path) : path_(path) {
-  // The header through the whole-file reader's checks of names, shapes and units, on a grid
-  // read without its points: the same rules, one place.
-  const NcIn f(path);
-  if (!f.has("grid_center_lat"))
-    fail(ISTHMUS_ERR_FILE, path, ": no variable grid_center_lat (streaming needs a SCRIP grid file)");
-  const std::optional<size_t> size = f.dimension("grid_size");
-  if (!size) fail(ISTHMUS_ERR_FILE, path, ": no dimension grid_size (a SCRIP grid file has one)");
-  size_ = static_cast<int64_t>(*size);
-  header_.name = stem_of(path);
-  header_.source = path;
-  header_.dims = {size_};
-  if (std::optional<Var> d = f.find("grid_dims")) {
-    const std::vector<int> dims = f.ints(*d);
-    int64_t product = 1;
-    for (int x : dims) product *= x;
-    if (product == size_ && !dims.empty()) header_.dims.assign(dims.begin(), dims.end());
-  }
-  const Var lon = f.var("grid_center_lon"), lat = f.var("grid_center_lat");
-  lon_unit_ = angle_unit(f, lon);
-  lat_unit_ = angle_unit(f, lat);
-  if (lon.rank() != 1 || lon.len[0] != *size || lat.rank() != 1 || lat.len[0] != *size)
-    fail(ISTHMUS_ERR_FILE, path, ": grid_center_lon/lat have dimensions ", lon.shape(), " and ",
-         lat.shape(), ", expected (grid_size ", *size, ")");
-  lon_ = lon.id;
-  lat_ = lat.id;
-  if (f.has("grid_corner_lon") && f.has("grid_corner_lat")) {
-    const Var clon = f.var("grid_corner_lon"), clat = f.var("grid_corner_lat");
-    if (clon.rank() != 2 || clon.len[0] != *size || clat.rank() != 2 || clat.len != clon.len)
-      fail(ISTHMUS_ERR_FILE, path, ": grid_corner_lon/lat have dimensions ", clon.shape(), " and ",
-           clat.shape(), ", expected (grid_size ", *size, ", grid_corners)");
-    header_.num_corners = static_cast<int>(clon.len[1]);
-    clon_ = clon.id;
-    clat_ = clat.id;
-    clon_unit_ = angle_unit(f, clon);
-    clat_unit_ = angle_unit(f, clat);
-  }
-  if (std::optional<Var> m = f.find("grid_imask")) {
-    if (m->rank() != 1 || m->len[0] != *size)
-      fail(ISTHMUS_ERR_FILE, path, ": variable grid_imask has dimensions ", m->shape(),
-           ", expected (grid_size ", *size, ")");
-    mask_ = m->id;
-  }
-  file_ = std::make_unique<NcFile>(path, NcFile::Mode::Read, NcFile::named("grid", path));
+GridSlabs::GridSlabs(const std::string& spec) : spec_(spec) {
+  // The header through the readers' own checks of names, shapes and units: a read of no point
+  header_ = read_points(spec, PointRange{0, 0}, true);
+  size_ = 1;
+  for (int64_t d : header_.dims) size_ *= d;
 }
 
-ScripGridSlabs::~ScripGridSlabs() = default;
-
-Grid ScripGridSlabs::read(int64_t begin, int64_t end, bool with_corners) const {
+Grid GridSlabs::read(int64_t begin, int64_t end, bool with_corners) const {
   if (begin < 0 || end > size_ || begin > end)
-    fail(ISTHMUS_ERR_ARG, path_, ": points [", begin, ", ", end, ") out of the grid's ", size_);
-  Grid g;
-  g.name = header_.name;
-  g.source = header_.source;
-  g.num_corners = with_corners ? header_.num_corners : 0;
-  const size_t n = static_cast<size_t>(end - begin);
-  g.dims = {static_cast<int64_t>(n)};
-  if (n == 0) return g;
-  const auto get = [&](int var, int rank, const char* what, double unit, std::vector<double>* out) {
-    const size_t start[2] = {static_cast<size_t>(begin), 0};
-    const size_t count[2] = {n, static_cast<size_t>(header_.num_corners)};
-    out->resize(rank == 1 ? n : n * count[1]);
-    file_->check(nc_get_vara_double(file_->id(), var, start, count, out->data()),
-                 std::string("read ") + what);
-    for (size_t i = 0; i < out->size(); ++i) {
-      if (!std::isfinite((*out)[i]))
-        fail(ISTHMUS_ERR_FILE, path_, ": variable ", what, ": value ", (*out)[i], " at point ",
-             begin + static_cast<int64_t>(rank == 1 ? i : i / count[1]), " is not finite");
-      (*out)[i] *= unit;
-    }
-  };
-  get(lon_, 1, "grid_center_lon", lon_unit_, &g.lon);
-  get(lat_, 1, "grid_center_lat", lat_unit_, &g.lat);
-  if (clon_ >= 0 && with_corners) {
-    get(clon_, 2, "grid_corner_lon", clon_unit_, &g.corner_lon);
-    get(clat_, 2, "grid_corner_lat", clat_unit_, &g.corner_lat);
-  }
-  if (mask_ >= 0) {
-    std::vector<int> m(n);
-    const size_t start = static_cast<size_t>(begin);
-    file_->check(nc_get_vara_int(file_->id(), mask_, &start, &n, m.data()), "read grid_imask");
-    g.mask.resize(n);
-    for (size_t i = 0; i < n; ++i) g.mask[i] = m[i] != 0 ? 1 : 0;
-  }
+    fail(ISTHMUS_ERR_ARG, "grid \"", spec_, "\": points [", begin, ", ", end, ") out of the grid's ",
+         size_);
+  Grid g = read_points(spec_, PointRange{size_t(begin), size_t(end)}, with_corners);
+  g.dims = {end - begin};
   return g;
 }
 

@@ -8,13 +8,10 @@
 // inverted on reading).
 #pragma once
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
 namespace isthmus::remap {
-
-class NcFile;  // nc_file.h
 
 struct Grid {
   std::string name;    // the grid's name (OASIS's prefix, or the file's stem): for messages
@@ -71,28 +68,24 @@ Grid read_cf_grid(const std::string& path);
 // Writes a SCRIP grid file (tests, and the weights files' grid variables).
 void write_scrip_grid(const std::string& path, const Grid& grid);
 
-// A SCRIP grid file read a range of points at a time, for grids too large to hold whole (an
-// 81 M-cell source streamed in slabs of rows). Errors as read_scrip_grid's.
-class ScripGridSlabs {
+// A grid read a range of points at a time, for grids too large to hold whole (an 81 M-cell
+// source streamed in slabs of rows): any grid read_grid reads (SCRIP, OASIS's grids.nc:NAME with
+// masks.nc and areas.nc, the shared data's layout, CF), each read taking the whole rows that hold
+// its range from the files. Errors as read_grid's, found at construction for the header.
+class GridSlabs {
  public:
-  explicit ScripGridSlabs(const std::string& path);  // reads and checks the header
-  ~ScripGridSlabs();
-  ScripGridSlabs(const ScripGridSlabs&) = delete;
-  ScripGridSlabs& operator=(const ScripGridSlabs&) = delete;
+  explicit GridSlabs(const std::string& spec);  // reads and checks the header
   // The grid without its points: name, source, dims, num_corners.
   const Grid& header() const { return header_; }
   int64_t size() const { return size_; }
   // Points [begin, end) as a Grid of end - begin points (dims {end - begin}; mask and area if
-  // the file has them), radians; without the corners if !with_corners (num_corners 0).
+  // the files have them), radians; without the corners if !with_corners (num_corners 0).
   Grid read(int64_t begin, int64_t end, bool with_corners = true) const;
 
  private:
-  std::string path_;
-  std::unique_ptr<NcFile> file_;
+  std::string spec_;
   Grid header_;
   int64_t size_ = 0;
-  int lon_ = -1, lat_ = -1, clon_ = -1, clat_ = -1, mask_ = -1;
-  double lon_unit_ = 1, lat_unit_ = 1, clon_unit_ = 1, clat_unit_ = 1;
 };
 
 }  // namespace isthmus::remap

@@ -258,7 +258,7 @@ struct StreamedWeights {
   int64_t total_links = 0, served = 0, unserved = 0, masked = 0, nearest_filled = 0;
   double seconds = 0;                  // the slowest rank's computation
 };
-StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSlabs& src,
+StreamedWeights generate_streamed_conservative(MPI_Comm comm, const GridSlabs& src,
                                                const Grid& dst, const GenOptions& options,
                                                int64_t slab_points,
                                                const std::function<void(double)>& progress = {});
@@ -274,7 +274,7 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSla
 // sums the mean distance between consecutive source points over the ranks in turn (one pass in
 // storage order, as the held path). Every rank holds n (distance, index) pairs per destination
 // point: for destinations held whole. Not GenOptions::oasis_masks.
-StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs& src,
+StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const GridSlabs& src,
                                              const Grid& dst, const std::string& method,
                                              const GenOptions& options, int64_t slab_points,
                                              const std::function<void(double)>& progress = {});
@@ -282,7 +282,7 @@ StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs
 // (ScripWeightsWriter: in parallel with PnetCDF, else through rank 0): a block of the
 // destination's variables; the source's of its range, slab by slab, each read from the grid file
 // with its areas and covered fractions; its links, after those of the lower ranks.
-void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripGridSlabs& src,
+void write_streamed_weights(MPI_Comm comm, const std::string& path, const GridSlabs& src,
                             const Grid& dst, const StreamedWeights& w, int64_t slab_points);
 
 // A cell's area from its corners (steradians; repeated corners dropped; 0 without corners; trig:

@@ -24,7 +24,7 @@ int64_t range_begin(int64_t n, int r, int p) { return n * r / p; }
 
 // The result of a streamed method before its work: this rank's range of the source; and the
 // checks every streamed method makes, in `a` (the method's own follow).
-StreamedWeights streamed_start(MPI_Comm comm, const ScripGridSlabs& src, const Grid& dst,
+StreamedWeights streamed_start(MPI_Comm comm, const GridSlabs& src, const Grid& dst,
                                const std::string& method, const GenOptions& options,
                                int64_t slab_points, int* rank, int* nranks, Agreement& a) {
   ISTHMUS_MPI(MPI_Comm_rank(comm, rank));
@@ -107,7 +107,7 @@ void merge_best(Best* a, const Best* b, int n, Best* scratch) {
 // (centres and mask only), and the ranks' lists are merged in rank order, which cannot change
 // the result. qlat: the query points' latitudes (radians), to skip a slab by its own. Errors
 // are agreed: every rank throws the same.
-std::vector<Best> streamed_nearest(MPI_Comm comm, const ScripGridSlabs& src, int64_t begin,
+std::vector<Best> streamed_nearest(MPI_Comm comm, const GridSlabs& src, int64_t begin,
                                    int64_t end, int64_t slab_points, const std::vector<Vec3>& q,
                                    const std::vector<double>& qlat, int n,
                                    const std::function<void(double)>& progress) {
@@ -236,7 +236,7 @@ std::vector<Best> streamed_nearest(MPI_Comm comm, const ScripGridSlabs& src, int
 
 }  // namespace
 
-StreamedWeights generate_streamed_conservative(MPI_Comm comm, const ScripGridSlabs& src,
+StreamedWeights generate_streamed_conservative(MPI_Comm comm, const GridSlabs& src,
                                                const Grid& dst, const GenOptions& options,
                                                int64_t slab_points,
                                                const std::function<void(double)>& progress) {
@@ -369,7 +369,7 @@ namespace {
 // ranks add their pairs (i, i + 1 mod n) in turn, each continuing the previous one's sum, so
 // the additions are those of one pass in storage order (the bits of the source held whole).
 // A rank whose reading fails records it in `agreement` and still passes the sum on.
-double streamed_mean_distance(MPI_Comm comm, const ScripGridSlabs& src, const StreamedWeights& out,
+double streamed_mean_distance(MPI_Comm comm, const GridSlabs& src, const StreamedWeights& out,
                               int64_t slab_points, int rank, int nranks, Agreement& agreement) {
   const int64_t ns = src.size();
   double sum = 0.0;
@@ -405,7 +405,7 @@ double streamed_mean_distance(MPI_Comm comm, const ScripGridSlabs& src, const St
 
 }  // namespace
 
-StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs& src,
+StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const GridSlabs& src,
                                              const Grid& dst, const std::string& method,
                                              const GenOptions& options, int64_t slab_points,
                                              const std::function<void(double)>& progress) {
@@ -484,7 +484,7 @@ StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const ScripGridSlabs
   return out;
 }
 
-void write_streamed_weights(MPI_Comm comm, const std::string& path, const ScripGridSlabs& src,
+void write_streamed_weights(MPI_Comm comm, const std::string& path, const GridSlabs& src,
                             const Grid& dst, const StreamedWeights& w, int64_t slab_points) {
   int rank = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));

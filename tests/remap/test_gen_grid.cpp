@@ -14,6 +14,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "base/error.h"
@@ -794,6 +795,103 @@ TEST(GridWrite, InconsistentGridIsAnArgumentError) {
   EXPECT_NE(error_of([&] { isthmus::remap::write_scrip_grid(dir / "x.nc", g); }, ISTHMUS_ERR_ARG)
                 .find("corners, expected 6 points x 4"),
             std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Grids read a range of points at a time (GridSlabs, the streamed source's reader): every format
+// read_grid reads, every range (empty, whole, within a row, across rows, the last point), with
+// and without corners, gives the whole grid's points of that range; and the header without its
+// points.
+
+void expect_slabs_are_slices(const std::string& spec) {
+  SCOPED_TRACE(spec);
+  const Grid all = isthmus::remap::read_grid(spec);
+  const isthmus::remap::GridSlabs slabs(spec);
+  const Grid& h = slabs.header();
+  EXPECT_EQ(slabs.size(), all.size());
+  EXPECT_EQ(h.dims, all.dims);
+  EXPECT_EQ(h.name, all.name);
+  EXPECT_EQ(h.source, all.source);
+  EXPECT_EQ(h.num_corners, all.num_corners);
+  EXPECT_EQ(h.size(), 0);
+  const int64_t n = all.size(), nx = all.dims.front();
+  const std::vector<std::pair<int64_t, int64_t>> ranges = {
+      {0, 0}, {0, n}, {1, std::min<int64_t>(n, 3)}, {nx > 1 ? nx - 1 : 0, std::min(n, nx + 1)},
+      {std::min(n, nx), std::min(n, 2 * nx)}, {n - 1, n}, {n, n}};
+  for (const auto& [b, e] : ranges)
+    for (const bool corners : {true, false}) {
+      SCOPED_TRACE("points [" + std::to_string(b) + ", " + std::to_string(e) + ")" +
+                   (corners ? "" : " without corners"));
+      const Grid g = slabs.read(b, e, corners);
+      ASSERT_EQ(g.dims, (std::vector<int64_t>{e - b}));
+      ASSERT_EQ(g.size(), e - b);
+      const auto slice = [b = b, e = e](const auto& v, int per) {
+        using V = std::decay_t<decltype(v)>;
+        return v.empty() ? V() : V(v.begin() + b * per, v.begin() + e * per);
+      };
+      EXPECT_EQ(g.lon, slice(all.lon, 1));
+      EXPECT_EQ(g.lat, slice(all.lat, 1));
+      EXPECT_EQ(g.mask, slice(all.mask, 1));
+      EXPECT_EQ(g.area, slice(all.area, 1));
+      EXPECT_EQ(g.num_corners, corners ? all.num_corners : 0);
+      if (corners) {
+        EXPECT_EQ(g.corner_lon, slice(all.corner_lon, all.num_corners));
+        EXPECT_EQ(g.corner_lat, slice(all.corner_lat, all.num_corners));
+      } else {
+        EXPECT_TRUE(g.corner_lon.empty() && g.corner_lat.empty());
+      }
+    }
+  const std::string out = error_of([&] { slabs.read(0, n + 1); }, ISTHMUS_ERR_ARG);
+  EXPECT_NE(out.find("points [0, " + std::to_string(n + 1) + ") out of the grid's " + std::to_string(n)),
+            std::string::npos) << out;
+}
+
+TEST(GridSlabs, EveryFormatReadsItsRangesAsTheWholeGrid) {
+  expect_slabs_are_slices(kData + "grid_torc.nc");  // the shared layout: (crn, y, x) corners
+  TempDir dir;
+  write_oasis_trio(dir, Synthetic());
+  expect_slabs_are_slices(dir / "grids.nc:ocn");  // OASIS, with masks.nc and areas.nc
+  const Grid small = small_grid();
+  isthmus::remap::write_scrip_grid(dir / "small.nc", small);
+  expect_slabs_are_slices(dir / "small.nc");  // SCRIP
+  {
+    NcWriter w(dir / "cf.nc");  // CF, a regular grid: 1-D lon and lat, 1-D bounds
+    w.dim("x", 3).dim("y", 4).dim("nv", 2);
+    w.var("x", NC_DOUBLE, {"x"}, {0, 120, 240},
+          {{"standard_name", "longitude"}, {"units", "degrees_east"}, {"bounds", "x_b"}});
+    w.var("y", NC_DOUBLE, {"y"}, {-60, -20, 20, 60},
+          {{"standard_name", "latitude"}, {"units", "degrees_north"}, {"bounds", "y_b"}});
+    w.var("x_b", NC_DOUBLE, {"x", "nv"}, {-60, 60, 60, 180, 180, 300});
+    w.var("y_b", NC_DOUBLE, {"y", "nv"}, {-90, -40, -40, 0, 0, 40, 40, 90});
+    w.close();
+  }
+  expect_slabs_are_slices(dir / "cf.nc");
+  {
+    NcWriter w(dir / "curv.nc");  // CF, curvilinear: 2-D lon and lat, (y, x, nv) bounds
+    w.dim("y", 2).dim("x", 2).dim("nvertex", 4);
+    w.var("nav_lon", NC_DOUBLE, {"y", "x"}, {5, 15, 5, 15}, {{"bounds", "bounds_lon"}});
+    w.var("nav_lat", NC_DOUBLE, {"y", "x"}, {50, 50, 60, 60}, {{"bounds", "bounds_lat"}});
+    w.var("bounds_lon", NC_DOUBLE, {"y", "x", "nvertex"},
+          {0, 10, 10, 0, 10, 20, 20, 10, 0, 10, 10, 0, 10, 20, 20, 10});
+    w.var("bounds_lat", NC_DOUBLE, {"y", "x", "nvertex"},
+          {45, 45, 55, 55, 45, 45, 55, 55, 55, 55, 65, 65, 55, 55, 65, 65});
+    w.close();
+  }
+  expect_slabs_are_slices(dir / "curv.nc");
+}
+
+// A slab's bad value is named by its place in the whole grid, as the whole read names it.
+TEST(GridSlabs, ABadValueIsNamedByItsPointInTheGrid) {
+  TempDir dir;
+  Synthetic s;
+  s.cla[2 * s.size() + 9] = std::numeric_limits<double>::quiet_NaN();  // corner 2 of point 9
+  write_oasis_trio(dir, s);
+  const isthmus::remap::GridSlabs slabs(dir / "grids.nc:ocn");
+  const std::string whole = error_of([&] { isthmus::remap::read_grid(dir / "grids.nc:ocn"); });
+  const std::string slab = error_of([&] { slabs.read(8, 12); });
+  EXPECT_NE(whole.find("corner 2 of point 9 (i 1, j 2) is nan"), std::string::npos) << whole;
+  EXPECT_EQ(slab, whole);
+  EXPECT_EQ(slabs.read(0, 8).size(), 8);  // rows 0 and 1 hold no bad value
 }
 
 }  // namespace

@@ -608,7 +608,7 @@ TEST(WeightsGen, AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole) {
   for (const std::string norm : {"fracarea", "destarea", "fracnnei"}) {
     GenOptions o;
     o.normalization = norm;
-    const ScripGridSlabs slabs(path);
+    const GridSlabs slabs(path);
     const StreamedWeights s = generate_streamed_conservative(MPI_COMM_WORLD, slabs, dst, o, 37);
     const GeneratedWeights h = generate_weights(MPI_COMM_SELF, held, dst, "conservative", o);
     // Every rank's streamed links on rank 0, in rank (= source) order.
@@ -649,7 +649,7 @@ TEST(WeightsGen, AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole) {
   }
   // The file: SCRIP's variables with the source's streamed in, readable by the weights reader.
   GenOptions o;
-  const ScripGridSlabs slabs(path);
+  const GridSlabs slabs(path);
   const StreamedWeights s = generate_streamed_conservative(MPI_COMM_WORLD, slabs, dst, o, 50);
   write_streamed_weights(MPI_COMM_WORLD, dir / "w.nc", slabs, dst, s, 50);
   // The source fractions, which each rank sums from its links as it hands its slabs to rank 0:
@@ -690,6 +690,122 @@ TEST(WeightsGen, AStreamedSourceGivesTheWeightsOfTheSourceHeldWhole) {
   }
 }
 
+// g as OASIS's grids.nc (NAME.lon, .lat (y, x); .clo, .cla (crn, y, x); degrees) and masks.nc
+// (NAME.msk, 1 = masked) in dir: the values write_scrip_grid writes, in OASIS's files.
+void write_oasis_grid(const std::string& dir, const Grid& g, const std::string& name) {
+  const size_t nx = size_t(g.nx()), ny = size_t(g.ny()), n = nx * ny, nc = size_t(g.num_corners);
+  std::vector<double> lon(n), lat(n), clo(nc * n), cla(nc * n);
+  std::vector<int> msk(n);
+  for (size_t c = 0; c < n; ++c) {
+    lon[c] = g.lon[c] / kDeg;
+    lat[c] = g.lat[c] / kDeg;
+    msk[c] = g.active(int64_t(c)) ? 0 : 1;
+    for (size_t k = 0; k < nc; ++k) {
+      clo[k * n + c] = g.corner_lon[c * nc + k] / kDeg;
+      cla[k * n + c] = g.corner_lat[c * nc + k] / kDeg;
+    }
+  }
+  for (const bool masks : {false, true}) {
+    int id = -1, x = -1, y = -1, crn = -1, v = -1;
+    ASSERT_EQ(nc_create((dir + (masks ? "/masks.nc" : "/grids.nc")).c_str(), NC_CLOBBER, &id), NC_NOERR);
+    ASSERT_EQ(nc_def_dim(id, ("y_" + name).c_str(), ny, &y), NC_NOERR);
+    ASSERT_EQ(nc_def_dim(id, ("x_" + name).c_str(), nx, &x), NC_NOERR);
+    if (!masks) {
+      ASSERT_EQ(nc_def_dim(id, ("crn_" + name).c_str(), nc, &crn), NC_NOERR);
+    }
+    const int centre[2] = {y, x}, corner[3] = {crn, y, x};
+    const auto put = [&](const std::string& var, nc_type type, const int* dims, int rank, const void* data) {
+      ASSERT_EQ(nc_redef(id), NC_NOERR);
+      ASSERT_EQ(nc_def_var(id, (name + var).c_str(), type, rank, dims, &v), NC_NOERR);
+      ASSERT_EQ(nc_enddef(id), NC_NOERR);
+      ASSERT_EQ(type == NC_INT ? nc_put_var_int(id, v, static_cast<const int*>(data))
+                               : nc_put_var_double(id, v, static_cast<const double*>(data)), NC_NOERR);
+    };
+    ASSERT_EQ(nc_enddef(id), NC_NOERR);
+    if (masks) {
+      put(".msk", NC_INT, centre, 2, msk.data());
+    } else {
+      put(".lon", NC_DOUBLE, centre, 2, lon.data());
+      put(".lat", NC_DOUBLE, centre, 2, lat.data());
+      put(".clo", NC_DOUBLE, corner, 3, clo.data());
+      put(".cla", NC_DOUBLE, corner, 3, cla.data());
+    }
+    ASSERT_EQ(nc_close(id), NC_NOERR);
+  }
+}
+
+// A source streamed from OASIS's grids.nc:NAME (with masks.nc) instead of a SCRIP grid file:
+// the same links, bit for bit, and the same file, for conservative and nearest weights.
+TEST(WeightsGen, AStreamedOasisSourceGivesTheWeightsOfItsScripCopy) {
+  Watchdog dog("WeightsGen.AStreamedOasisSourceGivesTheWeightsOfItsScripCopy", 120);
+  TempRunDir dir("weights_stream_oasis");
+  const Grid src = write_streamed_source(dir / "src.nc");
+  if (world_rank() == 0) write_oasis_grid(dir.path(), src, "ocn");
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Grid dst = lonlat_grid("dst", 48, 30, -180.0, false);
+  const GridSlabs scrip(dir / "src.nc"), oasis(dir / "grids.nc:ocn");
+  EXPECT_EQ(oasis.size(), src.size());
+  EXPECT_EQ(oasis.header().dims, src.dims);
+  EXPECT_EQ(oasis.header().num_corners, 4);
+  for (const std::string method : {"conservative", "nearest"}) {
+    SCOPED_TRACE(method);
+    GenOptions o;
+    o.normalization = "fracnnei";
+    const auto generate = [&](const GridSlabs& g) {
+      return method == "nearest" ? generate_streamed_neighbours(MPI_COMM_WORLD, g, dst, method, o, 37)
+                                 : generate_streamed_conservative(MPI_COMM_WORLD, g, dst, o, 37);
+    };
+    const StreamedWeights a = generate(scrip), b = generate(oasis);
+    EXPECT_GT(a.links.size(), 0);
+    EXPECT_EQ(a.links.src, b.links.src);
+    EXPECT_EQ(a.links.dst, b.links.dst);
+    EXPECT_TRUE(a.links.w == b.links.w);
+    EXPECT_EQ(a.unserved, b.unserved);
+    write_streamed_weights(MPI_COMM_WORLD, dir / "a.nc", scrip, dst, a, 37);
+    write_streamed_weights(MPI_COMM_WORLD, dir / "b.nc", oasis, dst, b, 37);
+    if (world_rank() == 0) {
+      for (const char* var : {"src_grid_center_lon", "src_grid_corner_lat", "src_grid_area",
+                              "src_grid_frac", "remap_matrix"}) {
+        std::vector<double> va, vb;
+        int present = 0;  // files that have it
+        for (const char* f : {"a.nc", "b.nc"}) {
+          int id = -1, v = -1, nd = 0;
+          ASSERT_EQ(nc_open((dir / f).c_str(), NC_NOWRITE, &id), NC_NOERR);
+          if (nc_inq_varid(id, var, &v) != NC_NOERR) {
+            nc_close(id);
+            continue;
+          }
+          ++present;
+          int dims[2];
+          ASSERT_EQ(nc_inq_varndims(id, v, &nd), NC_NOERR);
+          ASSERT_EQ(nc_inq_vardimid(id, v, dims), NC_NOERR);
+          size_t n = 1, len = 0;
+          for (int d = 0; d < nd; ++d) {
+            ASSERT_EQ(nc_inq_dimlen(id, dims[d], &len), NC_NOERR);
+            n *= len;
+          }
+          std::vector<double>& out = f[0] == 'a' ? va : vb;
+          out.resize(n);
+          ASSERT_EQ(nc_get_var_double(id, v, out.data()), NC_NOERR);
+          nc_close(id);
+        }
+        EXPECT_NE(present, 1) << var;
+        EXPECT_TRUE(va == vb) << var;
+        if (method == "conservative") {
+          EXPECT_EQ(present, 2) << var;  // nearest's file has no corners nor areas
+        }
+      }
+      int id = -1, v = -1;
+      std::vector<int> imask(size_t(src.size()));
+      ASSERT_EQ(nc_open((dir / "b.nc").c_str(), NC_NOWRITE, &id), NC_NOERR);
+      ASSERT_EQ(nc_inq_varid(id, "src_grid_imask", &v), NC_NOERR);
+      ASSERT_EQ(nc_get_var_int(id, v, imask.data()), NC_NOERR);
+      nc_close(id);
+      for (int64_t c = 0; c < src.size(); ++c) EXPECT_EQ(imask[size_t(c)], src.mask[size_t(c)]) << c;
+    }
+  }
+}
+
 // Nearest neighbours (DISTWGT, GAUSWGT) from a source streamed in slabs: the links of the
 // source held whole, bit for bit (the first n by distance, then index: a regular source has
 // ties; GAUSWGT's mean distance summed in storage order over the ranks), at every rank count and
@@ -703,7 +819,7 @@ TEST(WeightsGen, AStreamedSourceGivesTheNearestNeighboursOfTheSourceHeldWhole) {
   dst.mask.assign(size_t(dst.size()), 1);
   dst.mask[7] = 0;  // a masked destination point: no link, counted as masked
   const Grid held = read_grid(path);
-  const ScripGridSlabs slabs(path);
+  const GridSlabs slabs(path);
   for (const auto& [method, n] : {std::pair<std::string, int>{"nearest", 1}, {"nearest", 4},
                                    {"gaussian", 4}}) {
     GenOptions o;

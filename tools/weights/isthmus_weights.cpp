@@ -6,7 +6,7 @@
 //                   [--variance V] [--order 1|2] [--masks isthmus|oasis] [--quiet]
 //                   [--stream-source | --no-stream-source] [--slab-points N]
 //
-// A SCRIP source of more than 2^23 points with --method conservative, nearest or gaussian is
+// A source of more than 2^23 points with --method conservative, nearest or gaussian is
 // streamed from its file in slabs of --slab-points points (default 2^20) instead of held whole
 // (weights_gen.h).
 //
@@ -21,7 +21,6 @@
 #include <functional>
 #include <string>
 
-#include <netcdf.h>
 #include <unistd.h>
 
 #include "base/error.h"
@@ -56,8 +55,8 @@ long peak_rss_kib() {
 }
 
 // Whether to stream the source: --stream-source (1), --no-stream-source (0), or by default (-1)
-// a SCRIP source of more than 2^23 points, for the stack "conservative", "nearest" or
-// "gaussian" alone.
+// a source of more than 2^23 points, for the stack "conservative", "nearest" or "gaussian"
+// alone.
 // (Not by default with OASIS's mask rules, which only the held path follows; asked for, the
 // generator says so.)
 bool streams(int stream, const std::string& stack, const std::string& src_spec, bool oasis_masks) {
@@ -67,15 +66,11 @@ bool streams(int stream, const std::string& stack, const std::string& src_spec, 
     return false;
   if (stream < 0 && oasis_masks) return false;
   if (stream == 1) return true;
-  int ncid = -1, dim = -1;
-  size_t size = 0;
-  bool large = false;
-  if (nc_open(src_spec.c_str(), NC_NOWRITE, &ncid) == NC_NOERR) {
-    large = nc_inq_dimid(ncid, "grid_size", &dim) == NC_NOERR &&
-            nc_inq_dimlen(ncid, dim, &size) == NC_NOERR && size > (size_t(1) << 23);
-    nc_close(ncid);
+  try {
+    return GridSlabs(src_spec).size() > (int64_t(1) << 23);
+  } catch (const Error&) {
+    return false;  // the held path's reader says what is wrong with it
   }
-  return large;
 }
 
 // A process started without a launcher is an MPI singleton: it talks to no other process, so
@@ -161,7 +156,7 @@ int main(int argc, char** argv) {
         isthmus::remap::ParallelNcFile::parallel_by_default() ? "pnetcdf" : "netcdf-c";
     if (streams(stream, stack, src_spec, o.oasis_masks)) {
       // A source too large to hold: streamed from its SCRIP grid file (weights_gen.h).
-      const ScripGridSlabs src(src_spec);
+      const GridSlabs src(src_spec);
       const Grid dst = read_grid(dst_spec);
       const double t_read = MPI_Wtime() - t0;
       const std::string method = parse_stack(stack)[0].name;
