@@ -91,6 +91,20 @@ def test_the_rank_count_changes_no_bit(tmp_path):
     assert (method[imask == 1] >= 0).all() and (method[imask == 0] == -1).all()
 
 
+def test_a_source_in_the_shared_layout_streams_to_the_weights_held_whole(tmp_path):
+    """--stream-source reads the source in slabs from any grid format: here the shared data's
+    ORCA2 layout ((crn, y, x) corners, imask), which streaming once refused (SCRIP files only).
+    The streamed links are the held ones (in source order), weights within 1e-12."""
+    streamed, text = generate(tmp_path, "torc", "lmdz", "conservative", 2, "--stream-source",
+                              "--slab-points", "5000")
+    assert json.loads(text.strip().splitlines()[-1])["streamed"] is True
+    held, _ = generate(tmp_path, "torc", "lmdz", "conservative", 1)
+    (s1, d1, w1), (s2, d2, w2) = links(streamed), links(held)
+    a, b = np.lexsort((d1, s1)), np.lexsort((d2, s2))
+    assert np.array_equal(s1[a], s2[b]) and np.array_equal(d1[a], d2[b])
+    assert np.max(np.abs(w1[a] - w2[b])) < 1e-12
+
+
 def test_oasis_masks_drop_the_masked_among_the_nearest(tmp_path):
     """--masks oasis: SCRIP's DISTWGT rule. Near LMDZ's coasts some of an ORCA2 point's 4 nearest
     LMDZ points are land: they are dropped, not replaced by the next ocean points (the default);
