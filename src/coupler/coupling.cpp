@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "base/text.h"
 #include "coupler/grid_files.h"
+#include "coupler/scripr.h"
 #include "remap/scrip_weights.h"
 #include "remap/weights_gen.h"
 #include "base/wait.h"
@@ -45,35 +46,6 @@ std::string dated_file(const char* kind, int date, const std::string& file) {
   const size_t slash = file.rfind('/');
   if (slash == std::string::npos) return prefix + file;
   return file.substr(0, slash + 1) + prefix + file.substr(slash + 1);
-}
-
-// SCRIPR's transformation as an interpolation stack of the weight generator (docs/weights.md):
-// BILINEAR and BICUBIC fall back on the nearest active source point, where OASIS's SCRIP uses
-// the nearest neighbour too; DISTWGT and GAUSWGT take their NVOISIN (and VAR); CONSERV its
-// normalisation (FRACNNEI serves uncovered active points by their nearest neighbour inside the
-// conservative method) and order.
-std::string scripr_stack(const ScriprSpec& r, remap::GenOptions* o) {
-  o->oasis_masks = true;  // what SCRIP's weights give a relinked OASIS3-MCT model
-  if (r.method == "BILINEAR" || r.method == "BICUBIC") {
-    o->num_neighbours = 1;
-    return r.method == "BILINEAR" ? "bilinear,nearest" : "bicubic,nearest";
-  }
-  if (r.method == "DISTWGT" || r.method == "GAUSWGT") {
-    o->num_neighbours = r.nb_neighbours > 0 ? r.nb_neighbours : 4;
-    if (r.method == "GAUSWGT") o->gaussian_variance = r.gaussian_variance;
-    return r.method == "DISTWGT" ? "nearest" : "gaussian";
-  }
-  if (r.method == "CONSERV") {
-    o->normalization = lower(r.normalization.empty() ? "FRACAREA" : r.normalization);
-    o->conservative_order = r.order == "SECOND" ? 2 : 1;
-    return "conservative";
-  }
-  fail(ISTHMUS_ERR_CONFIG, "SCRIPR ", r.method, ": no weight generation method of that name");
-}
-
-// OASIS looks files up in the run directory; so do we (an absolute name is kept).
-std::string path_in(const std::string& run_dir, const std::string& file) {
-  return !file.empty() && file[0] == '/' ? file : run_dir + "/" + file;
 }
 
 // Rank 0 of comm looks, every rank learns: an agreed answer costs one broadcast.
@@ -353,31 +325,9 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
                                                   ends_.dst_grid_size, std::move(ends_.weights),
                                                   mo, agreement);
     } else {
-      if (e.scripr && !e.mapping) {
-        // OASIS's SCRIPR: the weights file of the entry's name is used if it is in the run
-        // directory; otherwise (or if isthmus made it for other grids or options) it is
-        // generated from grids.nc and masks.nc of the run directory, over the pair's ranks.
-        remap::GenOptions go;
-        const std::string stack = scripr_stack(*e.scripr, &go);
-        const std::string grids = in_run_dir("grids.nc");
-        // Corners for conservative weights only: the others do not depend on them (nor does
-        // their cache key, which this reading computes at every start).
-        const bool corners = remap::stack_needs_corners(stack);
-        remap::ensure_weights_file(
-            comm, in_run_dir(weights),
-            [&] {
-              try {
-                return std::pair<remap::Grid, remap::Grid>(
-                    remap::read_oasis_grid(grids, e.src_grid, corners),
-                    remap::read_oasis_grid(grids, e.dst_grid, corners));
-              } catch (const Error& err) {
-                fail(err.code(), where(e), ": SCRIPR: no weights file ", weights,
-                     " in the run directory, and its grids cannot be read to generate it: ",
-                     err.what());
-              }
-            },
-            stack, go);
-      }
+      // OASIS's SCRIPR: the file of the entry's name in the run directory, generated over the
+      // pair's ranks if missing (scripr.h)
+      if (e.scripr && !e.mapping) ensure_scripr_weights(comm, e, run_dir_);
       const remap::WeightsExpect expect{ends_.src_grid_size, ends_.dst_grid_size};
       remap::WeightsInfo info;
       Agreement read_agreement;

@@ -142,6 +142,98 @@ def test_bad_input_names_what_is_wrong(tmp_path):
     assert not (tmp_path / "x.nc").exists()
 
 
+def write_oasis_grids(run_dir, grids=("torc", "lmdz")):
+    """The shared grids as OASIS's grids.nc (lon, lat, clo, cla), masks.nc (1 = masked) and
+    areas.nc in run_dir, as a model's oasis_write_grid calls leave them."""
+    with Dataset(run_dir / "grids.nc", "w") as g, Dataset(run_dir / "masks.nc", "w") as m, \
+            Dataset(run_dir / "areas.nc", "w") as a:
+        for name in grids:
+            with Dataset(DATA / f"grid_{name}.nc") as src:
+                for f in (g, m, a):
+                    for dim in (f"y_{name}", f"x_{name}"):
+                        f.createDimension(dim, src.dimensions[dim].size)
+                g.createDimension(f"crn_{name}", src.dimensions[f"crn_{name}"].size)
+                for v in ("lon", "lat", "clo", "cla"):
+                    g.createVariable(f"{name}.{v}", "f8", src[v].dimensions)[:] = src[v][:]
+                m.createVariable(f"{name}.msk", "i4", src["imask"].dimensions)[:] = 1 - src["imask"][:]
+                a.createVariable(f"{name}.srf", "f8", src["srf"].dimensions)[:] = src["srf"][:]
+
+
+NAMCOUPLE = """ $NFIELDS
+   4
+ $END
+ $NBMODEL
+   2  ocean  atmos
+ $END
+ $RUNTIME
+   86400
+ $END
+ $NLOGPRT
+   0
+ $END
+ $STRINGS
+O_SST A_SST 1 3600 1 r.nc EXPORTED
+182 149 96 72 torc lmdz LAG=0
+P 2 P 0
+SCRIPR
+CONSERV LR SCALAR LATLON 1 FRACNNEI FIRST
+O_ICE A_ICE 1 3600 1 r.nc EXPORTED
+182 149 96 72 torc lmdz LAG=0
+P 2 P 0
+SCRIPR
+CONSERV LR SCALAR LATLON 1 FRACNNEI FIRST
+A_FLX O_FLX 1 3600 1 r.nc EXPORTED
+96 72 182 149 lmdz torc LAG=0
+P 0 P 2
+SCRIPR
+BILINEAR LR SCALAR LATLON 1
+A_TAU O_TAU 1 3600 1 r.nc EXPORTED
+96 72 182 149 lmdz torc LAG=0
+P 0 P 2
+MAPPING
+rmp_given.nc
+ $END
+"""
+
+
+def test_a_namcouple_gets_its_scripr_weights_made_ahead(tmp_path):
+    """--namcouple: every SCRIPR entry's file, as the coupler names and makes it (one file for the
+    two entries that share it; none for the MAPPING entry), kept on a second run as the coupler
+    keeps it at its start; the conservative file is the bits of the same weights asked for by
+    hand with OASIS's mask rules."""
+    write_oasis_grids(tmp_path)
+    (tmp_path / "namcouple").write_text(NAMCOUPLE)
+    made = run("--namcouple", str(tmp_path / "namcouple"), "--ranks", "2")
+    assert made.returncode == 0, made.stderr + made.stdout
+    files = json.loads(made.stdout.strip().splitlines()[-1])["files"]
+    names = [Path(f["file"]).name for f in files]
+    assert names == ["rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc", "rmp_lmdz_to_torc_BILINEAR.nc"]
+    assert all(f["generated"] for f in files)
+    assert not (tmp_path / "rmp_given.nc").exists()
+    again = run("--namcouple", str(tmp_path / "namcouple"))
+    assert again.returncode == 0, again.stderr
+    assert not any(f["generated"] for f in json.loads(again.stdout.strip().splitlines()[-1])["files"])
+    assert "kept" in again.stdout
+    by_hand = tmp_path / "by_hand.nc"
+    r = run("--src", f"{tmp_path}/grids.nc:torc", "--dst", f"{tmp_path}/grids.nc:lmdz",
+            "--method", "conservative", "--normalization", "fracnnei", "--masks", "oasis",
+            "--out", str(by_hand))
+    assert r.returncode == 0, r.stderr
+    for a, b in zip(links(tmp_path / names[0]), links(by_hand)):
+        assert a.shape == b.shape and np.array_equal(a, b)
+    # a grid missing from grids.nc: the first entry that needs it named, and why; nothing written
+    (tmp_path / names[1]).unlink()
+    write_oasis_grids(tmp_path, grids=("torc",))
+    r = run("--namcouple", str(tmp_path / "namcouple"))
+    assert r.returncode == 1
+    assert ("entry O_SST (line 14): SCRIPR: the grids of weights file "
+            "rmp_torc_to_lmdz_CONSERV_FRACNNEI.nc (made by isthmus) cannot be read") in r.stderr, r.stderr
+    assert "no grid lmdz in the file; it holds torc" in r.stderr
+    assert not (tmp_path / names[1]).exists()
+    r = run("--namcouple", str(tmp_path / "namcouple"), "--src", "x")
+    assert r.returncode == 2 and "not with --src" in r.stderr
+
+
 def test_python_api_writes_the_same_bits_and_caches(tmp_path):
     import isthmus
     from isthmus import IsthmusError

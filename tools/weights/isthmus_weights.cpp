@@ -5,6 +5,7 @@
 //                   [--normalization destarea|fracarea|fracnnei] [--neighbours N]
 //                   [--variance V] [--order 1|2] [--masks isthmus|oasis] [--quiet]
 //                   [--stream-source | --no-stream-source] [--slab-points N]
+//   isthmus_weights --namcouple FILE [--run-dir DIR] [--quiet]
 //
 // A source of more than 2^23 points with --method conservative, nearest or gaussian is
 // streamed from its file in slabs of --slab-points points (default 2^20) instead of held whole
@@ -13,17 +14,27 @@
 // GRID: a SCRIP grid file, a CF file with lon/lat bounds, the shared data's grid_*.nc, or OASIS's
 // grids.nc as DIR/grids.nc:NAME (remap::read_grid). Prints what it did (rank 0) and one JSON line
 // with the figures; exit code 0, or 1 with the error on stderr.
+//
+// --namcouple: ahead of a coupled run, the weights file of every SCRIPR entry of an OASIS
+// namcouple (or isthmus YAML configuration), as the coupler makes it at its start
+// (coupler/scripr.h: the same names, grids from DIR's grids.nc, masks.nc and areas.nc, stacks,
+// options and cache key, so that the coupler then takes them): DIR is the run directory,
+// by default the configuration file's. A file there already is kept as the coupler keeps it.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
 #include "base/error.h"
+#include "coupler/config.h"
+#include "coupler/scripr.h"
 #include "remap/grid.h"
 #include "remap/nc_out.h"
 #include "remap/weights_gen.h"
@@ -38,7 +49,8 @@ namespace {
                "isthmus_weights: %s\n"
                "usage: isthmus_weights --src GRID --dst GRID --method STACK --out FILE "
                "[--normalization N] [--neighbours N] [--variance V] [--order 1|2] "
-               "[--masks isthmus|oasis] [--quiet]\n",
+               "[--masks isthmus|oasis] [--stream-source] [--slab-points N] [--quiet]\n"
+               "       isthmus_weights --namcouple FILE [--run-dir DIR] [--quiet]\n",
                why);
   std::exit(2);
 }
@@ -85,6 +97,44 @@ void start_singletons_quickly() {
   setenv("OMPI_MCA_ess_singleton_isolated", "1", 0);
 }
 
+// --namcouple: every SCRIPR weights file of the configuration, each made once (entries may
+// share one), in the configuration's order. Collective.
+int precompute(const std::string& config_path, std::string run_dir, bool quiet, int rank) {
+  using namespace isthmus::coupler;
+  const Config config = read_config(config_path);
+  if (run_dir.empty()) {
+    const size_t slash = config_path.rfind('/');
+    run_dir = slash == std::string::npos ? "." : config_path.substr(0, slash);
+  }
+  std::vector<std::string> done;
+  std::string json;
+  const double t0 = MPI_Wtime();
+  for (const Entry& e : config.entries) {
+    if (!maps_with_scripr(e)) continue;
+    const std::string file = scripr_file_name(e);
+    if (std::find(done.begin(), done.end(), file) != done.end()) continue;
+    done.push_back(file);
+    const double t = MPI_Wtime();
+    bool made = false;
+    const std::string path = ensure_scripr_weights(MPI_COMM_WORLD, e, run_dir, &made);
+    const double seconds = MPI_Wtime() - t;
+    if (rank == 0 && !quiet)
+      std::printf("isthmus weights: %-48s %s (%s -> %s, line %d) in %.3f s\n", path.c_str(),
+                  made ? "made" : "kept", e.src_grid.c_str(), e.dst_grid.c_str(), e.line, seconds);
+    char rec[512];
+    std::snprintf(rec, sizeof rec, "%s{\"file\": \"%s\", \"generated\": %s, \"seconds\": %.6f}",
+                  json.empty() ? "" : ", ", path.c_str(), made ? "true" : "false", seconds);
+    json += rec;
+  }
+  if (rank == 0) {
+    if (!quiet && done.empty())
+      std::printf("isthmus weights: %s has no SCRIPR entry to make weights for\n", config_path.c_str());
+    std::printf("{\"tool\": \"isthmus\", \"namcouple\": \"%s\", \"seconds\": %.6f, \"files\": [%s]}\n",
+                config_path.c_str(), MPI_Wtime() - t0, json.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -93,7 +143,7 @@ int main(int argc, char** argv) {
   int rank = 0, nranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  std::string src_spec, dst_spec, stack, out;
+  std::string src_spec, dst_spec, stack, out, namcouple, run_dir;
   GenOptions o;
   bool quiet = false;
   int stream = -1;  // -1: stream a SCRIP source of more than 2^23 points for "conservative"
@@ -120,13 +170,28 @@ int main(int argc, char** argv) {
       }
     }
     else if (a == "--quiet") quiet = true;
+    else if (a == "--namcouple") namcouple = value();
+    else if (a == "--run-dir") run_dir = value();
     else if (a == "--stream-source") stream = 1;
     else if (a == "--no-stream-source") stream = 0;
     else if (a == "--slab-points") slab_points = std::atoll(value().c_str());
     else usage(("unknown option " + a).c_str());
   }
+  if (!namcouple.empty()) {
+    if (!src_spec.empty() || !dst_spec.empty() || !stack.empty() || !out.empty())
+      usage("--namcouple makes the files its SCRIPR entries name: not with --src, --dst, --method, --out");
+    int code = 1;
+    try {
+      code = precompute(namcouple, run_dir, quiet, rank);
+    } catch (const Error& e) {
+      if (rank == 0) std::fprintf(stderr, "isthmus weights: %s\n", e.what());
+    }
+    MPI_Finalize();
+    return code;
+  }
+  if (!run_dir.empty()) usage("--run-dir goes with --namcouple");
   if (src_spec.empty() || dst_spec.empty() || stack.empty() || out.empty())
-    usage("--src, --dst, --method and --out are required");
+    usage("--src, --dst, --method and --out are required (or --namcouple)");
   try {
     const double t0 = MPI_Wtime();
     // A progress bar on rank 0's terminal (its share stands for all: shares are equal).

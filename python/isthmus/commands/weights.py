@@ -4,6 +4,7 @@
                     [--normalization destarea|fracarea|fracnnei] [--neighbours N]
                     [--variance V] [--order 1|2] [--masks isthmus|oasis]
                     [--stream-source] [--slab-points N]
+    isthmus weights --namcouple FILE [--run-dir DIR] [--ranks N]
     isthmus weights --check FILE [--json]
 
 GRID is a SCRIP grid file, a CF file with lon/lat bounds, a file laid out as the shared data's
@@ -11,6 +12,13 @@ grid_*.nc (lon, lat, clo, cla, imask), or OASIS's grids.nc as ``DIR/grids.nc:NAM
 and areas.nc read from beside it). STACK is the interpolation stack: methods tried in order for
 each destination point, e.g. ``conservative,bilinear,nearest,fixed=0`` (docs/weights.md).
 ``--ranks N`` runs the generator (the C++ program isthmus_weights) on N MPI ranks.
+
+``--namcouple`` makes, ahead of a coupled run, the weights file of every SCRIPR entry of an
+OASIS namcouple (or an isthmus YAML configuration) as the coupler would at its start: the same
+file names (``rmp_<src>_to_<dst>_<METHOD>.nc``), grids from the run directory's grids.nc,
+masks.nc and areas.nc (``--run-dir``, by default the namcouple's), the same methods, options and
+cache key, so that the coupled run then reads them instead of generating them on its own ranks.
+A file already there is kept, as the coupler keeps it.
 
 ``--check`` applies a weights file (ours or anyone's) to analytic test functions and prints, per
 function, the interpolation error over the destination points the file maps, and the
@@ -79,6 +87,12 @@ def generate(args) -> int:
     except FileNotFoundError as e:
         print(f"isthmus weights: {e}", file=sys.stderr)
         return 1
+    if args.namcouple:
+        argv = [str(tool), "--namcouple", args.namcouple]
+        if args.run_dir:
+            argv += ["--run-dir", args.run_dir]
+        cmd, env = launch(argv, args.ranks, args.mpirun)
+        return subprocess.call(cmd, env=env)
     argv = [str(tool), "--src", args.src, "--dst", args.dst, "--method", args.method,
             "--out", args.out, "--normalization", args.normalization,
             "--neighbours", str(args.neighbours), "--variance", str(args.variance),
@@ -204,10 +218,20 @@ def check(args) -> int:
 def main(args) -> int:
     if args.check:
         return check(args)
-    missing = [o for o in ("src", "dst", "method", "out") if not getattr(args, o)]
+    given = [o for o in ("src", "dst", "method", "out") if getattr(args, o)]
+    if args.namcouple:
+        if given:
+            print("isthmus weights: --namcouple makes the files its SCRIPR entries name: not with "
+                  + ", ".join("--" + g for g in given), file=sys.stderr)
+            return 2
+        return generate(args)
+    if args.run_dir:
+        print("isthmus weights: --run-dir goes with --namcouple", file=sys.stderr)
+        return 2
+    missing = [o for o in ("src", "dst", "method", "out") if o not in given]
     if missing:
         print("isthmus weights: " + ", ".join("--" + m for m in missing) + " required "
-              "(or --check FILE)", file=sys.stderr)
+              "(or --namcouple FILE, or --check FILE)", file=sys.stderr)
         return 2
     return generate(args)
 
@@ -232,12 +256,16 @@ def register(subparsers):
                    help="oasis: SCRIP's mask rules (nearest/gaussian drop the masked among the n "
                         "nearest; conservative serves masked destination points), as SCRIPR")
     p.add_argument("--stream-source", dest="stream_source", action="store_true", default=None,
-                   help="conservative, nearest or gaussian alone: read the source (a SCRIP grid file) in "
+                   help="conservative, nearest or gaussian alone: read the source (any grid format) in "
                    "slabs instead of whole (the default for sources of more than 2^23 points)")
     p.add_argument("--no-stream-source", dest="stream_source", action="store_false",
                    help="hold the source whole even if it is large")
     p.add_argument("--slab-points", type=int, default=0,
                    help="source points per slab when streaming (default 2^20)")
+    p.add_argument("--namcouple", metavar="FILE",
+                   help="make every SCRIPR entry's weights file of this namcouple (or YAML) instead")
+    p.add_argument("--run-dir", dest="run_dir", metavar="DIR",
+                   help="--namcouple: the run directory (its grids.nc; where the files go)")
     p.add_argument("--check", metavar="FILE", help="check a weights file instead")
     p.add_argument("--json", action="store_true", help="--check: also print one JSON line")
     p.add_argument("--tool", help="path of isthmus_weights")
