@@ -323,9 +323,10 @@ TEST(WaitTimeout, LongWaitDoesNotSpin) {
     const double wall = MPI_Wtime() - wall0, cpu = cpu_seconds() - cpu0;
     EXPECT_GE(wall, 0.3);
     // Measured: 1-2 % sleeping, and up to 4.3 % at 8 ranks while another 8-rank test ran
-    // beside it (ctest -j2, 2026-11-27); spinning: 10 % at 8 ranks on 2 loaded cores, all of it
-    // at 2. So the bound sits between, wider where ranks outnumber the cores.
-    const double bound = world_size() > 2 ? 0.07 : 0.04;
+    // beside it (ctest -j2, 2026-11-27), 4.05 % at 2 ranks under ASan (each nap's wake-up and
+    // poll instrumented); spinning: 10 % at 8 ranks on 2 loaded cores, all of it at 2. So the
+    // bound sits between: at 2 ranks far below a spinning rank's whole core.
+    const double bound = world_size() > 2 ? 0.07 : 0.15;
     EXPECT_LT(cpu, bound * wall) << "cpu " << cpu << " s in a wait of " << wall << " s";
     EXPECT_EQ(b.count_wrong(m.dst), 0);
   }
