@@ -19,7 +19,7 @@ APT_PACKAGES=(
   libnetcdf-dev netcdf-bin libnetcdff-dev
   libpnetcdf-dev  # PnetCDF (for Open MPI): weights files written by every rank at once
   libgtest-dev libyaml-cpp-dev
-  libsimgrid-dev simgrid
+  libsimgrid-dev  # SimGrid 3.32 with SMPI: smpicc, smpicxx, smpirun (it provides "simgrid")
   libnanoflann-dev  # the spatial index of weight generation (header-only)
   liboasis3-dev  # OASIS3-MCT 2.0: the tests build an OASIS3-MCT model against it and against isthmus
   liboasis3-doc  # OASIS3-MCT's own examples: one is built unchanged against both and compared
