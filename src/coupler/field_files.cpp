@@ -326,12 +326,11 @@ void begin_copy(std::optional<NcFile>& f, const std::string& what, const std::st
     std::filesystem::copy_file(path, tmp, std::filesystem::copy_options::overwrite_existing, ec);
     if (ec) fail(ISTHMUS_ERR_FILE, "cannot copy the ", what, ": ", ec.message());
     try {
-      f.emplace(tmp, NcFile::Mode::Write, what);
+      f.emplace(tmp, NcFile::Mode::Define, what);
     } catch (...) {
       std::filesystem::remove(tmp, ec);
       throw;
     }
-    f->check(nc_redef(f->id()), "enter define mode");
   } else {
     f.emplace(tmp, NcFile::Mode::Create, what);
   }
@@ -578,41 +577,39 @@ void write_output_record(const std::string& path, const std::string& var, GridSh
 // whose time equals it.
 void read_input_record(const std::string& path, const std::string& var, GridShape shape,
                        int date, double* values) {
-  std::optional<NcFile> f;
-  const std::string what = NcFile::named("input", path);
-  f.emplace(path, NcFile::Mode::Read, what);
+  const NcFile f(path, NcFile::Mode::Read, NcFile::named("input", path));
   int time_dim = -1, time_var = -1;
-  if (nc_inq_dimid(f->id(), "time", &time_dim) != NC_NOERR)
-    fail(ISTHMUS_ERR_FILE, what, ": no dimension \"time\"");
-  if (nc_inq_varid(f->id(), "time", &time_var) != NC_NOERR)
-    fail(ISTHMUS_ERR_FILE, what, ": no variable \"time\"");
-  const size_t records = static_cast<size_t>(dim_length(*f, time_dim));
+  if (nc_inq_dimid(f.id(), "time", &time_dim) != NC_NOERR)
+    fail(ISTHMUS_ERR_FILE, f.name(), ": no dimension \"time\"");
+  if (nc_inq_varid(f.id(), "time", &time_var) != NC_NOERR)
+    fail(ISTHMUS_ERR_FILE, f.name(), ": no variable \"time\"");
+  const size_t records = static_cast<size_t>(dim_length(f, time_dim));
   std::vector<double> times(records);
-  if (records > 0) f->check(nc_get_var_double(f->id(), time_var, times.data()), "read the time");
+  if (records > 0) f.check(nc_get_var_double(f.id(), time_var, times.data()), "read the time");
   std::optional<size_t> record;
   for (size_t r = 0; r < records; ++r)
     if (times[r] == date) record = r;
   if (!record)
-    fail(ISTHMUS_ERR_FILE, what, ": no record at time ", date, " (", records, " records",
+    fail(ISTHMUS_ERR_FILE, f.name(), ": no record at time ", date, " (", records, " records",
          records ? ", from " + std::to_string(int64_t(times.front())) + " to " +
                        std::to_string(int64_t(times.back()))
                  : std::string(),
          ")");
   int v = -1;
-  if (nc_inq_varid(f->id(), var.c_str(), &v) != NC_NOERR)
-    fail(ISTHMUS_ERR_FILE, what, ": no variable \"", var, "\"");
+  if (nc_inq_varid(f.id(), var.c_str(), &v) != NC_NOERR)
+    fail(ISTHMUS_ERR_FILE, f.name(), ": no variable \"", var, "\"");
   nc_type type = NC_NAT;
-  f->check(nc_inq_vartype(f->id(), v, &type), "read the type of variable " + var);
-  const std::vector<int> dims = var_dims(*f, v);
+  f.check(nc_inq_vartype(f.id(), v, &type), "read the type of variable " + var);
+  const std::vector<int> dims = var_dims(f, v);
   int64_t size = 1;
-  for (size_t i = 1; i < dims.size(); ++i) size *= dim_length(*f, dims[i]);
+  for (size_t i = 1; i < dims.size(); ++i) size *= dim_length(f, dims[i]);
   if ((type != NC_DOUBLE && type != NC_FLOAT) || dims.size() < 2 || dims.size() > 3 ||
       dims[0] != time_dim || size != shape.nx * shape.ny)
-    fail(ISTHMUS_ERR_FILE, what, ": variable \"", var, "\" has dimensions ", dim_text(*f, dims),
+    fail(ISTHMUS_ERR_FILE, f.name(), ": variable \"", var, "\" has dimensions ", dim_text(f, dims),
          ", expected double or float (time, ny = ", shape.ny, ", nx = ", shape.nx, ")");
   size_t start[3] = {*record, 0, 0}, count[3] = {1, 1, 1};
-  for (size_t i = 1; i < dims.size(); ++i) count[i] = size_t(dim_length(*f, dims[i]));
-  f->check(nc_get_vara_double(f->id(), v, start, count, values), "read variable " + var);
+  for (size_t i = 1; i < dims.size(); ++i) count[i] = size_t(dim_length(f, dims[i]));
+  f.check(nc_get_vara_double(f.id(), v, start, count, values), "read variable " + var);
 }
 
 }  // namespace

@@ -69,11 +69,9 @@ void write_grid_variable(const std::string& dir_in, const std::string& grid, con
 
   DirectoryLock lock(dir);
   // Added to if there; else created (it cannot appear meanwhile: the lock is held)
-  remap::NcFile f(path, ::access(path.c_str(), F_OK) == 0 ? remap::NcFile::Mode::Write
+  remap::NcFile f(path, ::access(path.c_str(), F_OK) == 0 ? remap::NcFile::Mode::Define
                                                          : remap::NcFile::Mode::CreateNew,
                   remap::NcFile::named("grid", path));
-  const int redef = nc_redef(f.id());
-  if (redef != NC_EINDEFINE) f.check(redef, "enter define mode");  // a new file is in it already
   // netCDF's order is C's: the slowest dimension first, so a Fortran (nx, ny, nc) array is
   // (crn, y, x)
   std::vector<int> dims;

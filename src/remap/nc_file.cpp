@@ -14,7 +14,8 @@ NcFile::NcFile(const std::string& path, Mode mode, std::string name)
   const char* doing = "open";
   switch (mode) {
     case Mode::Read: rc = nc_open(path.c_str(), NC_NOWRITE, &id_); break;
-    case Mode::Write: rc = nc_open(path.c_str(), NC_WRITE, &id_); break;
+    case Mode::Write:
+    case Mode::Define: rc = nc_open(path.c_str(), NC_WRITE, &id_); break;
     case Mode::Create:
     case Mode::CreateNew:
       doing = "create";
@@ -25,6 +26,11 @@ NcFile::NcFile(const std::string& path, Mode mode, std::string name)
   if (rc != NC_NOERR) {
     id_ = -1;
     fail(ISTHMUS_ERR_FILE, "cannot ", doing, " the ", name_, ": ", nc_strerror(rc));
+  }
+  if (mode == Mode::Define && (rc = nc_redef(id_)) != NC_NOERR) {
+    nc_close(id_);  // a constructor that throws runs no destructor
+    id_ = -1;
+    check(rc, "enter define mode");
   }
 }
 

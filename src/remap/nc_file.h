@@ -15,7 +15,8 @@ class NcFile {
  public:
   enum class Mode {
     Read,       // an existing file, read only
-    Write,      // an existing file, to add to (in data mode: nc_redef to define more)
+    Write,      // an existing file, to write data into
+    Define,     // an existing file, to add dimensions and variables to (in define mode)
     Create,     // a new file, replacing any file of that name
     CreateNew,  // a new file; a file of that name is an error
   };
