@@ -41,6 +41,12 @@ std::string stem_of(const std::string& path) {
   return dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
 }
 
+size_t product(const std::vector<size_t>& lengths) {
+  size_t n = 1;
+  for (size_t l : lengths) n *= l;
+  return n;
+}
+
 // A variable's name, id and dimensions (netCDF's order: slowest first).
 struct Var {
   std::string name;
@@ -49,11 +55,7 @@ struct Var {
   std::vector<std::string> dim_names;
   std::vector<int> dim_ids;
   int rank() const { return static_cast<int>(len.size()); }
-  size_t count() const {
-    size_t n = 1;
-    for (size_t l : len) n *= l;
-    return n;
-  }
+  size_t count() const { return product(len); }
   // "(y_torc 149, x_torc 182)"
   std::string shape() const {
     std::string s = "(";
@@ -71,36 +73,29 @@ std::string extent(const std::vector<size_t>& len) {
   return s;
 }
 
-size_t product(const std::vector<size_t>& count) {
-  size_t n = 1;
-  for (size_t c : count) n *= c;
-  return n;
-}
-
 // A grid file being read: its variables described for the readers.
 class NcIn {
  public:
-  explicit NcIn(const std::string& path)
-      : path_(path), file_(path, NcFile::Mode::Read, NcFile::named("grid", path)), id_(file_.id()) {}
+  explicit NcIn(const std::string& path) : file_(path, NcFile::Mode::Read, NcFile::named("grid", path)) {}
 
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return file_.path(); }
 
   void check(int rc, const std::string& what) const { file_.check(rc, "read " + what); }
 
   bool has(const std::string& name) const {
     int id = -1;
-    return nc_inq_varid(id_, name.c_str(), &id) == NC_NOERR;
+    return nc_inq_varid(ncid(), name.c_str(), &id) == NC_NOERR;
   }
 
   std::optional<Var> find(const std::string& name) const {
     int id = -1;
-    if (nc_inq_varid(id_, name.c_str(), &id) != NC_NOERR) return std::nullopt;
+    if (nc_inq_varid(ncid(), name.c_str(), &id) != NC_NOERR) return std::nullopt;
     return describe(id);
   }
 
   Var var(const std::string& name, const std::string& why = "") const {
     std::optional<Var> v = find(name);
-    if (!v) fail(ISTHMUS_ERR_FILE, path_, ": no variable ", name, why);
+    if (!v) fail(ISTHMUS_ERR_FILE, path(), ": no variable ", name, why);
     return *v;
   }
 
@@ -108,16 +103,16 @@ class NcIn {
     Var v;
     v.id = id;
     char name[NC_MAX_NAME + 1] = {0};
-    check(nc_inq_varname(id_, id, name), "a variable's name");
+    check(nc_inq_varname(ncid(), id, name), "a variable's name");
     v.name = name;
     int ndims = 0;
-    check(nc_inq_varndims(id_, id, &ndims), "the dimensions of variable " + v.name);
+    check(nc_inq_varndims(ncid(), id, &ndims), "the dimensions of variable " + v.name);
     v.dim_ids.resize(static_cast<size_t>(ndims));
-    check(nc_inq_vardimid(id_, id, v.dim_ids.data()), "the dimensions of variable " + v.name);
+    check(nc_inq_vardimid(ncid(), id, v.dim_ids.data()), "the dimensions of variable " + v.name);
     for (int d : v.dim_ids) {
       char dname[NC_MAX_NAME + 1] = {0};
       size_t l = 0;
-      check(nc_inq_dim(id_, d, dname, &l), "the dimensions of variable " + v.name);
+      check(nc_inq_dim(ncid(), d, dname, &l), "the dimensions of variable " + v.name);
       v.dim_names.push_back(dname);
       v.len.push_back(l);
     }
@@ -126,7 +121,7 @@ class NcIn {
 
   std::vector<Var> variables() const {
     int n = 0;
-    check(nc_inq_nvars(id_, &n), "the number of variables");
+    check(nc_inq_nvars(ncid(), &n), "the number of variables");
     std::vector<Var> out;
     for (int i = 0; i < n; ++i) out.push_back(describe(i));
     return out;
@@ -134,9 +129,9 @@ class NcIn {
 
   std::optional<size_t> dimension(const char* name) const {
     int d = -1;
-    if (nc_inq_dimid(id_, name, &d) != NC_NOERR) return std::nullopt;
+    if (nc_inq_dimid(ncid(), name, &d) != NC_NOERR) return std::nullopt;
     size_t l = 0;
-    check(nc_inq_dimlen(id_, d, &l), std::string("dimension ") + name);
+    check(nc_inq_dimlen(ncid(), d, &l), std::string("dimension ") + name);
     return l;
   }
 
@@ -144,16 +139,16 @@ class NcIn {
   std::string text(int var, const char* att) const {
     nc_type type = NC_NAT;
     size_t len = 0;
-    if (nc_inq_att(id_, var, att, &type, &len) != NC_NOERR) return "";
+    if (nc_inq_att(ncid(), var, att, &type, &len) != NC_NOERR) return "";
     if (type == NC_CHAR) {
       std::string s(len, '\0');
-      check(nc_get_att_text(id_, var, att, s.data()), std::string("attribute ") + att);
+      check(nc_get_att_text(ncid(), var, att, s.data()), std::string("attribute ") + att);
       while (!s.empty() && s.back() == '\0') s.pop_back();
       return s;
     }
     if (type == NC_STRING && len >= 1) {
       std::vector<char*> v(len, nullptr);
-      check(nc_get_att_string(id_, var, att, v.data()), std::string("attribute ") + att);
+      check(nc_get_att_string(ncid(), var, att, v.data()), std::string("attribute ") + att);
       std::string s = v[0] ? v[0] : "";
       nc_free_string(len, v.data());
       return s;
@@ -178,13 +173,13 @@ class NcIn {
   std::vector<T> values(const Var& v, const std::vector<size_t>& start,
                         const std::vector<size_t>& count, Get get) const {
     std::vector<T> out(product(count));
-    if (!out.empty()) check(get(id_, v.id, start.data(), count.data(), out.data()), "variable " + v.name);
+    if (!out.empty()) check(get(ncid(), v.id, start.data(), count.data(), out.data()), "variable " + v.name);
     return out;
   }
 
-  std::string path_;
+  int ncid() const { return file_.id(); }
+
   NcFile file_;
-  int id_;
 };
 
 // Radians per unit of an angle variable, by its `units` (degrees when it has none, as OASIS's
