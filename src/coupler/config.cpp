@@ -76,6 +76,10 @@ bool operator==(const Config& a, const Config& b) {
          a.entries == b.entries;
 }
 
+std::string entry_where(const Entry& e) {
+  return "entry " + colon_group(e.src_names) + " (line " + std::to_string(e.line) + ")";
+}
+
 std::string colon_group(const std::vector<std::string>& names) {
   std::string s;
   for (size_t i = 0; i < names.size(); ++i) s += (i ? ":" : "") + names[i];

@@ -147,6 +147,8 @@ inline bool operator!=(const Config& a, const Config& b) { return !(a == b); }
 std::string scripr_file_name(const Entry& e);
 // A colon group as the namcouple writes it: "U:V".
 std::string colon_group(const std::vector<std::string>& names);
+// How messages name an entry: "entry U:V (line 12)".
+std::string entry_where(const Entry& e);
 
 // Reads a namcouple; throws Error(ISTHMUS_ERR_CONFIG) naming file, line and keyword
 // (ISTHMUS_ERR_FILE if the file cannot be read).

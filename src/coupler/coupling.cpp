@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "base/error.h"
-#include "base/text.h"
 #include "coupler/grid_files.h"
 #include "coupler/scripr.h"
 #include "remap/scrip_weights.h"
@@ -17,10 +16,6 @@
 namespace isthmus::coupler {
 
 namespace {
-
-std::string where(const Entry& e) {
-  return "entry " + colon_group(e.src_names) + " (line " + std::to_string(e.line) + ")";
-}
 
 remap::Side side_of(MapSide s) {
   switch (s) {
@@ -86,7 +81,7 @@ Coupling::Coupling(Deferred, CouplingEnds ends, int64_t runtime, const std::stri
       nfields_(static_cast<int>(ends_.levels.size())),
       run_dir_(run_dir),
       deferred_(std::make_unique<Agreement>()) {
-  if (!joins(ends_)) fail(ISTHMUS_ERR_INTERNAL, where(*ends_.entry), ": its exchange cannot be built with others");
+  if (!joins(ends_)) fail(ISTHMUS_ERR_INTERNAL, entry_where(*ends_.entry), ": its exchange cannot be built with others");
   begin(*deferred_);
   const Entry& e = *ends_.entry;
   request_.src = ends_.src ? &ends_.src_points : nullptr;
@@ -135,7 +130,7 @@ void Coupling::begin(Agreement& agreement) {
   if (lagged_restart) {
     if (e.restart_file.empty()) {
       agreement.record(ISTHMUS_ERR_CONFIG,
-                       where(e) + ": LAG=" + std::to_string(e.lag) +
+                       entry_where(e) + ": LAG=" + std::to_string(e.lag) +
                            " needs a restart file (the lagged fields of date 0 are read from it)");
     } else {
       const std::string path = in_run_dir(e.restart_file);
@@ -158,7 +153,7 @@ void Coupling::begin(Agreement& agreement) {
           for (int f = 0; f < nfields_; ++f)
             vars += (f ? ", " : "") + level_name(e.src_names[f], 0, ends_.levels[f]);
           agreement.record(ISTHMUS_ERR_FILE,
-                           where(e) + ": LAG=" + std::to_string(e.lag) + ": " + missing +
+                           entry_where(e) + ": LAG=" + std::to_string(e.lag) + ": " + missing +
                                " (it holds the lagged value of " + vars +
                                " for date 0; $NNOREST true starts from zeros)");
         }
@@ -277,7 +272,7 @@ void Coupling::prepare_weights(CouplingEnds& ends, const std::string& run_dir, c
   const std::string path = path_in(run_dir, e.mapping->file);
   const remap::WeightsExpect expect{ends.src_grid_size, ends.dst_grid_size};
   if (early && !(dst_side && early->path == path && early->dst_grid_size == ends.dst_grid_size))
-    fail(ISTHMUS_ERR_INTERNAL, where(e), ": links read early from ", early->path, " given for ", path);
+    fail(ISTHMUS_ERR_INTERNAL, entry_where(e), ": links read early from ", early->path, " given for ", path);
   if (early && early->weights && early->src_grid_size == ends.src_grid_size) {
     ends.weights = *early->weights;
     return;
@@ -327,7 +322,7 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
     } else {
       // OASIS's SCRIPR: the file of the entry's name in the run directory, generated over the
       // pair's ranks if missing (scripr.h)
-      if (e.scripr && !e.mapping) ensure_scripr_weights(comm, e, run_dir_);
+      if (maps_with_scripr(e)) ensure_scripr_weights(comm, e, run_dir_);
       const remap::WeightsExpect expect{ends_.src_grid_size, ends_.dst_grid_size};
       remap::WeightsInfo info;
       Agreement read_agreement;
@@ -342,7 +337,7 @@ void Coupling::build_exchange(MPI_Comm comm, Method method, Agreement& agreement
   } else {
     agreement.check([&] {
       if (ends_.src_grid_size != ends_.dst_grid_size)
-        fail(ISTHMUS_ERR_CONFIG, where(e), ": the source grid has ", ends_.src_grid_size,
+        fail(ISTHMUS_ERR_CONFIG, entry_where(e), ": the source grid has ", ends_.src_grid_size,
              " points and the destination grid ", ends_.dst_grid_size,
              ", but the entry has no MAPPING or SCRIPR transformation");
     });
@@ -386,7 +381,7 @@ void Coupling::set_conservation() {
       c.dst_mask = std::move(am.active);
     }
   } catch (const Error& err) {
-    agreement.record(err.code(), where(e) + ": CONSERV: " + err.what());
+    agreement.record(err.code(), entry_where(e) + ": CONSERV: " + err.what());
   }
   mapping_->set_conservation(std::move(c), agreement);
 }
@@ -566,22 +561,22 @@ void Coupling::take_terms(int k, int date, const void* const* terms, DataType ty
                            ": fld" + std::to_string(given) + " (a higher-order term)";
   if (!mapping_)
     fail(ISTHMUS_ERR_ARG, what, " needs a MAPPING whose weights file has ", given,
-         " weights per link; ", where(e), " has no mapping");
+         " weights per link; ", entry_where(e), " has no mapping");
   // the mapping keeps the file's further weights only where the configuration asks for the
   // source side (mapped_links), so that is checked, not the side opt chose
   if (!e.mapping)
-    fail(ISTHMUS_ERR_ARG, what, " is multiplied where the source side multiplies, but ", where(e),
+    fail(ISTHMUS_ERR_ARG, what, " is multiplied where the source side multiplies, but ", entry_where(e),
          " is a SCRIPR entry, which isthmus applies with its first weights: give its weights file "
          "in a MAPPING line with `sum`");
   if (side_of(e.mapping->side) != remap::Side::Src)
-    fail(ISTHMUS_ERR_ARG, what, " is multiplied where the source side multiplies, but ", where(e),
+    fail(ISTHMUS_ERR_ARG, what, " is multiplied where the source side multiplies, but ", entry_where(e),
          " does not multiply there (MAPPING ",
          e.mapping->strategy.empty() ? "without a strategy word, i.e. bfb" : e.mapping->strategy,
          "): write `sum` in its MAPPING line (OASIS3-MCT applies higher-order terms on the put "
          "side only, too)");
   if (given > terms_)
     fail(ISTHMUS_ERR_ARG, what, " needs ", given, " weights per link, but the weights file ",
-         e.mapping->file, " of ", where(e), " has ", terms_);
+         e.mapping->file, " of ", entry_where(e), " has ", terms_);
   if (time_op() == TimeOp::TMin || time_op() == TimeOp::TMax)
     fail(ISTHMUS_ERR_ARG, what, ": LOCTRANS ", time_op_name(time_op()),
          " takes no higher-order terms (nor does OASIS3-MCT)");
@@ -606,19 +601,19 @@ void Coupling::take_fracwgt(int k, int date, const void* fracwgt, DataType type,
   const std::string what = "put of " + e.src_names[k] + " at date " + std::to_string(date);
   if (fracwgt) {
     if (!instant())
-      fail(ISTHMUS_ERR_ARG, what, ": fracwgt with LOCTRANS ", time_op_name(time_op()), " (", where(e),
+      fail(ISTHMUS_ERR_ARG, what, ": fracwgt with LOCTRANS ", time_op_name(time_op()), " (", entry_where(e),
            "): OASIS3-MCT maps every put of the period on the source side and averages the mapped "
            "fields; isthmus maps once, at the coupling date, so it takes fracwgt with INSTANT only");
     if (terms_ > 1 && std::any_of(term_on_.begin(), term_on_.end(), [](bool b) { return b; }))
-      fail(ISTHMUS_ERR_ARG, what, ": fracwgt with higher-order terms (fld2..) is not supported (", where(e), ")");
+      fail(ISTHMUS_ERR_ARG, what, ": fracwgt with higher-order terms (fld2..) is not supported (", entry_where(e), ")");
     if (e.conserv)
-      fail(ISTHMUS_ERR_ARG, what, ": fracwgt with CONSERV is not supported (", where(e),
+      fail(ISTHMUS_ERR_ARG, what, ": fracwgt with CONSERV is not supported (", entry_where(e),
            "): the corrections would have to weigh both grids' areas by the fractions");
     if (fw_ == FracWgt::Off)
-      fail(ISTHMUS_ERR_ARG, what, ": fracwgt given, but the entry's first exchange (", where(e),
+      fail(ISTHMUS_ERR_ARG, what, ": fracwgt given, but the entry's first exchange (", entry_where(e),
            ") went without it; it is on or off from the first coupling date on, as in OASIS3-MCT");
   } else if (fw_ == FracWgt::On) {
-    fail(ISTHMUS_ERR_ARG, what, ": no fracwgt, but the entry's first exchange (", where(e),
+    fail(ISTHMUS_ERR_ARG, what, ": no fracwgt, but the entry's first exchange (", entry_where(e),
          ") went with one; it is on or off from the first coupling date on, as in OASIS3-MCT");
   }
   if (!coupling_date) return;
@@ -714,7 +709,7 @@ void Coupling::finish(double* const* dst, const char* call, int date) {
     // a hang turned into an error: say which coupling waited, for what, on whom
     const Entry& e = *ends_.entry;
     const bool get = call[0] == 'g';
-    fail(ISTHMUS_ERR_TIMEOUT, call, " of ", where(e), " at date ", date, " in component ",
+    fail(ISTHMUS_ERR_TIMEOUT, call, " of ", entry_where(e), " at date ", date, " in component ",
          get ? ends_.dst_component : ends_.src_component, ": ",
          get ? "its data never came from " + ends_.src_component + " (no put at that date? a "
                "period or LAG that never reaches it?)"
@@ -726,12 +721,12 @@ void Coupling::finish(double* const* dst, const char* call, int date) {
 
 void Coupling::check_date(const char* what, int date, int& last) const {
   const Entry& e = *ends_.entry;
-  if (date < 0) fail(ISTHMUS_ERR_ARG, what, " of ", where(e), " at date ", date, ": dates start at 0");
+  if (date < 0) fail(ISTHMUS_ERR_ARG, what, " of ", entry_where(e), " at date ", date, ": dates start at 0");
   if (runtime_ > 0 && date >= runtime_)
-    fail(ISTHMUS_ERR_ARG, what, " of ", where(e), " at date ", date,
+    fail(ISTHMUS_ERR_ARG, what, " of ", entry_where(e), " at date ", date,
          ": beyond the run's end ($RUNTIME ", runtime_, " s)");
   if (date < last)
-    fail(ISTHMUS_ERR_ARG, what, " of ", where(e), " at date ", date, " after date ", last,
+    fail(ISTHMUS_ERR_ARG, what, " of ", entry_where(e), " at date ", date, " after date ", last,
          ": the model runs backwards");
   last = date;
 }
@@ -773,13 +768,13 @@ int Coupling::emit(int date, int64_t lagged) {
     if (e.checkin) check_diagnostics(true, date, send_);
     for (int f = 1; f < nfields_ && date >= 0; ++f)  // (the lagged restart's are alike)
       if (fw_given_[f] != fw_given_[0])
-        fail(ISTHMUS_ERR_ARG, "put of ", where(e), " at date ", date, ": fracwgt given for ",
+        fail(ISTHMUS_ERR_ARG, "put of ", entry_where(e), " at date ", date, ": fracwgt given for ",
              e.src_names[fw_given_[f] ? f : 0], " but not for ", e.src_names[fw_given_[f] ? 0 : f],
              "; the fields of one entry travel together, all with a fraction or none");
     if (pending_) {
       // a rank of both sides finishes at get
       if (ends_.dst)
-        fail(ISTHMUS_ERR_ARG, "put of ", where(e), " at date ", date,
+        fail(ISTHMUS_ERR_ARG, "put of ", entry_where(e), " at date ", date,
              ": the previous coupling has not been received by its get on these ranks yet");
       finish(nullptr, "put", date);  // the previous coupling, if still in flight
     }
@@ -983,7 +978,7 @@ void Coupling::settle_fracwgt(bool wait) {
     }
     v.settled = true;
     if (v.all[0] && v.all[1])
-      fail(ISTHMUS_ERR_ARG, where(*ends_.entry), ": some ranks of ", ends_.src_component,
+      fail(ISTHMUS_ERR_ARG, entry_where(*ends_.entry), ": some ranks of ", ends_.src_component,
            &v == &votes_[0] && fracwgt_votes() > 1
                ? " hold a fracwgt fraction in the lagged restart file and others do not"
                : " put with fracwgt at its first coupling date and others without; every rank "
@@ -1035,7 +1030,7 @@ void Coupling::check_diagnostics(bool source, int date, const std::vector<std::v
   std::FILE* out = std::fopen((run_dir_ + "/isthmus_check_" + component + ".txt").c_str(), "a");
   if (!out) return;  // diagnostics only: a run is not stopped for them
   std::fprintf(out, "\n%s %s, date %d, %s: CHECK* diags :no mask:unweighted\n",
-               source ? "CHECKIN" : "CHECKOUT", where(e).c_str(), date,
+               source ? "CHECKIN" : "CHECKOUT", entry_where(e).c_str(), date,
                source ? "put (after BLASOLD)" : "get (after BLASNEW)");
   std::fprintf(out, "  array size      = %12lld\n  masked size     = %12lld\n", static_cast<long long>(total),
                static_cast<long long>(total));
@@ -1079,7 +1074,7 @@ void Coupling::divide_by_fraction(double* const* dst, int date) {
       } else if (y[i] != 0.0) {
         const int64_t g = ends_.dst_points.indices()[static_cast<size_t>(i) % n];
         fail(ISTHMUS_ERR_ARG, "get of ", ends_.entry->dst_names[f], " at date ", date, " (",
-             where(*ends_.entry), "): at destination point ", g, " (0-based) level ",
+             entry_where(*ends_.entry), "): at destination point ", g, " (0-based) level ",
              static_cast<int64_t>(i) / n, " the mapped fracwgt is 0 but the mapped field times "
              "fracwgt is ", y[i], ": the fractions of its links cancel out (negative fractions "
              "or weights); OASIS3-MCT stops there too");

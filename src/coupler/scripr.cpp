@@ -37,7 +37,7 @@ std::string path_in(const std::string& run_dir, const std::string& file) {
 
 std::string ensure_scripr_weights(MPI_Comm comm, const Entry& e, const std::string& run_dir,
                                   bool* generated) {
-  const std::string where = "entry " + colon_group(e.src_names) + " (line " + std::to_string(e.line) + ")";
+  const std::string where = entry_where(e);
   remap::GenOptions go;
   std::string stack;
   try {
