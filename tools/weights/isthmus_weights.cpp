@@ -121,10 +121,11 @@ int precompute(const std::string& config_path, std::string run_dir, bool quiet, 
     if (rank == 0 && !quiet)
       std::printf("isthmus weights: %-48s %s (%s -> %s, line %d) in %.3f s\n", path.c_str(),
                   made ? "made" : "kept", e.src_grid.c_str(), e.dst_grid.c_str(), e.line, seconds);
-    char rec[512];
-    std::snprintf(rec, sizeof rec, "%s{\"file\": \"%s\", \"generated\": %s, \"seconds\": %.6f}",
-                  json.empty() ? "" : ", ", path.c_str(), made ? "true" : "false", seconds);
-    json += rec;
+    // (a path of any length: a fixed buffer would cut it and the JSON line with it)
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.6f", seconds);
+    json += std::string(json.empty() ? "" : ", ") + "{\"file\": \"" + path + "\", \"generated\": " +
+            (made ? "true" : "false") + ", \"seconds\": " + secs + "}";
   }
   if (rank == 0) {
     if (!quiet && done.empty())
