@@ -394,6 +394,13 @@ bool cap_bound(const Grid& g, int64_t c, double* bound) {
 // for c <= √2 (asin(x)/x grows with x).
 inline double angle_above_chord(double c) { return c * 1.1107207345395915; }
 
+// The latitudes cell c of g can reach, from its cap bound.
+inline void reach_of(const Grid& g, int64_t c, double bound, double* lo, double* hi) {
+  const double reach = angle_above_chord(bound);
+  *lo = g.lat[c] - reach;
+  *hi = g.lat[c] + reach;
+}
+
 // The index of the searched source cells' cap centres: the centres bucketed by the face of the
 // cube they project on and an N × N grid of that face (u, v = the other two coordinates over
 // the dominant one), in counting-sort order. Cheaper to build and to ask than a k-d tree for
@@ -526,22 +533,10 @@ class Conservative : public WeightMethod {
       centroid_lon_.assign(n, 0.0);
     }
     double band_lo = -kPi, band_hi = kPi;  // no restriction
-    if (dst_points && !dst_points->empty()) {
-      double lat_lo = kPi, lat_hi = -kPi, bmax = 0, b = 0;
-      bool safe = true;
-      for (const int64_t d : *dst_points) {
-        if (!cap_bound(dst, d, &b)) {
-          safe = false;
-          break;
-        }
-        lat_lo = std::min(lat_lo, dst.lat[d]);
-        lat_hi = std::max(lat_hi, dst.lat[d]);
-        bmax = std::max(bmax, b);
-      }
-      if (safe) {
-        band_lo = lat_lo - angle_above_chord(bmax);
-        band_hi = lat_hi + angle_above_chord(bmax);
-      }
+    if (dst_points && !dst_points->empty() &&
+        !conservative_band(dst, *dst_points, &band_lo, &band_hi)) {
+      band_lo = -kPi;
+      band_hi = kPi;
     }
     s_.pbeg.assign(1, 0);
     {
@@ -557,8 +552,9 @@ class Conservative : public WeightMethod {
         build(c);
         continue;
       }
-      const double reach = angle_above_chord(bound);
-      if (src.lat[c] + reach < band_lo || src.lat[c] - reach > band_hi) continue;
+      double lo = 0, hi = 0;
+      reach_of(src, c, bound, &lo, &hi);
+      if (hi < band_lo || lo > band_hi) continue;
       centre_[c] = to_xyz(src.lon[c], src.lat[c]);
       state_[c] = kLazy;
       chord_[c] = bound;
@@ -821,6 +817,27 @@ class Conservative : public WeightMethod {
 };
 
 }  // namespace
+
+bool conservative_band(const Grid& dst, const std::vector<int64_t>& points, double* lo, double* hi) {
+  double lat_lo = kPi, lat_hi = -kPi, bmax = 0, b = 0;
+  for (const int64_t d : points) {
+    if (!cap_bound(dst, d, &b)) return false;
+    lat_lo = std::min(lat_lo, dst.lat[d]);
+    lat_hi = std::max(lat_hi, dst.lat[d]);
+    bmax = std::max(bmax, b);
+  }
+  if (points.empty()) return false;
+  *lo = lat_lo - angle_above_chord(bmax);
+  *hi = lat_hi + angle_above_chord(bmax);
+  return true;
+}
+
+bool conservative_reach(const Grid& src, int64_t c, double* lo, double* hi) {
+  double bound = 0;
+  if (!cap_bound(src, c, &bound)) return false;
+  reach_of(src, c, bound, lo, hi);
+  return true;
+}
 
 std::unique_ptr<WeightMethod> make_conservative(const Grid& src, const Grid& dst,
                                                 const GenOptions& o,

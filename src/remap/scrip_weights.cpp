@@ -563,7 +563,7 @@ ScripWeightsWriter::ScripWeightsWriter(MPI_Comm comm, const std::string& path,
     for (int side = 0; grids && side < 2; ++side) {
       const Grid* grid = side == 0 ? grids->src : grids->dst;
       const int64_t n = side == 0 ? info.src_grid_size : info.dst_grid_size;
-      if (grid && grid->size() != n && !(side == 0 && grids->src_streamed))
+      if (grid && grid->size() != n && !grids->headers_only)
         fail(ISTHMUS_ERR_ARG, "cannot write the ", quoted(path), ": the ", side_name(side),
              " grid \"", grid->name, "\" has ", grid->size(), " points, the file ", n);
     }

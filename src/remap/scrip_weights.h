@@ -147,8 +147,10 @@ struct WeightsGridVariables {
   const Grid* src = nullptr;  // the grids' names, dims, sizes and corners (not their points)
   const Grid* dst = nullptr;
   bool corners = true;        // the corner variables (when the grids have corners)
-  // The source too large to hold: `src` is its header only (name, dims, num_corners; no point).
-  bool src_streamed = false;
+  // `src` and `dst` are headers only (name, dims, num_corners; no point), or not every point:
+  // the grids are too large to hold, or each rank holds a part, and write_points writes the
+  // points from elsewhere.
+  bool headers_only = false;
   bool areas = false;         // the {src,dst}_grid_area variables
   bool fractions = false;     // the {src,dst}_grid_frac variables
   std::string methods;        // non-empty: dst_grid_method, with this `methods` attribute

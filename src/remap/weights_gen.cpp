@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <unordered_map>
@@ -431,11 +432,13 @@ const char* scrip_normalization(const std::string& method, const GenOptions& o) 
   return o.normalization == "destarea" ? "destarea" : "fracarea";
 }
 
-void check_destination_size(const Grid& dst) {
-  if (dst.size() > INT32_MAX)
-    fail(ISTHMUS_ERR_ARG, "destination grid \"", dst.name, "\" has ", dst.size(),
-         " points: weight generation holds the destination whole and takes at most 2^31 - 1");
+void check_destination_size(const std::string& name, int64_t size) {
+  if (size > INT32_MAX)
+    fail(ISTHMUS_ERR_ARG, "destination grid \"", name, "\" has ", size,
+         " points: weight generation takes at most 2^31 - 1");
 }
+
+void check_destination_size(const Grid& dst) { check_destination_size(dst.name, dst.size()); }
 
 bool latitude_range(const Grid& g, const std::vector<int64_t>& points, double* lo, double* hi) {
   constexpr double kHalfPi = 1.5707963267948966;
@@ -460,6 +463,172 @@ bool stack_needs_corners(const std::string& stack) {
   return false;
 }
 
+namespace {
+
+// The destination shared out: every rank's block of points, as generate_weights documents.
+struct Blocks {
+  std::vector<int64_t> begins;  // every rank's first point (rank 0: 0)
+  int64_t active_total = 0;     // active destination points
+};
+
+// The block boundaries from the rank's first point to serve (-1: none): a rank without points
+// begins where the next one with points does, rank 0 at 0; every block ends where the next begins.
+std::vector<int64_t> fill_begins(std::vector<int64_t> begins, int64_t n) {
+  const int nranks = static_cast<int>(begins.size());
+  int64_t next = n;
+  for (int r = nranks - 1; r >= 0; --r) {
+    if (begins[size_t(r)] < 0) begins[size_t(r)] = next;
+    next = begins[size_t(r)];
+  }
+  begins[0] = 0;
+  return begins;
+}
+
+std::vector<int64_t> agree_begins(MPI_Comm comm, int nranks, int64_t first_todo, int64_t n) {
+  std::vector<int64_t> begins(static_cast<size_t>(nranks));
+  ISTHMUS_MPI(wmpi::Allgather(&first_todo, 1, MPI_INT64_T, begins.data(), 1, MPI_INT64_T, comm));
+  return fill_begins(std::move(begins), n);
+}
+
+// Whether destination point d is one to serve: active, or any with OASIS's mask rules and a
+// stack beginning with conservative (GenOptions::oasis_masks).
+bool serves_every_point(const std::vector<StackStep>& stack, const GenOptions& options) {
+  return options.oasis_masks && !stack.empty() && stack[0].name == "conservative";
+}
+
+// Runs the stack on this rank's block. src holds the source points [src_first, src_first +
+// src.size()), dst the destination points [dst_first, dst_first + dst.size()) (whole grids: 0,
+// every point); n is the whole destination's size. todo: the block's points to serve (indices
+// in the whole grid, ascending). out->stack and options are set; the links come out in the
+// whole grids' indices, so they are the same whichever part of the grids a rank holds, as
+// long as it holds what its methods reach.
+void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& dst,
+               int64_t dst_first, int64_t n, const Blocks& blocks, std::vector<int64_t> todo,
+               const std::function<void(double)>& progress, GeneratedWeights* out) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  const std::vector<int64_t>& begins = blocks.begins;
+  out->dst_begin = begins[size_t(rank)];
+  out->dst_end = rank + 1 < nranks ? begins[size_t(rank) + 1] : n;
+  out->method_of.assign(static_cast<size_t>(out->dst_end - out->dst_begin), int8_t{-1});
+  const bool whole = src_first == 0 && dst_first == 0;
+  // A list of points in the held part's indices.
+  const auto local = [&](const std::vector<int64_t>& points) {
+    std::vector<int64_t> l(points);
+    for (int64_t& d : l) d -= dst_first;
+    return l;
+  };
+  // A method's links and left points from the held part's indices to the whole grids'.
+  const auto to_whole = [&](GenLinks* links, std::vector<int64_t>* left, size_t left_from) {
+    if (whole) return;
+    for (int64_t& s : links->src) s += src_first;
+    for (int32_t& d : links->dst) d += static_cast<int32_t>(dst_first);
+    for (auto& f : links->frac) f.first += dst_first;
+    for (auto& a : links->area) a.first += dst_first;
+    for (size_t i = left_from; i < left->size(); ++i) (*left)[i] += dst_first;
+  };
+
+  // The methods, for this block (a method may prepare only what the block's points need).
+  std::vector<std::unique_ptr<WeightMethod>> methods;
+  Agreement made;
+  made.check([&] {
+    const std::vector<int64_t> block = whole ? std::vector<int64_t>() : local(todo);
+    for (const StackStep& step : out->stack)
+      if (step.name != "fixed" && step.name != "creep")
+        methods.push_back(make_step(step, src, dst, out->options, whole ? todo : block));
+  });
+  made.conclude(comm);
+  int num_wgts = 1;
+  for (const auto& m : methods) num_wgts = std::max(num_wgts, m->num_wgts());
+  out->links.num_wgts = num_wgts;
+
+  std::vector<int64_t> served(out->stack.size(), 0);
+  std::vector<double> seconds(out->stack.size(), 0.0);
+  // Every rank runs every step (creep is collective), and each step's errors are agreed before
+  // the next.
+  size_t m = 0;
+  for (size_t s = 0; s < out->stack.size(); ++s) {
+    const double t0 = MPI_Wtime();
+    std::vector<int64_t> left;
+    const std::string& name = out->stack[s].name;
+    if (name == "creep") {
+      if (!whole || dst.size() != n)
+        fail(ISTHMUS_ERR_INTERNAL, "creep fill needs the destination held whole");
+      sort_by_destination(&out->links);
+      served[s] = creep_fill(comm, dst, begins, out->stack[s].rounds, int8_t(s), out, &todo);
+      seconds[s] = MPI_Wtime() - t0;
+      continue;
+    }
+    Agreement run;
+    run.check([&] {
+      if (name == "fixed") {
+        for (int64_t d : todo) out->method_of[size_t(d - out->dst_begin)] = int8_t(s);
+        served[s] = static_cast<int64_t>(todo.size());
+        return;
+      }
+      GenLinks part;
+      part.num_wgts = methods[m]->num_wgts();
+      if (!progress) {
+        methods[m]->compute(whole ? todo : local(todo), &part, &left);
+        to_whole(&part, &left, 0);
+      } else {
+        // In batches for the progress bar (a method's links do not depend on the batch), each
+        // computed apart and appended to the step's links, which grow by their projected total:
+        // a method reserves what its batch needs, which, in one array for all batches, copied
+        // the links once per batch (nearest at a terminal took twice as long as with --quiet).
+        const size_t batch = std::max<size_t>(4096, todo.size() / 64 + 1);
+        std::vector<int64_t> chunk;
+        for (size_t b = 0; b < todo.size(); b += batch) {
+          chunk.assign(todo.begin() + long(b), todo.begin() + long(std::min(todo.size(), b + batch)));
+          GenLinks piece;
+          piece.num_wgts = part.num_wgts;
+          const size_t left_from = left.size();
+          methods[m]->compute(whole ? chunk : local(chunk), &piece, &left);
+          to_whole(&piece, &left, left_from);
+          part.reserve_projected(piece.size(), int64_t(b + chunk.size()), int64_t(todo.size()));
+          append_links(std::move(piece), &part);
+          const double done_steps = static_cast<double>(s) + double(b + chunk.size()) / double(todo.size());
+          progress(std::min(1.0, done_steps / double(out->stack.size())));
+        }
+      }
+      for (int64_t d : part.dst)
+        if (d < out->dst_begin || d >= out->dst_end)
+          fail(ISTHMUS_ERR_INTERNAL, "method ", name, " returned a link to ",
+               "destination point ", d, " outside the block asked for");
+      for (double w : part.w)
+        if (!std::isfinite(w))
+          fail(ISTHMUS_ERR_INTERNAL, "method ", name, " returned a non-finite weight");
+      for (int64_t d : part.dst) out->method_of[size_t(d - out->dst_begin)] = int8_t(s);
+      served[s] = static_cast<int64_t>(todo.size() - left.size());
+      append_links(std::move(part), &out->links);
+      todo.swap(left);
+    });
+    run.conclude(comm);
+    if (name != "fixed") ++m;
+    else todo.clear();
+    seconds[s] = MPI_Wtime() - t0;
+  }
+  sort_by_destination(&out->links);
+
+  // Totals.
+  std::vector<int64_t> counts(served);
+  counts.push_back(static_cast<int64_t>(todo.size()));
+  counts.push_back(out->links.size());
+  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, counts.data(), int(counts.size()), MPI_INT64_T,
+                            MPI_SUM, comm));
+  out->served_per_step.assign(counts.begin(), counts.begin() + long(served.size()));
+  out->unserved = counts[served.size()];
+  out->total_links = counts[served.size() + 1];
+  out->masked = n - blocks.active_total;
+  out->seconds_per_step = seconds;
+  if (!seconds.empty())
+    ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, out->seconds_per_step.data(), int(seconds.size()),
+                              MPI_DOUBLE, MPI_MAX, comm));
+}
+
+}  // namespace
+
 GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& dst,
                                   const std::string& stack, const GenOptions& options,
                                   const std::function<void(double)>& progress) {
@@ -468,7 +637,6 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
   GeneratedWeights out;
   out.options = options;
-  std::vector<std::unique_ptr<WeightMethod>> methods;
   Agreement a;
   a.check([&] {
     out.stack = parse_stack(stack);
@@ -481,15 +649,15 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
   a.match("destination grid size", dst.size());
   a.conclude(comm);
 
-  // The points to serve: the active destination points, or with OASIS's mask rules and a
-  // stack beginning with conservative, all of them (GenOptions::oasis_masks).
-  const bool all_points = options.oasis_masks && !out.stack.empty() && out.stack[0].name == "conservative";
-  auto target = [&](int64_t d) { return all_points || dst.active(d); };
-  // The block of this rank: equal numbers of points to serve, in index order.
+  // The block of this rank: equal numbers of points to serve, in index order. Masked points
+  // belong to the block their index falls in.
+  const bool all_points = serves_every_point(out.stack, options);
+  const auto target = [&](int64_t d) { return all_points || dst.active(d); };
   const int64_t n = dst.size();
-  int64_t active_total = 0, target_total = 0;
+  Blocks blocks;
+  int64_t target_total = 0;
   for (int64_t d = 0; d < n; ++d) {
-    active_total += dst.active(d) ? 1 : 0;
+    blocks.active_total += dst.active(d) ? 1 : 0;
     target_total += target(d) ? 1 : 0;
   }
   const int64_t first_target = target_total * rank / nranks;
@@ -501,113 +669,8 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
     if (seen >= first_target) todo.push_back(d);
     ++seen;
   }
-  // Masked points belong to the block their index falls in: rank 0 starts at 0, the last ends
-  // at n, and each block ends where the next begins.
-  std::vector<int64_t> begins(static_cast<size_t>(nranks));
-  {
-    const int64_t b = todo.empty() ? -1 : todo.front();
-    ISTHMUS_MPI(wmpi::Allgather(&b, 1, MPI_INT64_T, begins.data(), 1, MPI_INT64_T, comm));
-    // A rank without an active point begins where the next one with points does.
-    int64_t next = n;
-    for (int r = nranks - 1; r >= 0; --r) {
-      if (begins[size_t(r)] < 0) begins[size_t(r)] = next;
-      next = begins[size_t(r)];
-    }
-    begins[0] = 0;
-    out.dst_begin = begins[size_t(rank)];
-    out.dst_end = rank + 1 < nranks ? begins[size_t(rank) + 1] : n;
-  }
-  out.method_of.assign(static_cast<size_t>(out.dst_end - out.dst_begin), int8_t{-1});
-
-  // The methods, for this block (a method may prepare only what the block's points need).
-  Agreement made;
-  made.check([&] {
-    for (const StackStep& step : out.stack)
-      if (step.name != "fixed" && step.name != "creep")
-        methods.push_back(make_step(step, src, dst, options, todo));
-  });
-  made.conclude(comm);
-  int num_wgts = 1;
-  for (const auto& m : methods) num_wgts = std::max(num_wgts, m->num_wgts());
-  out.links.num_wgts = num_wgts;
-
-  std::vector<int64_t> served(out.stack.size(), 0);
-  std::vector<double> seconds(out.stack.size(), 0.0);
-  // Every rank runs every step (creep is collective), and each step's errors are agreed before
-  // the next.
-  size_t m = 0;
-  for (size_t s = 0; s < out.stack.size(); ++s) {
-    const double t0 = MPI_Wtime();
-    std::vector<int64_t> left;
-    const std::string& name = out.stack[s].name;
-    if (name == "creep") {
-      sort_by_destination(&out.links);
-      served[s] = creep_fill(comm, dst, begins, out.stack[s].rounds, int8_t(s), &out, &todo);
-      seconds[s] = MPI_Wtime() - t0;
-      continue;
-    }
-    Agreement run;
-    run.check([&] {
-      if (name == "fixed") {
-        for (int64_t d : todo) out.method_of[size_t(d - out.dst_begin)] = int8_t(s);
-        served[s] = static_cast<int64_t>(todo.size());
-        return;
-      }
-      GenLinks part;
-      part.num_wgts = methods[m]->num_wgts();
-      if (!progress) {
-        methods[m]->compute(todo, &part, &left);
-      } else {
-        // In batches for the progress bar (a method's links do not depend on the batch), each
-        // computed apart and appended to the step's links, which grow by their projected total:
-        // a method reserves what its batch needs, which, in one array for all batches, copied
-        // the links once per batch (nearest at a terminal took twice as long as with --quiet).
-        const size_t batch = std::max<size_t>(4096, todo.size() / 64 + 1);
-        std::vector<int64_t> chunk;
-        for (size_t b = 0; b < todo.size(); b += batch) {
-          chunk.assign(todo.begin() + long(b), todo.begin() + long(std::min(todo.size(), b + batch)));
-          GenLinks piece;
-          piece.num_wgts = part.num_wgts;
-          methods[m]->compute(chunk, &piece, &left);
-          part.reserve_projected(piece.size(), int64_t(b + chunk.size()), int64_t(todo.size()));
-          append_links(std::move(piece), &part);
-          const double done_steps = static_cast<double>(s) + double(b + chunk.size()) / double(todo.size());
-          progress(std::min(1.0, done_steps / double(out.stack.size())));
-        }
-      }
-      for (int64_t d : part.dst)
-        if (d < out.dst_begin || d >= out.dst_end)
-          fail(ISTHMUS_ERR_INTERNAL, "method ", name, " returned a link to ",
-               "destination point ", d, " outside the block asked for");
-      for (double w : part.w)
-        if (!std::isfinite(w))
-          fail(ISTHMUS_ERR_INTERNAL, "method ", name, " returned a non-finite weight");
-      for (int64_t d : part.dst) out.method_of[size_t(d - out.dst_begin)] = int8_t(s);
-      served[s] = static_cast<int64_t>(todo.size() - left.size());
-      append_links(std::move(part), &out.links);
-      todo.swap(left);
-    });
-    run.conclude(comm);
-    if (name != "fixed") ++m;
-    else todo.clear();
-    seconds[s] = MPI_Wtime() - t0;
-  }
-  sort_by_destination(&out.links);
-
-  // Totals.
-  std::vector<int64_t> counts(served);
-  counts.push_back(static_cast<int64_t>(todo.size()));
-  counts.push_back(out.links.size());
-  ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, counts.data(), int(counts.size()), MPI_INT64_T,
-                            MPI_SUM, comm));
-  out.served_per_step.assign(counts.begin(), counts.begin() + long(served.size()));
-  out.unserved = counts[served.size()];
-  out.total_links = counts[served.size() + 1];
-  out.masked = n - active_total;
-  out.seconds_per_step = seconds;
-  if (!seconds.empty())
-    ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, out.seconds_per_step.data(), int(seconds.size()),
-                              MPI_DOUBLE, MPI_MAX, comm));
+  blocks.begins = agree_begins(comm, nranks, todo.empty() ? -1 : todo.front(), n);
+  run_stack(comm, src, 0, dst, 0, n, blocks, std::move(todo), progress, &out);
   return out;
 }
 
@@ -674,8 +737,16 @@ void write_weights_file(MPI_Comm comm, const std::string& path, const WeightsInf
   }
 }
 
-void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid& src,
-                             const Grid& dst, const GeneratedWeights& w, const std::string& key) {
+namespace {
+
+// write_generated_weights, the grids' points read from sg (the source points [sg_first,
+// sg_first + sg.size()), at least this rank's share [n r / P, n (r + 1) / P)) and dg (the
+// destination points from dg_first, at least this rank's block); src and dst name the grids
+// (with their points when headers_only is false).
+void write_generated(MPI_Comm comm, const std::string& path, const Grid& src, int64_t src_size,
+                     const Grid& dst, int64_t dst_size, bool headers_only, const Grid& sg,
+                     int64_t sg_first, const Grid& dg, int64_t dg_first, const GeneratedWeights& w,
+                     const std::string& key) {
   int rank = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
@@ -684,8 +755,8 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
   WeightsInfo info;
   info.num_links = w.total_links;
   info.num_wgts = nw;
-  info.src_grid_size = src.size();
-  info.dst_grid_size = dst.size();
+  info.src_grid_size = src_size;
+  info.dst_grid_size = dst_size;
   info.src_grid_dims = src.dims;
   info.dst_grid_dims = dst.dims;
   // SCRIP's words for the first (main) step; isthmus_normalization keeps the option.
@@ -698,6 +769,7 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
   if (conservative) vars.attributes.emplace_back("isthmus_normalization", w.options.normalization);
   vars.src = &src;
   vars.dst = &dst;
+  vars.headers_only = headers_only;
   // Corners and areas for conservative weights only, as CDO writes its files (they are large,
   // and only conservative weights depend on them).
   vars.corners = conservative;
@@ -708,7 +780,7 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
 
   // Every rank writes the file's values for its block of the destination points (those of its
   // links) and for its share of the source points.
-  const int64_t mine = w.dst_end - w.dst_begin, n = src.size();
+  const int64_t mine = w.dst_end - w.dst_begin, n = src_size;
   const int64_t sb = n * rank / nranks, se = n * (rank + 1) / nranks;
   // SCRIP's destination fraction: the covered fraction where the method knows it
   // (conservative), 1 for other served points, 0 for points without links.
@@ -717,13 +789,13 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
     if (w.method_of[i] >= 0 && w.stack[size_t(w.method_of[i])].name != "fixed") frac[i] = 1.0;
   for (const auto& [d, f] : w.links.frac) frac[size_t(d - w.dst_begin)] = f;
   write_weights_file(comm, path, info, vars, w.links, [&](ScripWeightsWriter& writer) {
-    writer.write_points(1, dst, 0, w.dst_begin, mine);
+    writer.write_points(1, dg, dg_first, w.dst_begin, mine);
     writer.write_methods(w.dst_begin, mine, w.method_of.data());
     writer.write_fractions(1, w.dst_begin, mine, frac.data());
-    writer.write_points(0, src, 0, sb, se - sb);
+    writer.write_points(0, sg, sg_first, sb, se - sb);
     std::vector<double> src_frac(static_cast<size_t>(se - sb), 0.0);
     if (!conservative) {  // SCRIP's source fraction of other methods: 1 on active points
-      for (int64_t s = sb; s < se; ++s) src_frac[size_t(s - sb)] = src.active(s) ? 1.0 : 0.0;
+      for (int64_t s = sb; s < se; ++s) src_frac[size_t(s - sb)] = sg.active(s - sg_first) ? 1.0 : 0.0;
     } else {
       // Areas of this rank's cells. SCRIP's source fraction: the part of each source cell the
       // active destination cells take, the sum over its links of w · A_dst (· dst fraction for
@@ -734,10 +806,11 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
       std::vector<double> dst_area(static_cast<size_t>(mine), -1.0);
       for (const auto& [d, a] : w.links.area) dst_area[size_t(d - w.dst_begin)] = a;
       for (int64_t d = w.dst_begin; d < w.dst_end; ++d)
-        if (dst_area[size_t(d - w.dst_begin)] < 0) dst_area[size_t(d - w.dst_begin)] = cell_area(dst, d, &trig);
+        if (dst_area[size_t(d - w.dst_begin)] < 0)
+          dst_area[size_t(d - w.dst_begin)] = cell_area(dg, d - dg_first, &trig);
       writer.write_areas(1, w.dst_begin, mine, dst_area.data());
       std::vector<double> src_area(static_cast<size_t>(se - sb));
-      for (int64_t c = sb; c < se; ++c) src_area[size_t(c - sb)] = cell_area(src, c, &trig);
+      for (int64_t c = sb; c < se; ++c) src_area[size_t(c - sb)] = cell_area(sg, c - sg_first, &trig);
       writer.write_areas(0, sb, se - sb, src_area.data());
       std::vector<double> covered(static_cast<size_t>(n), 0.0);
       const bool fracarea = w.options.normalization != "destarea";
@@ -760,6 +833,197 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
     writer.write_fractions(0, sb, se - sb, src_frac.data());
   });
 }
+
+}  // namespace
+
+void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid& src,
+                             const Grid& dst, const GeneratedWeights& w, const std::string& key) {
+  write_generated(comm, path, src, src.size(), dst, dst.size(), false, src, 0, dst, 0, w, key);
+}
+
+bool stack_reads_in_parts(const std::string& stack, const GenOptions& options) {
+  if (options.normalization == "fracnnei") return false;  // a nearest search over the source
+  bool any = false;
+  for (const StackStep& s : parse_stack(stack)) {
+    if (s.name == "conservative") any = true;
+    else if (s.name != "fixed") return false;
+  }
+  return any;
+}
+
+GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
+                                           const GridSlabs& dst, const std::string& stack,
+                                           const GenOptions& options, GridParts* parts,
+                                           const std::function<void(double)>& progress) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  GeneratedWeights out;
+  out.options = options;
+  parts->src_header = src.header();
+  parts->dst_header = dst.header();
+  parts->src_size = src.size();
+  parts->dst_size = dst.size();
+  Agreement a;
+  a.check([&] {
+    out.stack = parse_stack(stack);
+    if (!stack_reads_in_parts(stack, options))
+      fail(ISTHMUS_ERR_ARG, "the stack \"", stack, "\" (normalization ", options.normalization,
+           ") cannot read its grids in parts: only conservative steps (not fracnnei) and fixed");
+    if (src.size() < 1 || dst.size() < 1)
+      fail(ISTHMUS_ERR_ARG, "weight generation from \"", src.header().name, "\" (", src.size(),
+           " points) to \"", dst.header().name, "\" (", dst.size(), " points): a grid has no point");
+    check_destination_size(dst.header().name, dst.size());
+  });
+  a.match("source grid size", src.size());
+  a.match("destination grid size", dst.size());
+  a.conclude(comm);
+  const auto share = [&](int64_t size, int r) { return size * r / nranks; };
+
+  // 1. The blocks, as generate_weights makes them: each rank reads an even share of the
+  // destination's points (without corners) and counts those to serve; the rank holding the
+  // first point to serve of a block names its index.
+  const bool all_points = serves_every_point(out.stack, options);
+  const int64_t n = dst.size();
+  Blocks blocks;
+  {
+    const int64_t b = share(n, rank), e = share(n, rank + 1);
+    Grid mine;
+    Agreement read;
+    read.check([&] { mine = dst.read(b, e, false); });
+    read.conclude(comm);
+    const auto target = [&](int64_t i) { return all_points || mine.active(i); };
+    int64_t counts[2] = {0, 0};  // points to serve, active points
+    for (int64_t i = 0; i < e - b; ++i) {
+      counts[0] += target(i) ? 1 : 0;
+      counts[1] += mine.active(i) ? 1 : 0;
+    }
+    std::vector<int64_t> all(2 * size_t(nranks));
+    ISTHMUS_MPI(wmpi::Allgather(counts, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm));
+    int64_t before = 0, total = 0;
+    for (int r = 0; r < nranks; ++r) {
+      if (r < rank) before += all[2 * size_t(r)];
+      total += all[2 * size_t(r)];
+      blocks.active_total += all[2 * size_t(r) + 1];
+    }
+    std::vector<int64_t> begins(static_cast<size_t>(nranks), -1);
+    for (int q = 0; q < nranks; ++q) {
+      const int64_t first = total * q / nranks, end = total * (q + 1) / nranks;
+      if (first >= end || first < before || first >= before + counts[0]) continue;
+      int64_t seen = before;
+      for (int64_t i = 0; i < e - b; ++i)
+        if (target(i) && seen++ == first) {
+          begins[size_t(q)] = b + i;
+          break;
+        }
+    }
+    ISTHMUS_MPI(wmpi::Allreduce(MPI_IN_PLACE, begins.data(), nranks, MPI_INT64_T, MPI_MAX, comm));
+    blocks.begins = fill_begins(std::move(begins), n);
+  }
+
+  // 2. This rank's block, with its corners, and its points to serve.
+  const int64_t db = blocks.begins[size_t(rank)];
+  const int64_t de = rank + 1 < nranks ? blocks.begins[size_t(rank) + 1] : n;
+  std::vector<int64_t> todo, todo_local;
+  double band_lo = 0, band_hi = 0;
+  bool banded = false;
+  {
+    Agreement read;
+    read.check([&] {
+      parts->dst = dst.read(db, de, true);
+      parts->dst_first = db;
+      for (int64_t i = 0; i < de - db; ++i)
+        if (all_points || parts->dst.active(i)) todo_local.push_back(i);
+      banded = conservative_band(parts->dst, todo_local, &band_lo, &band_hi);
+    });
+    read.conclude(comm);
+    todo = todo_local;
+    for (int64_t& d : todo) d += db;
+  }
+
+  // 3. The latitudes each source row's active cells can reach (rows of nx points of a
+  // logically rectangular source, else runs of 4096), each rank those of an even share of the
+  // rows, read in slabs; then each rank reads the rows from the first to the last that reaches
+  // its block's band. A cell the method cannot bound reaches everywhere.
+  const Grid& sh = src.header();
+  const int64_t row = sh.rectangular() && sh.nx() > 0 ? sh.nx() : 4096;
+  const int64_t nrows = (src.size() + row - 1) / row;
+  std::vector<double> reach(2 * static_cast<size_t>(nrows));  // per row: lo, hi
+  {
+    const int64_t rb = share(nrows, rank), re = share(nrows, rank + 1);
+    const int64_t slab_rows = std::max<int64_t>(1, (int64_t(1) << 20) / row);
+    std::vector<double> mine(2 * size_t(re - rb));
+    Agreement read;
+    read.check([&] {
+      for (int64_t r0 = rb; r0 < re; r0 += slab_rows) {
+        const int64_t r1 = std::min(re, r0 + slab_rows);
+        const Grid g = src.read(r0 * row, std::min(src.size(), r1 * row), true);
+        for (int64_t r = r0; r < r1; ++r) {
+          constexpr double kInf = std::numeric_limits<double>::infinity();
+          double lo = kInf, hi = -kInf, clo = 0, chi = 0;
+          for (int64_t c = (r - r0) * row; c < std::min(g.size(), (r - r0 + 1) * row); ++c) {
+            if (!g.active(c)) continue;
+            if (!conservative_reach(g, c, &clo, &chi)) {
+              clo = -kInf;
+              chi = kInf;
+            }
+            lo = std::min(lo, clo);
+            hi = std::max(hi, chi);
+          }
+          mine[2 * size_t(r - rb)] = lo;
+          mine[2 * size_t(r - rb) + 1] = hi;
+        }
+      }
+    });
+    read.conclude(comm);
+    std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
+    for (int r = 0; r < nranks; ++r) {
+      displs[size_t(r)] = static_cast<int>(2 * share(nrows, r));
+      counts[size_t(r)] = static_cast<int>(2 * (share(nrows, r + 1) - share(nrows, r)));
+    }
+    ISTHMUS_MPI(wmpi::Allgatherv(mine.data(), int(mine.size()), MPI_DOUBLE, reach.data(),
+                                 counts.data(), displs.data(), MPI_DOUBLE, comm));
+  }
+  int64_t w0 = nrows, w1 = 0;  // the window's rows [w0, w1)
+  if (!todo.empty()) {
+    for (int64_t r = 0; r < nrows; ++r) {
+      const double lo = reach[2 * size_t(r)], hi = reach[2 * size_t(r) + 1];
+      if (lo > hi) continue;  // no active cell
+      if (banded && (hi < band_lo || lo > band_hi)) continue;
+      w0 = std::min(w0, r);
+      w1 = r + 1;
+    }
+  }
+  if (w0 >= w1) w0 = w1 = 0;
+  {
+    Agreement read;
+    read.check([&] {
+      parts->src_first = w0 * row;
+      parts->src = src.read(w0 * row, std::min(src.size(), w1 * row), true);
+    });
+    read.conclude(comm);
+  }
+  run_stack(comm, parts->src, parts->src_first, parts->dst, parts->dst_first, n, blocks,
+            std::move(todo), progress, &out);
+  return out;
+}
+
+void write_weights_in_parts(MPI_Comm comm, const std::string& path, const GridSlabs& src,
+                            const GridParts& parts, const GeneratedWeights& w) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  // The source's variables are written by every rank for an even share of its points, which
+  // its window need not hold: read apart.
+  const int64_t sb = src.size() * rank / nranks, se = src.size() * (rank + 1) / nranks;
+  Grid share;
+  Agreement read;
+  read.check([&] { share = src.read(sb, se, w.stack.front().name == "conservative"); });
+  read.conclude(comm);
+  write_generated(comm, path, parts.src_header, parts.src_size, parts.dst_header, parts.dst_size,
+                  true, share, sb, parts.dst, parts.dst_first, w, "");
+}
+
 
 namespace {
 

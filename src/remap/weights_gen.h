@@ -24,6 +24,7 @@ namespace isthmus::remap {
 // GenLinks' destination indices are 32 bits: a destination grid of 2^31 points or more is
 // ISTHMUS_ERR_ARG, naming the grid (every driver checks it first).
 void check_destination_size(const Grid& dst);
+void check_destination_size(const std::string& name, int64_t size);
 
 // Links in the making: num_wgts weights per link, link-major (as SCRIP's remap_matrix).
 struct GenLinks {
@@ -162,6 +163,13 @@ std::unique_ptr<WeightMethod> make_bicubic(const Grid& src, const Grid& dst, con
 std::unique_ptr<WeightMethod> make_conservative(const Grid& src, const Grid& dst,
                                                 const GenOptions& o,
                                                 const std::vector<int64_t>* dst_points = nullptr);
+// Where a conservative method prepared for the destination points `points` of dst looks for
+// source cells: the band of latitudes [lo, hi] (radians) their cells can overlap; false when it
+// looks everywhere (a cell whose cap it cannot bound, or no point). And the latitudes [lo, hi]
+// source cell c can reach; false when its cap is unbounded (the method then builds it whatever
+// the band). A source cell enters the search when its reach meets the band.
+bool conservative_band(const Grid& dst, const std::vector<int64_t>& points, double* lo, double* hi);
+bool conservative_reach(const Grid& src, int64_t c, double* lo, double* hi);
 
 }  // namespace isthmus::remap
 
@@ -229,6 +237,41 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
 void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid& src,
                              const Grid& dst, const GeneratedWeights& w,
                              const std::string& key = "");
+
+// ---------------------------------------------------------------------------------------------
+// Grids read in parts (docs/weights.md, "Grids read in parts"): instead of both grids whole,
+// each rank reads its block of the destination and the rows of the source whose cells can reach
+// that block's latitudes, for stacks whose methods reach only the source cells near a point.
+
+// Whether generate_weights_in_parts runs this stack: conservative steps (first or second
+// order, destarea or fracarea) and fixed. Nearest searches (nearest, gaussian, FRACNNEI,
+// bilinear's fallback) may reach any source point, creep any destination point.
+bool stack_reads_in_parts(const std::string& stack, const GenOptions& options);
+
+// What a rank holds of the grids read in parts.
+struct GridParts {
+  Grid src_header, dst_header;  // name, source, dims, num_corners; no point
+  int64_t src_size = 0, dst_size = 0;
+  Grid dst;                     // this rank's block: destination points [dst_first, + size)
+  int64_t dst_first = 0;
+  Grid src;                     // its window: source points [src_first, + size), whole rows
+  int64_t src_first = 0;
+};
+
+// Collective over comm: the same blocks, the same links (bits) and the same totals as
+// generate_weights on the grids read whole, each rank reading (into *parts) only its block of
+// the destination (with an even share of its centres and mask, to agree on the blocks) and
+// the source rows its block can reach (after a pass in which each rank reads an even share of
+// the source to find the latitudes each row reaches). Errors: as generate_weights's, and
+// ISTHMUS_ERR_ARG for a stack that !stack_reads_in_parts.
+GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
+                                           const GridSlabs& dst, const std::string& stack,
+                                           const GenOptions& options, GridParts* parts,
+                                           const std::function<void(double)>& progress = {});
+// Collective: writes the file as write_generated_weights (no cache key), the source's variables
+// of each rank's even share read from the grid file apart.
+void write_weights_in_parts(MPI_Comm comm, const std::string& path, const GridSlabs& src,
+                            const GridParts& parts, const GeneratedWeights& w);
 
 // ---------------------------------------------------------------------------------------------
 // Conservative weights from a source too large to hold (81 M cells): the source streamed from

@@ -505,7 +505,7 @@ void write_streamed_weights(MPI_Comm comm, const std::string& path, const GridSl
   WeightsGridVariables vars;
   vars.src = &src.header();
   vars.dst = &dst;
-  vars.src_streamed = true;
+  vars.headers_only = true;
   vars.corners = conservative;
   vars.areas = conservative;
   vars.fractions = true;

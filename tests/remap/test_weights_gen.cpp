@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -945,5 +946,138 @@ TEST(WeightsGen, AReducedGridAsSourceAndDestination) {
     for (int64_t c = 0; c < src->size(); ++c)
       worst = std::max(worst, std::fabs(back[size_t(c)] - cell_area(*src, c)) / cell_area(*src, c));
     EXPECT_LT(worst, 1e-12) << src->name << " -> " << dst->name;
+  }
+}
+
+namespace {
+
+// Every variable of a netCDF file, as bytes, by name (and the global attributes' text).
+std::map<std::string, std::string> file_contents(const std::string& path) {
+  std::map<std::string, std::string> out;
+  int id = -1, nvars = 0, natts = 0;
+  EXPECT_EQ(nc_open(path.c_str(), NC_NOWRITE, &id), NC_NOERR) << path;
+  if (id < 0) return out;
+  nc_inq_nvars(id, &nvars);
+  for (int v = 0; v < nvars; ++v) {
+    char name[NC_MAX_NAME + 1];
+    nc_type type;
+    int ndims = 0, dims[NC_MAX_VAR_DIMS];
+    nc_inq_var(id, v, name, &type, &ndims, dims, nullptr);
+    size_t size = 0, len = 1;
+    nc_inq_type(id, type, nullptr, &size);
+    for (int k = 0; k < ndims; ++k) {
+      size_t l = 0;
+      nc_inq_dimlen(id, dims[k], &l);
+      len *= l;
+    }
+    std::string bytes(len * size, '\0');
+    if (len > 0) {
+      EXPECT_EQ(nc_get_var(id, v, bytes.data()), NC_NOERR) << name;
+    }
+    out[name] = bytes;
+  }
+  nc_inq_natts(id, &natts);
+  for (int a = 0; a < natts; ++a) {
+    char name[NC_MAX_NAME + 1];
+    size_t len = 0;
+    nc_inq_attname(id, NC_GLOBAL, a, name);
+    nc_inq_attlen(id, NC_GLOBAL, name, &len);
+    std::string text(len, '\0');
+    nc_get_att_text(id, NC_GLOBAL, name, text.data());
+    out[std::string("global:") + name] = text;
+  }
+  nc_close(id);
+  return out;
+}
+
+}  // namespace
+
+// Grids read in parts (each rank its block of the destination and the source rows that block
+// can reach): the same links, records and file, bit for bit, as the grids held whole, for
+// conservative stacks on ORCA2 <-> LMDZ (masks as in the files, ORCA's fold and its masked
+// degenerate cells) and on regular grids; and at 3 ranks or more, ranks hold less than the
+// whole source.
+TEST(WeightsGen, GridsReadInPartsGiveTheWeightsOfTheGridsHeldWhole) {
+  Watchdog dog("WeightsGen.GridsReadInPartsGiveTheWeightsOfTheGridsHeldWhole", 240);
+  TempRunDir dir("weights_parts");
+  const std::string data = ISTHMUS_TEST_DATA "/orca2-lmdz/";
+  const std::string coarse = dir / "coarse.nc", fine = dir / "fine.nc";
+  if (world_rank() == 0) {
+    write_scrip_grid(coarse, lonlat_grid("coarse", 36, 18, 0.0, true));
+    write_scrip_grid(fine, lonlat_grid("fine", 96, 60, -180.0, true));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  struct Case {
+    std::string src, dst, stack, options;
+  };
+  const std::vector<Case> cases = {
+      {data + "grid_torc.nc", data + "grid_lmdz.nc", "conservative", ""},
+      {data + "grid_lmdz.nc", data + "grid_torc.nc", "conservative", "normalization=destarea"},
+      {data + "grid_torc.nc", data + "grid_lmdz.nc", "conservative,fixed=1", "masks=oasis"},
+      {data + "grid_lmdz.nc", data + "grid_torc.nc", "conservative", "order=2"},
+      {coarse, fine, "conservative,fixed", ""},
+      {fine, coarse, "conservative", "normalization=destarea"},
+  };
+  for (const Case& c : cases) {
+    const std::string what = c.src + " -> " + c.dst + " " + c.stack + " " + c.options;
+    const GenOptions o = parse_gen_options(c.options);
+    ASSERT_TRUE(stack_reads_in_parts(c.stack, o)) << what;
+    const Grid src = read_grid(c.src), dst = read_grid(c.dst);
+    const GeneratedWeights held = generate_weights(MPI_COMM_WORLD, src, dst, c.stack, o);
+    write_generated_weights(MPI_COMM_WORLD, dir / "held.nc", src, dst, held);
+    const GridSlabs src_slabs(c.src), dst_slabs(c.dst);
+    GridParts parts;
+    const GeneratedWeights w =
+        generate_weights_in_parts(MPI_COMM_WORLD, src_slabs, dst_slabs, c.stack, o, &parts);
+    write_weights_in_parts(MPI_COMM_WORLD, dir / "parts.nc", src_slabs, parts, w);
+    // This rank's block, and the same links and records as held whole.
+    EXPECT_EQ(w.dst_begin, held.dst_begin) << what;
+    EXPECT_EQ(w.dst_end, held.dst_end) << what;
+    EXPECT_EQ(parts.dst_first, w.dst_begin) << what;
+    EXPECT_EQ(parts.dst.size(), w.dst_end - w.dst_begin) << what;
+    EXPECT_EQ(w.links.src, held.links.src) << what;
+    EXPECT_EQ(w.links.dst, held.links.dst) << what;
+    EXPECT_TRUE(w.links.w == held.links.w) << what;
+    EXPECT_EQ(w.method_of, held.method_of) << what;
+    EXPECT_EQ(w.total_links, held.total_links) << what;
+    EXPECT_EQ(w.served_per_step, held.served_per_step) << what;
+    EXPECT_EQ(w.unserved, held.unserved) << what;
+    EXPECT_EQ(w.masked, held.masked) << what;
+    EXPECT_GT(w.total_links, 0) << what;
+    // Every link's source point lies in the window the rank read.
+    for (int64_t s : w.links.src) {
+      EXPECT_GE(s, parts.src_first) << what;
+      EXPECT_LT(s, parts.src_first + parts.src.size()) << what;
+    }
+    // Less than the whole source on some rank once the destination is cut in 3 or more bands.
+    int64_t least = parts.src.size();
+    MPI_Allreduce(MPI_IN_PLACE, &least, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
+    if (world_size() >= 3) {
+      EXPECT_LT(least, src.size()) << what;
+    }
+    if (world_rank() == 0) {
+      const auto a = file_contents(dir / "held.nc"), b = file_contents(dir / "parts.nc");
+      EXPECT_EQ(a.size(), b.size()) << what;
+      for (const auto& [name, bytes] : a) {
+        const auto it = b.find(name);
+        ASSERT_NE(it, b.end()) << what << ": " << name;
+        EXPECT_TRUE(it->second == bytes) << what << ": " << name << " differs";
+      }
+    }
+  }
+  // A stack with a step that may reach any point is refused, naming why.
+  const GridSlabs src_slabs(coarse), dst_slabs(fine);
+  GridParts parts;
+  EXPECT_FALSE(stack_reads_in_parts("conservative,nearest", GenOptions{}));
+  EXPECT_FALSE(stack_reads_in_parts("conservative", parse_gen_options("normalization=fracnnei")));
+  EXPECT_FALSE(stack_reads_in_parts("bilinear", GenOptions{}));
+  try {
+    generate_weights_in_parts(MPI_COMM_WORLD, src_slabs, dst_slabs, "conservative,creep",
+                              GenOptions{}, &parts);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ISTHMUS_ERR_ARG);
+    EXPECT_NE(std::string(e.what()).find("cannot read its grids in parts"), std::string::npos)
+        << e.what();
   }
 }

@@ -5,11 +5,14 @@
 //                   [--normalization destarea|fracarea|fracnnei] [--neighbours N]
 //                   [--variance V] [--order 1|2] [--masks isthmus|oasis] [--quiet]
 //                   [--stream-source | --no-stream-source] [--slab-points N]
+//                   [--grids parts|whole]
 //   isthmus_weights --namcouple FILE [--run-dir DIR] [--quiet]
 //
 // A source of more than 2^23 points with --method conservative, nearest or gaussian is
 // streamed from its file in slabs of --slab-points points (default 2^20) instead of held whole
-// (weights_gen.h).
+// (weights_gen.h). Otherwise, on more than one rank, a stack of conservative steps (not
+// fracnnei) reads its grids in parts, each rank its block of the destination and the source
+// rows that block can reach (--grids whole: every rank reads both grids whole).
 //
 // GRID: a SCRIP grid file, a CF file with lon/lat bounds, the shared data's grid_*.nc, or OASIS's
 // grids.nc as DIR/grids.nc:NAME (remap::read_grid). Prints what it did (rank 0) and one JSON line
@@ -49,7 +52,8 @@ namespace {
                "isthmus_weights: %s\n"
                "usage: isthmus_weights --src GRID --dst GRID --method STACK --out FILE "
                "[--normalization N] [--neighbours N] [--variance V] [--order 1|2] "
-               "[--masks isthmus|oasis] [--stream-source] [--slab-points N] [--quiet]\n"
+               "[--masks isthmus|oasis] [--stream-source] [--slab-points N] "
+               "[--grids parts|whole] [--quiet]\n"
                "       isthmus_weights --namcouple FILE [--run-dir DIR] [--quiet]\n",
                why);
   std::exit(2);
@@ -149,6 +153,7 @@ int main(int argc, char** argv) {
   bool quiet = false;
   int stream = -1;  // -1: stream a SCRIP source of more than 2^23 points for "conservative"
   int64_t slab_points = int64_t(1) << 20;
+  std::string grids;  // "parts", "whole", or by default parts where the stack allows it
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto value = [&]() -> std::string {
@@ -176,6 +181,10 @@ int main(int argc, char** argv) {
     else if (a == "--stream-source") stream = 1;
     else if (a == "--no-stream-source") stream = 0;
     else if (a == "--slab-points") slab_points = std::atoll(value().c_str());
+    else if (a == "--grids") {
+      grids = value();
+      if (grids != "parts" && grids != "whole") usage("--grids takes parts or whole");
+    }
     else usage(("unknown option " + a).c_str());
   }
   if (!namcouple.empty()) {
@@ -256,24 +265,62 @@ int main(int argc, char** argv) {
                     (long long)w.unserved, writer, out.c_str());
       }
     } else {
-      // Corners only for the methods that use them (conservative): the others' files carry
-      // none, and reading them was a fifth of a nearest or bilinear run on 1 M points.
-      const bool corners = stack_needs_corners(stack);
-      const Grid src = read_grid(src_spec, corners);
-      const Grid dst = read_grid(dst_spec, corners);
-      const double t_read = MPI_Wtime() - t0;
-      const GeneratedWeights w = generate_weights(MPI_COMM_WORLD, src, dst, stack, o, progress);
-      end_bar();
-      const double t_gen = MPI_Wtime() - t0 - t_read;
-      write_generated_weights(MPI_COMM_WORLD, out, src, dst, w);
+      // Grids read in parts (each rank its block of the destination and the source rows it
+      // can reach) where the stack allows it and there is more than one rank to share them;
+      // else held whole, with corners only for the methods that use them (conservative): the
+      // others' files carry none, and reading them was a fifth of a nearest or bilinear run on
+      // 1 M points.
+      bool in_parts = grids == "parts";
+      if (grids.empty() && nranks > 1) {
+        try {
+          in_parts = stack_reads_in_parts(stack, o);
+        } catch (const Error&) {
+          in_parts = false;  // generate_weights says what is wrong with the stack
+        }
+      }
+      GeneratedWeights w;
+      std::string src_name, dst_name;
+      int64_t src_size = 0, dst_size = 0, held_most = 0;
+      double t_read = 0, t_gen = 0;
+      if (in_parts) {
+        const GridSlabs src(src_spec), dst(dst_spec);
+        t_read = MPI_Wtime() - t0;
+        GridParts parts;
+        w = generate_weights_in_parts(MPI_COMM_WORLD, src, dst, stack, o, &parts, progress);
+        end_bar();
+        t_gen = MPI_Wtime() - t0 - t_read;
+        write_weights_in_parts(MPI_COMM_WORLD, out, src, parts, w);
+        src_name = src.header().source;
+        dst_name = dst.header().source;
+        src_size = src.size();
+        dst_size = dst.size();
+        held_most = parts.src.size();
+        MPI_Allreduce(MPI_IN_PLACE, &held_most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+      } else {
+        const bool corners = stack_needs_corners(stack);
+        const Grid src = read_grid(src_spec, corners);
+        const Grid dst = read_grid(dst_spec, corners);
+        t_read = MPI_Wtime() - t0;
+        w = generate_weights(MPI_COMM_WORLD, src, dst, stack, o, progress);
+        end_bar();
+        t_gen = MPI_Wtime() - t0 - t_read;
+        write_generated_weights(MPI_COMM_WORLD, out, src, dst, w);
+        src_name = src.source;
+        dst_name = dst.source;
+        src_size = held_most = src.size();
+        dst_size = dst.size();
+      }
       const double t_all = MPI_Wtime() - t0;
       const long max_rss = max_peak_rss_kib();
       if (rank == 0) {
         if (!quiet) {
           std::printf("isthmus weights: %s (%lld points) -> %s (%lld points), %s, %d rank%s\n",
-                      src.source.c_str(), (long long)src.size(), dst.source.c_str(),
-                      (long long)dst.size(), stack_string(w.stack).c_str(), nranks,
+                      src_name.c_str(), (long long)src_size, dst_name.c_str(),
+                      (long long)dst_size, stack_string(w.stack).c_str(), nranks,
                       nranks == 1 ? "" : "s");
+          if (in_parts)
+            std::printf("  grids read in parts: each rank its block of the destination and at "
+                        "most %lld source points\n", (long long)held_most);
           for (size_t s = 0; s < w.stack.size(); ++s)
             std::printf("  %-13s served %10lld destination points in %.3f s\n",
                         w.stack[s].name.c_str(), (long long)w.served_per_step[s],
@@ -286,9 +333,11 @@ int main(int argc, char** argv) {
         }
         std::printf("{\"tool\": \"isthmus\", \"method\": \"%s\", \"ranks\": %d, \"seconds\": %.6f, "
                     "\"seconds_read\": %.6f, \"seconds_weights\": %.6f, \"peak_rss_bytes\": %ld, "
-                    "\"links\": %lld, \"unserved\": %lld, \"writer\": \"%s\", \"out\": \"%s\"}\n",
+                    "\"links\": %lld, \"unserved\": %lld, \"grids\": \"%s\", "
+                    "\"src_points_held\": %lld, \"writer\": \"%s\", \"out\": \"%s\"}\n",
                     stack_string(w.stack).c_str(), nranks, t_all, t_read, t_gen, max_rss * 1024,
-                    (long long)w.total_links, (long long)w.unserved, writer, out.c_str());
+                    (long long)w.total_links, (long long)w.unserved, in_parts ? "parts" : "whole",
+                    (long long)held_most, writer, out.c_str());
       }
     }
   } catch (const Error& e) {
