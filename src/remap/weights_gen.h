@@ -269,7 +269,8 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
                                            const GenOptions& options, GridParts* parts,
                                            const std::function<void(double)>& progress = {});
 // Collective: writes the file as write_generated_weights (no cache key), the source's variables
-// of each rank's even share read from the grid file apart.
+// of each rank's even share read from the grid file apart (parts.src is not used: a caller may
+// free it first).
 void write_weights_in_parts(MPI_Comm comm, const std::string& path, const GridSlabs& src,
                             const GridParts& parts, const GeneratedWeights& w);
 

@@ -289,13 +289,14 @@ int main(int argc, char** argv) {
         w = generate_weights_in_parts(MPI_COMM_WORLD, src, dst, stack, o, &parts, progress);
         end_bar();
         t_gen = MPI_Wtime() - t0 - t_read;
+        held_most = parts.src.size();
+        MPI_Allreduce(MPI_IN_PLACE, &held_most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+        parts.src = Grid();  // the writer reads its share of the source apart
         write_weights_in_parts(MPI_COMM_WORLD, out, src, parts, w);
         src_name = src.header().source;
         dst_name = dst.header().source;
         src_size = src.size();
         dst_size = dst.size();
-        held_most = parts.src.size();
-        MPI_Allreduce(MPI_IN_PLACE, &held_most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
       } else {
         const bool corners = stack_needs_corners(stack);
         const Grid src = read_grid(src_spec, corners);

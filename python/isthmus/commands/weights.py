@@ -3,7 +3,7 @@
     isthmus weights --src GRID --dst GRID --method STACK --out FILE [--ranks N]
                     [--normalization destarea|fracarea|fracnnei] [--neighbours N]
                     [--variance V] [--order 1|2] [--masks isthmus|oasis]
-                    [--stream-source] [--slab-points N]
+                    [--stream-source] [--slab-points N] [--grids parts|whole]
     isthmus weights --namcouple FILE [--run-dir DIR] [--ranks N]
     isthmus weights --check FILE [--json]
 
@@ -101,6 +101,8 @@ def generate(args) -> int:
         argv.append("--stream-source" if args.stream_source else "--no-stream-source")
     if args.slab_points:
         argv += ["--slab-points", str(args.slab_points)]
+    if args.grids:
+        argv += ["--grids", args.grids]
     cmd, env = launch(argv, args.ranks, args.mpirun)
     return subprocess.call(cmd, env=env)
 
@@ -262,6 +264,10 @@ def register(subparsers):
                    help="hold the source whole even if it is large")
     p.add_argument("--slab-points", type=int, default=0,
                    help="source points per slab when streaming (default 2^20)")
+    p.add_argument("--grids", choices=["parts", "whole"], default=None,
+                   help="parts: each rank reads its block of the destination and the source rows "
+                   "that block can reach (conservative stacks; the default on more than one "
+                   "rank); whole: every rank reads both grids whole")
     p.add_argument("--namcouple", metavar="FILE",
                    help="make every SCRIPR entry's weights file of this namcouple (or YAML) instead")
     p.add_argument("--run-dir", dest="run_dir", metavar="DIR",
