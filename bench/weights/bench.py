@@ -333,6 +333,8 @@ def main():
                     if tool == "isthmus":
                         rec["seconds_weights"] = extra.get("seconds_weights")
                         rec["writer"] = extra.get("writer")
+                        rec["grids"] = extra.get("grids", "streamed" if extra.get("streamed") else None)
+                        rec["src_points_held"] = extra.get("src_points_held")
                         rec["cdo_remap_accepts"] = cdo_accepts(src, field, dst, out, work)
                     pending.append((rec, out))
                 # The error over the destination points both files map: the two tools leave
