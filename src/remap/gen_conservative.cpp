@@ -690,6 +690,8 @@ class Conservative : public WeightMethod {
         if (nnei_ && dst_.active(d) && std::isfinite(dst_.lon[d]) && std::isfinite(dst_.lat[d])) {
           nnei_index().nearest(to_xyz(dst_.lon[d], dst_.lat[d]), 1, &cand, &dist,
                                std::numeric_limits<double>::infinity(), &hint);
+          if (out->want_reach)
+            out->reach.emplace_back(d, cand.empty() ? std::numeric_limits<double>::infinity() : dist[0]);
           if (!cand.empty()) {
             w[0] = 1.0;
             w[1] = w[2] = 0.0;

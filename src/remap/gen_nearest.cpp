@@ -68,6 +68,9 @@ class NeighbourSearch {
            const Weigh& weigh) const {
     if (!index_) {
       unserved->insert(unserved->end(), todo.begin(), todo.end());
+      if (out->want_reach)
+        for (const int64_t d : todo)
+          if (finite(dst_.lon[d], dst_.lat[d])) out->reach.emplace_back(d, kInf);
       return;
     }
     const size_t per = static_cast<size_t>(std::min<int64_t>(n_, index_->size()));
@@ -85,10 +88,13 @@ class NeighbourSearch {
         continue;
       }
       const Vec3 q = to_xyz(lon, lat);
+      // The radius of the search: the n-th distance (or all points were taken: unbounded).
+      double reach = kInf;
       if (all_) {
         // OASIS: the n nearest of every point, the masked ones dropped; none left, the
         // nearest active point alone (weighed below like any single neighbour: weight 1)
         all_->nearest(q, n_, &ids, &dist, kInf, &hint_all);
+        if (static_cast<int>(ids.size()) == n_) reach = dist.back();
         size_t kept = 0;
         for (size_t k = 0; k < ids.size(); ++k)
           if (src_.active(ids[k])) {
@@ -97,10 +103,16 @@ class NeighbourSearch {
           }
         ids.resize(kept);
         dist.resize(kept);
-        if (kept == 0) index_->nearest(q, 1, &ids, &dist, kInf, &hint);
+        if (kept == 0) {
+          index_->nearest(q, 1, &ids, &dist, kInf, &hint);
+          if (ids.empty()) reach = kInf;
+          else reach = std::max(reach, dist[0]);
+        }
       } else {
         index_->nearest(q, n_, &ids, &dist, kInf, &hint);
+        if (static_cast<int>(ids.size()) == n_) reach = dist.back();
       }
+      if (out->want_reach) out->reach.emplace_back(d, reach);
       w.assign(ids.size(), 0.0);
       bool ok = !ids.empty() && weigh(ids, dist, &w);
       for (size_t k = 0; ok && k < w.size(); ++k) ok = std::isfinite(w[k]);

@@ -496,6 +496,98 @@ bool serves_every_point(const std::vector<StackStep>& stack, const GenOptions& o
   return options.oasis_masks && !stack.empty() && stack[0].name == "conservative";
 }
 
+// The source rows a rank holds when the grids are read in parts, and what it knows of the
+// others: the latitudes of each row's points (two numbers a row, for every row), from which it
+// tells whether every source point within a distance of a destination point lies in the rows
+// it holds, and which rows to read for those that do not.
+class SourceWindow {
+ public:
+  // rows of `row` points; lat: per row the least and greatest latitude of its points with
+  // finite coordinates (+inf, -inf: none).
+  SourceWindow(const GridSlabs& src, int64_t row, std::vector<double> lat, bool corners)
+      : src_(src), row_(row), nrows_(static_cast<int64_t>(lat.size() / 2)), lat_(std::move(lat)),
+        corners_(corners) {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    below_.assign(2 * size_t(nrows_ + 1), 0.0);
+    above_.assign(2 * size_t(nrows_ + 1), 0.0);
+    below_[0] = above_[2 * size_t(nrows_)] = kInf;
+    below_[1] = above_[2 * size_t(nrows_) + 1] = -kInf;
+    for (int64_t r = 0; r < nrows_; ++r) {
+      below_[2 * size_t(r + 1)] = std::min(below_[2 * size_t(r)], lat_[2 * size_t(r)]);
+      below_[2 * size_t(r + 1) + 1] = std::max(below_[2 * size_t(r) + 1], lat_[2 * size_t(r) + 1]);
+    }
+    for (int64_t r = nrows_ - 1; r >= 0; --r) {
+      above_[2 * size_t(r)] = std::min(above_[2 * size_t(r + 1)], lat_[2 * size_t(r)]);
+      above_[2 * size_t(r) + 1] = std::max(above_[2 * size_t(r + 1) + 1], lat_[2 * size_t(r) + 1]);
+    }
+  }
+  int64_t rows() const { return nrows_; }
+  // Reads rows [w0, w1) (with corners if the stack needs them) into *g, *first its first point.
+  void hold(int64_t w0, int64_t w1, Grid* g, int64_t* first) const {
+    *first = w0 * row_;
+    *g = src_.read(w0 * row_, std::min(src_.size(), w1 * row_), corners_);
+  }
+  // Whether rows [w0, w1) hold every source point within r radians of a point at latitude lat
+  // (the great-circle distance is at least the difference in latitude; a margin for rounding).
+  bool covers(int64_t w0, int64_t w1, double lat, double r) const {
+    if (!std::isfinite(lat) || !(r < 4.0)) return w0 == 0 && w1 == nrows_;
+    const double m = r * (1.0 + 1e-9) + 1e-12, lo = lat - m, hi = lat + m;
+    const auto meets = [&](const std::vector<double>& hull, int64_t w) {
+      return hull[2 * size_t(w)] <= hi && hull[2 * size_t(w) + 1] >= lo;
+    };
+    return !meets(below_, w0) && !meets(above_, w1);
+  }
+  // The rows from the first to the last whose points meet [lo, hi] (or all with any point when
+  // the range is not finite), joined to [w0, w1): [*v0, *v1).
+  void widen(int64_t w0, int64_t w1, double lo, double hi, int64_t* v0, int64_t* v1) const {
+    *v0 = w0;
+    *v1 = w1;
+    const bool all = !std::isfinite(lo) || !std::isfinite(hi);
+    for (int64_t r = 0; r < nrows_; ++r) {
+      const double a = lat_[2 * size_t(r)], b = lat_[2 * size_t(r) + 1];
+      if (a > b || (!all && (a > hi || b < lo))) continue;
+      *v0 = std::min(*v0, r);
+      *v1 = std::max(*v1, r + 1);
+    }
+    if (*v0 >= *v1) *v0 = *v1 = 0;
+  }
+
+ private:
+  const GridSlabs& src_;
+  int64_t row_, nrows_;
+  std::vector<double> lat_;
+  std::vector<double> below_, above_;  // per w: the hull of the latitudes of rows < w, >= w
+  bool corners_;
+};
+
+// What run_stack needs to widen a rank's window of the source (grids read in parts).
+struct Widening {
+  const SourceWindow* window = nullptr;
+  int64_t w0 = 0, w1 = 0;  // the rows held
+};
+
+// Keeps in *links and *left only what does not concern the (sorted) points `drop`.
+void drop_points(const std::vector<int64_t>& drop, GenLinks* links, std::vector<int64_t>* left) {
+  const auto dropped = [&](int64_t d) { return std::binary_search(drop.begin(), drop.end(), d); };
+  const size_t nw = static_cast<size_t>(links->num_wgts);
+  size_t k = 0;
+  for (size_t i = 0; i < links->src.size(); ++i) {
+    if (dropped(links->dst[i])) continue;
+    links->src[k] = links->src[i];
+    links->dst[k] = links->dst[i];
+    for (size_t j = 0; j < nw; ++j) links->w[k * nw + j] = links->w[i * nw + j];
+    ++k;
+  }
+  links->src.resize(k);
+  links->dst.resize(k);
+  links->w.resize(k * nw);
+  for (auto* pairs : {&links->frac, &links->area, &links->reach})
+    pairs->erase(std::remove_if(pairs->begin(), pairs->end(),
+                                [&](const std::pair<int64_t, double>& p) { return dropped(p.first); }),
+                 pairs->end());
+  left->erase(std::remove_if(left->begin(), left->end(), dropped), left->end());
+}
+
 // Runs the stack on this rank's block. src holds the source points [src_first, src_first +
 // src.size()), dst the destination points [dst_first, dst_first + dst.size()) (whole grids: 0,
 // every point); n is the whole destination's size. todo: the block's points to serve (indices
@@ -504,7 +596,8 @@ bool serves_every_point(const std::vector<StackStep>& stack, const GenOptions& o
 // long as it holds what its methods reach.
 void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& dst,
                int64_t dst_first, int64_t n, const Blocks& blocks, std::vector<int64_t> todo,
-               const std::function<void(double)>& progress, GeneratedWeights* out) {
+               const std::function<void(double)>& progress, GeneratedWeights* out,
+               const Widening& widening = {}) {
   int rank = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
@@ -519,13 +612,14 @@ void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& ds
     for (int64_t& d : l) d -= dst_first;
     return l;
   };
-  // A method's links and left points from the held part's indices to the whole grids'.
-  const auto to_whole = [&](GenLinks* links, std::vector<int64_t>* left, size_t left_from) {
-    if (whole) return;
-    for (int64_t& s : links->src) s += src_first;
+  // A method's links and left points (from left_from) from the held part's indices to the
+  // whole grids' (the source held from source_first).
+  const auto shift = [&](GenLinks* links, std::vector<int64_t>* left, size_t left_from,
+                         int64_t source_first) {
+    for (int64_t& s : links->src) s += source_first;
     for (int32_t& d : links->dst) d += static_cast<int32_t>(dst_first);
-    for (auto& f : links->frac) f.first += dst_first;
-    for (auto& a : links->area) a.first += dst_first;
+    for (auto* pairs : {&links->frac, &links->area, &links->reach})
+      for (auto& p : *pairs) p.first += dst_first;
     for (size_t i = left_from; i < left->size(); ++i) (*left)[i] += dst_first;
   };
 
@@ -569,9 +663,55 @@ void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& ds
       }
       GenLinks part;
       part.num_wgts = methods[m]->num_wgts();
+      // A method's links for `asked`, in the whole grids' indices. With a window of the
+      // source, the points whose search reached beyond the rows held are searched again, on
+      // rows widened to hold every point their radius reaches (the same answer as the source
+      // held whole), until none is left.
+      const auto compute = [&](const std::vector<int64_t>& asked, GenLinks* into,
+                               std::vector<int64_t>* unserved) {
+        const size_t left_from = unserved->size();
+        into->want_reach = widening.window != nullptr;
+        methods[m]->compute(whole ? asked : local(asked), into, unserved);
+        if (!whole) shift(into, unserved, left_from, src_first);
+        if (!widening.window) return;
+        int64_t w0 = widening.w0, w1 = widening.w1;
+        std::vector<std::pair<int64_t, double>> reach;
+        reach.swap(into->reach);
+        while (!reach.empty()) {
+          std::vector<int64_t> redo;
+          double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+          for (const auto& [d, r] : reach) {
+            const double lat = dst.lat[size_t(d - dst_first)];
+            if (widening.window->covers(w0, w1, lat, r)) continue;
+            redo.push_back(d);
+            const double mr = r * (1.0 + 1e-9) + 1e-12;
+            lo = std::min(lo, lat - mr);
+            hi = std::max(hi, lat + mr);
+          }
+          reach.clear();
+          if (redo.empty()) break;
+          std::sort(redo.begin(), redo.end());
+          drop_points(redo, into, unserved);
+          widening.window->widen(w0, w1, lo, hi, &w0, &w1);
+          Grid wide;
+          int64_t wide_first = 0;
+          widening.window->hold(w0, w1, &wide, &wide_first);
+          const std::vector<int64_t> redo_local = local(redo);
+          const auto again = make_step(out->stack[s], wide, dst, out->options, redo_local);
+          GenLinks more;
+          more.num_wgts = into->num_wgts;
+          more.want_reach = true;
+          std::vector<int64_t> more_left;
+          again->compute(redo_local, &more, &more_left);
+          shift(&more, &more_left, 0, wide_first);
+          reach.swap(more.reach);
+          append_links(std::move(more), into);
+          unserved->insert(unserved->end(), more_left.begin(), more_left.end());
+          std::sort(unserved->begin() + long(left_from), unserved->end());
+        }
+      };
       if (!progress) {
-        methods[m]->compute(whole ? todo : local(todo), &part, &left);
-        to_whole(&part, &left, 0);
+        compute(todo, &part, &left);
       } else {
         // In batches for the progress bar (a method's links do not depend on the batch), each
         // computed apart and appended to the step's links, which grow by their projected total:
@@ -583,9 +723,7 @@ void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& ds
           chunk.assign(todo.begin() + long(b), todo.begin() + long(std::min(todo.size(), b + batch)));
           GenLinks piece;
           piece.num_wgts = part.num_wgts;
-          const size_t left_from = left.size();
-          methods[m]->compute(whole ? chunk : local(chunk), &piece, &left);
-          to_whole(&piece, &left, left_from);
+          compute(chunk, &piece, &left);
           part.reserve_projected(piece.size(), int64_t(b + chunk.size()), int64_t(todo.size()));
           append_links(std::move(piece), &part);
           const double done_steps = static_cast<double>(s) + double(b + chunk.size()) / double(todo.size());
@@ -841,11 +979,10 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
   write_generated(comm, path, src, src.size(), dst, dst.size(), false, src, 0, dst, 0, w, key);
 }
 
-bool stack_reads_in_parts(const std::string& stack, const GenOptions& options) {
-  if (options.normalization == "fracnnei") return false;  // a nearest search over the source
+bool stack_reads_in_parts(const std::string& stack, const GenOptions& /*options*/) {
   bool any = false;
   for (const StackStep& s : parse_stack(stack)) {
-    if (s.name == "conservative") any = true;
+    if (s.name == "conservative" || s.name == "nearest") any = true;
     else if (s.name != "fixed") return false;
   }
   return any;
@@ -868,8 +1005,8 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
   a.check([&] {
     out.stack = parse_stack(stack);
     if (!stack_reads_in_parts(stack, options))
-      fail(ISTHMUS_ERR_ARG, "the stack \"", stack, "\" (normalization ", options.normalization,
-           ") cannot read its grids in parts: only conservative steps (not fracnnei) and fixed");
+      fail(ISTHMUS_ERR_ARG, "the stack \"", stack, "\" cannot read its grids in parts: only "
+           "conservative, nearest and fixed steps");
     if (src.size() < 1 || dst.size() < 1)
       fail(ISTHMUS_ERR_ARG, "weight generation from \"", src.header().name, "\" (", src.size(),
            " points) to \"", dst.header().name, "\" (", dst.size(), " points): a grid has no point");
@@ -921,7 +1058,8 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
     blocks.begins = fill_begins(std::move(begins), n);
   }
 
-  // 2. This rank's block, with its corners, and its points to serve.
+  // 2. This rank's block (with its corners if a step needs them), and its points to serve.
+  const bool corners = stack_needs_corners(stack);
   const int64_t db = blocks.begins[size_t(rank)];
   const int64_t de = rank + 1 < nranks ? blocks.begins[size_t(rank) + 1] : n;
   std::vector<int64_t> todo, todo_local;
@@ -930,39 +1068,47 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
   {
     Agreement read;
     read.check([&] {
-      parts->dst = dst.read(db, de, true);
+      parts->dst = dst.read(db, de, corners);
       parts->dst_first = db;
       for (int64_t i = 0; i < de - db; ++i)
         if (all_points || parts->dst.active(i)) todo_local.push_back(i);
-      banded = conservative_band(parts->dst, todo_local, &band_lo, &band_hi);
+      banded = corners && conservative_band(parts->dst, todo_local, &band_lo, &band_hi);
     });
     read.conclude(comm);
     todo = todo_local;
     for (int64_t& d : todo) d += db;
   }
 
-  // 3. The latitudes each source row's active cells can reach (rows of nx points of a
-  // logically rectangular source, else runs of 4096), each rank those of an even share of the
-  // rows, read in slabs; then each rank reads the rows from the first to the last that reaches
-  // its block's band. A cell the method cannot bound reaches everywhere.
+  // 3. What each source row reaches (rows of nx points of a logically rectangular source, else
+  // runs of 4096): the latitudes of its points, and those its active cells' caps can reach
+  // (conservative: the method's own bound; a cell it cannot bound reaches everywhere); each
+  // rank those of an even share of the rows, read in slabs, then gathered.
   const Grid& sh = src.header();
   const int64_t row = sh.rectangular() && sh.nx() > 0 ? sh.nx() : 4096;
   const int64_t nrows = (src.size() + row - 1) / row;
-  std::vector<double> reach(2 * static_cast<size_t>(nrows));  // per row: lo, hi
+  std::vector<double> reach(4 * static_cast<size_t>(nrows));  // per row: points lo, hi; cells lo, hi
   {
+    constexpr double kInf = std::numeric_limits<double>::infinity();
+    constexpr double kHalfPi = 1.5707963267948966;
     const int64_t rb = share(nrows, rank), re = share(nrows, rank + 1);
     const int64_t slab_rows = std::max<int64_t>(1, (int64_t(1) << 20) / row);
-    std::vector<double> mine(2 * size_t(re - rb));
+    std::vector<double> mine(4 * size_t(re - rb));
     Agreement read;
     read.check([&] {
       for (int64_t r0 = rb; r0 < re; r0 += slab_rows) {
         const int64_t r1 = std::min(re, r0 + slab_rows);
-        const Grid g = src.read(r0 * row, std::min(src.size(), r1 * row), true);
+        const Grid g = src.read(r0 * row, std::min(src.size(), r1 * row), corners);
         for (int64_t r = r0; r < r1; ++r) {
-          constexpr double kInf = std::numeric_limits<double>::infinity();
-          double lo = kInf, hi = -kInf, clo = 0, chi = 0;
+          double plo = kInf, phi = -kInf, lo = kInf, hi = -kInf, clo = 0, chi = 0;
           for (int64_t c = (r - r0) * row; c < std::min(g.size(), (r - r0 + 1) * row); ++c) {
-            if (!g.active(c)) continue;
+            if (std::isfinite(g.lon[size_t(c)]) && std::isfinite(g.lat[size_t(c)])) {
+              // the latitude of the point on the sphere, whatever the file says beyond a pole
+              double la = g.lat[size_t(c)];
+              if (std::fabs(la) > kHalfPi) la = std::asin(std::sin(la));
+              plo = std::min(plo, la);
+              phi = std::max(phi, la);
+            }
+            if (!corners || !g.active(c)) continue;
             if (!conservative_reach(g, c, &clo, &chi)) {
               clo = -kInf;
               chi = kInf;
@@ -970,41 +1116,83 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
             lo = std::min(lo, clo);
             hi = std::max(hi, chi);
           }
-          mine[2 * size_t(r - rb)] = lo;
-          mine[2 * size_t(r - rb) + 1] = hi;
+          double* out_row = &mine[4 * size_t(r - rb)];
+          out_row[0] = plo;
+          out_row[1] = phi;
+          out_row[2] = lo;
+          out_row[3] = hi;
         }
       }
     });
     read.conclude(comm);
     std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
     for (int r = 0; r < nranks; ++r) {
-      displs[size_t(r)] = static_cast<int>(2 * share(nrows, r));
-      counts[size_t(r)] = static_cast<int>(2 * (share(nrows, r + 1) - share(nrows, r)));
+      displs[size_t(r)] = static_cast<int>(4 * share(nrows, r));
+      counts[size_t(r)] = static_cast<int>(4 * (share(nrows, r + 1) - share(nrows, r)));
     }
     ISTHMUS_MPI(wmpi::Allgatherv(mine.data(), int(mine.size()), MPI_DOUBLE, reach.data(),
                                  counts.data(), displs.data(), MPI_DOUBLE, comm));
   }
-  int64_t w0 = nrows, w1 = 0;  // the window's rows [w0, w1)
-  if (!todo.empty()) {
+  std::vector<double> point_lat(2 * static_cast<size_t>(nrows));
+  for (int64_t r = 0; r < nrows; ++r) {
+    point_lat[2 * size_t(r)] = reach[4 * size_t(r)];
+    point_lat[2 * size_t(r) + 1] = reach[4 * size_t(r) + 1];
+  }
+  const SourceWindow window(src, row, std::move(point_lat), corners);
+
+  // 4. The window: the rows from the first to the last that a step may need — a
+  // conservative step's cells reaching the block's band; for a nearest step, the points within
+  // a few rows' spacing of the block's latitudes (points whose neighbours lie farther are
+  // searched again on more rows: run_stack).
+  int64_t w0 = nrows, w1 = 0;
+  const auto take = [&](int64_t r) {
+    w0 = std::min(w0, r);
+    w1 = std::max(w1, r + 1);
+  };
+  bool nearest = false;
+  for (const StackStep& step : out.stack) nearest = nearest || step.name == "nearest";
+  if (!todo.empty() && corners) {
     for (int64_t r = 0; r < nrows; ++r) {
-      const double lo = reach[2 * size_t(r)], hi = reach[2 * size_t(r) + 1];
+      const double lo = reach[4 * size_t(r) + 2], hi = reach[4 * size_t(r) + 3];
       if (lo > hi) continue;  // no active cell
       if (banded && (hi < band_lo || lo > band_hi)) continue;
-      w0 = std::min(w0, r);
-      w1 = r + 1;
+      take(r);
     }
+  }
+  double lat_lo = 0, lat_hi = 0;
+  if (!todo.empty() && nearest && latitude_range(parts->dst, todo_local, &lat_lo, &lat_hi)) {
+    // a margin of 4 times the median spacing between consecutive rows' mean latitudes
+    std::vector<double> gaps;
+    for (int64_t r = 0; r + 1 < nrows; ++r) {
+      const double* a = &reach[4 * size_t(r)];
+      const double* b = &reach[4 * size_t(r + 1)];
+      if (a[0] <= a[1] && b[0] <= b[1]) gaps.push_back(std::fabs((b[0] + b[1]) - (a[0] + a[1])) / 2);
+    }
+    double margin = 0;
+    if (!gaps.empty()) {
+      std::nth_element(gaps.begin(), gaps.begin() + long(gaps.size() / 2), gaps.end());
+      margin = 4.0 * gaps[gaps.size() / 2];
+    }
+    for (int64_t r = 0; r < nrows; ++r) {
+      const double lo = reach[4 * size_t(r)], hi = reach[4 * size_t(r) + 1];
+      if (lo <= hi && hi >= lat_lo - margin && lo <= lat_hi + margin) take(r);
+    }
+  } else if (!todo.empty() && nearest) {
+    w0 = 0;  // no finite latitude to go by
+    w1 = nrows;
   }
   if (w0 >= w1) w0 = w1 = 0;
   {
     Agreement read;
-    read.check([&] {
-      parts->src_first = w0 * row;
-      parts->src = src.read(w0 * row, std::min(src.size(), w1 * row), true);
-    });
+    read.check([&] { window.hold(w0, w1, &parts->src, &parts->src_first); });
     read.conclude(comm);
   }
+  Widening widening;
+  widening.window = &window;
+  widening.w0 = w0;
+  widening.w1 = w1;
   run_stack(comm, parts->src, parts->src_first, parts->dst, parts->dst_first, n, blocks,
-            std::move(todo), progress, &out);
+            std::move(todo), progress, &out, widening);
   return out;
 }
 

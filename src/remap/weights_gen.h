@@ -41,6 +41,14 @@ struct GenLinks {
   // (destination point, cell area): areas a method computed (conservative: the area its weights
   // are normalised by), which the file's dst_grid_area takes instead of computing them again.
   std::vector<std::pair<int64_t, double>> area;
+  // (destination point, radius in radians), recorded when want_reach is set: methods whose
+  // answer for a point depends on every source point within a distance of it (a nearest
+  // search: its n-th distance; +inf when it found fewer than it asked for) record that
+  // distance for each point they searched for, served or left; the points of other methods
+  // depend only on the source cells their band reaches. Grids read in parts search again, on
+  // more source rows, a point whose radius reaches beyond the rows a rank holds.
+  bool want_reach = false;
+  std::vector<std::pair<int64_t, double>> reach;
   int64_t size() const { return static_cast<int64_t>(src.size()); }
   // Room for `more` links after `done` of `total` points (or slabs' points): the links held so
   // far projected over all of them, plus a sixteenth, so that arrays filled piece by piece grow
@@ -240,12 +248,16 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
 
 // ---------------------------------------------------------------------------------------------
 // Grids read in parts (docs/weights.md, "Grids read in parts"): instead of both grids whole,
-// each rank reads its block of the destination and the rows of the source whose cells can reach
-// that block's latitudes, for stacks whose methods reach only the source cells near a point.
+// each rank reads its block of the destination and the rows of the source its block can reach:
+// those whose cells' caps meet its band of latitudes (conservative), those within a margin of
+// it (nearest searches); a point whose nearest search reached farther than the rows held
+// (GenLinks::reach) is searched again on the rows that hold every point within its radius.
 
-// Whether generate_weights_in_parts runs this stack: conservative steps (first or second
-// order, destarea or fracarea) and fixed. Nearest searches (nearest, gaussian, FRACNNEI,
-// bilinear's fallback) may reach any source point, creep any destination point.
+// Whether generate_weights_in_parts runs this stack: conservative (first or second order, any
+// normalization, FRACNNEI's nearest fill included), nearest (DISTWGT) and fixed steps. Not
+// bilinear and bicubic (their pole quads and grid topology are the whole source's), gaussian
+// (its variance scales with the whole source's mean spacing) nor creep (it reaches any
+// destination point).
 bool stack_reads_in_parts(const std::string& stack, const GenOptions& options);
 
 // What a rank holds of the grids read in parts.
@@ -262,7 +274,8 @@ struct GridParts {
 // generate_weights on the grids read whole, each rank reading (into *parts) only its block of
 // the destination (with an even share of its centres and mask, to agree on the blocks) and
 // the source rows its block can reach (after a pass in which each rank reads an even share of
-// the source to find the latitudes each row reaches). Errors: as generate_weights's, and
+// the source to find the latitudes each row's points and cells reach); the rows read again for
+// points searched again are held only while they are searched. Errors: as generate_weights's, and
 // ISTHMUS_ERR_ARG for a stack that !stack_reads_in_parts.
 GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
                                            const GridSlabs& dst, const std::string& stack,

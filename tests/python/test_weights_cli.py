@@ -91,23 +91,31 @@ def test_the_rank_count_changes_no_bit(tmp_path):
     assert (method[imask == 1] >= 0).all() and (method[imask == 0] == -1).all()
 
 
-def test_grids_read_in_parts_write_the_file_of_the_grids_held_whole(tmp_path):
-    """On more than one rank a conservative stack reads its grids in parts (each rank its block
-    of ORCA2 and the LMDZ rows that block can reach): the file is byte for byte the one written
-    with both grids held whole, and no rank held the whole source."""
-    parts, text = generate(tmp_path, "lmdz", "torc", "conservative", 3)
+@pytest.mark.parametrize("method,options", [
+    ("conservative", []),
+    ("conservative", ["--normalization", "fracnnei"]),
+    ("nearest", ["--masks", "oasis"]),
+])
+def test_grids_read_in_parts_write_the_file_of_the_grids_held_whole(tmp_path, method, options):
+    """On more than one rank a conservative or nearest stack reads its grids in parts (each rank
+    its block of ORCA2 and the LMDZ rows that block can reach, more for points whose nearest
+    lie beyond them): the file is byte for byte the one written with both grids held whole,
+    and no rank held the whole source."""
+    parts, text = generate(tmp_path, "lmdz", "torc", method, 3, *options)
     record = json.loads(text.strip().splitlines()[-1])
     assert record["grids"] == "parts" and 0 < record["src_points_held"] < 96 * 72
     whole = tmp_path / "whole.nc"
     r = run("--src", str(DATA / "grid_lmdz.nc"), "--dst", str(DATA / "grid_torc.nc"),
-            "--method", "conservative", "--ranks", "3", "--out", str(whole), "--grids", "whole")
+            "--method", method, "--ranks", "3", "--out", str(whole), "--grids", "whole", *options)
     assert r.returncode == 0, r.stderr + r.stdout
     assert json.loads(r.stdout.strip().splitlines()[-1])["grids"] == "whole"
     assert parts.read_bytes() == whole.read_bytes()
-    # a stack whose steps may reach any point cannot be read in parts: said, nothing written
+    if options:
+        return
+    # bilinear's quads and the poles' need the whole source: said, nothing written
     bad = tmp_path / "bad.nc"
     r = run("--src", str(DATA / "grid_lmdz.nc"), "--dst", str(DATA / "grid_torc.nc"),
-            "--method", "conservative,nearest", "--ranks", "2", "--out", str(bad),
+            "--method", "conservative,bilinear", "--ranks", "2", "--out", str(bad),
             "--grids", "parts")
     assert r.returncode == 1 and "cannot read its grids in parts" in r.stderr, r.stderr
     assert not bad.exists()
