@@ -53,6 +53,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -112,7 +113,7 @@ struct Quad {
 class BilinearMethod : public WeightMethod {
  public:
   BilinearMethod(const Grid& src, const Grid& dst, bool cubic,
-                 const std::vector<int64_t>* dst_points)
+                 const std::vector<int64_t>* dst_points, const SourceRows* rows)
       : src_(src), dst_(dst), cubic_(cubic), nx_(src.nx()), ny_(src.ny()) {
     const char* what = cubic ? "bicubic" : "bilinear";
     if (!src.rectangular())
@@ -132,11 +133,18 @@ class BilinearMethod : public WeightMethod {
       any_masked = any_masked || !src.active(k);
     }
 
+    // Periodicity and the pole rows are the whole grid's: a window of its rows is told them.
     periodic_ = true;
-    for (int64_t j : {ny_ / 4, ny_ / 2, (3 * ny_) / 4}) periodic_ = periodic_ && row_closes(j);
+    if (rows) {
+      periodic_ = rows->periodic;
+    } else {
+      for (int64_t j : {ny_ / 4, ny_ / 2, (3 * ny_) / 4})
+        periodic_ = periodic_ && bilinear_row_closes(src, j * nx_, nx_);
+    }
     if (periodic_) {
       for (int side = 0; side < 2; ++side) {
         const int64_t j = side == 0 ? 0 : ny_ - 1;
+        if (rows && !(side == 0 ? rows->first : rows->last)) continue;  // not the grid's
         if (ny_ < 2 || !row_winds(j) || !cap_is_small(j)) continue;
         auto& o = opposite_[side];
         o.resize(nx_);
@@ -203,18 +211,6 @@ class BilinearMethod : public WeightMethod {
   }
 
  private:
-  // Whether row j closes the circle (see the file's comment).
-  bool row_closes(int64_t j) const {
-    const int64_t r = j * nx_;
-    double turn = 0, longest = 0;
-    for (int64_t i = 0; i + 1 < nx_; ++i) {
-      turn += wrap(src_.lon[r + i + 1] - src_.lon[r + i]);
-      longest = std::max(longest, angle(xyz_[r + i], xyz_[r + i + 1]));
-    }
-    turn += wrap(src_.lon[r] - src_.lon[r + nx_ - 1]);
-    const double closing = angle(xyz_[r + nx_ - 1], xyz_[r]);
-    return std::fabs(std::fabs(turn) - kTwoPi) < 1e-6 && closing <= 2.0 * longest;
-  }
   // Whether row j (periodic) winds once around the globe.
   bool row_winds(int64_t j) const {
     const int64_t r = j * nx_;
@@ -704,9 +700,10 @@ class BilinearMethod : public WeightMethod {
   }
 
   // The 4 nearest source centres to p (masked ones included; by distance, ties by address):
-  // false if none of them is active. q (containing p) bounds their distance.
-  bool nearest4(Vec3 p, const Quad& q, std::vector<int64_t>* ids,
-                std::vector<double>* dist) const {
+  // false if none of them is active. q (containing p) bounds their distance. *reach: the
+  // distance within which every source point was considered (GenLinks::reach).
+  bool nearest4(Vec3 p, const Quad& q, std::vector<int64_t>* ids, std::vector<double>* dist,
+                double* reach) const {
     ids->clear();
     dist->clear();
     // Any 4 distinct points bound the 4th distance: the quad's corners, and for a pole quad
@@ -728,13 +725,14 @@ class BilinearMethod : public WeightMethod {
       for (int l = 0; l < k; ++l) dup = dup || cand[l] == cand[k];
       if (!dup) cd[nd++] = chord2(p, xyz_[cand[k]]);
     }
-    if (!have_points_ || nd < 4) return nearest4_tree(p, ids, dist);
+    if (!have_points_ || nd < 4) return nearest4_tree(p, ids, dist, reach);
     for (int k = 1; k < nd; ++k)  // insertion sort: nd <= 12
       for (int l = k; l > 0 && cd[l] < cd[l - 1]; --l) std::swap(cd[l], cd[l - 1]);
     const double bound = cd[3];
-    if (!(bound >= 0) || !std::isfinite(bound)) return nearest4_tree(p, ids, dist);
+    if (!(bound >= 0) || !std::isfinite(bound)) return nearest4_tree(p, ids, dist, reach);
     // Every point as near as the bound is in the box p +- s.
     const double s = std::sqrt(bound) * (1.0 + 1e-9) + 1e-300;
+    *reach = 2.0 * std::asin(std::min(1.0, 0.5 * s));
     // No active point as near as the bound: the 4 are masked. First by the chord from the poles
     // to the nearest active point (the triangle inequality), then by the coarse cells.
     for (int side = 0; side < 2; ++side)
@@ -763,7 +761,7 @@ class BilinearMethod : public WeightMethod {
       const int64_t x0 = pcell(p.x - sb), x1 = pcell(p.x + sb), y0 = pcell(p.y - sb),
                     y1 = pcell(p.y + sb), z0 = pcell(p.z - sb), z1 = pcell(p.z + sb);
       if ((x1 - x0 + 1) * (y1 - y0 + 1) * (z1 - z0 + 1) > (int64_t(1) << 18))
-        return nearest4_tree(p, ids, dist);
+        return nearest4_tree(p, ids, dist, reach);
       nb = 0;
       for (int64_t x = x0; x <= x1; ++x)
         for (int64_t y = y0; y <= y1; ++y) {
@@ -783,7 +781,7 @@ class BilinearMethod : public WeightMethod {
         }
       if (sb >= s || (nb == 4 && std::sqrt(bd[3]) * (1.0 + 1e-9) + 1e-300 <= sb)) break;
     }
-    if (nb < 4) return nearest4_tree(p, ids, dist);  // not expected: the bound's 4 are in
+    if (nb < 4) return nearest4_tree(p, ids, dist, reach);  // not expected: the bound's 4 are in
     bool any_active = false;
     for (int k = 0; k < 4; ++k) {
       ids->push_back(bi[k]);
@@ -792,13 +790,15 @@ class BilinearMethod : public WeightMethod {
     }
     return any_active;
   }
-  bool nearest4_tree(Vec3 p, std::vector<int64_t>* ids, std::vector<double>* dist) const {
+  bool nearest4_tree(Vec3 p, std::vector<int64_t>* ids, std::vector<double>* dist,
+                     double* reach) const {
     std::call_once(tree_once_, [this] {
       std::vector<int64_t> all(static_cast<size_t>(src_.size()));
       for (int64_t k = 0; k < src_.size(); ++k) all[k] = k;
       tree_ = std::make_unique<PointIndex>(xyz_, std::move(all));
     });
     tree_->nearest(p, 4, ids, dist);
+    *reach = ids->size() == 4 ? dist->back() : std::numeric_limits<double>::infinity();
     for (const int64_t id : *ids)
       if (src_.active(id)) return true;
     return false;
@@ -807,7 +807,10 @@ class BilinearMethod : public WeightMethod {
   // OASIS's fallback for a quad with a masked corner (see the top). False: no active one.
   bool emit_fallback(int64_t d, Vec3 p, const Quad& q, GenLinks* out, std::vector<int64_t>* ids,
                      std::vector<double>* dist) const {
-    if (!nearest4(p, q, ids, dist)) return false;
+    double reach = std::numeric_limits<double>::infinity();
+    const bool found = nearest4(p, q, ids, dist, &reach);
+    if (out->want_reach) out->reach.emplace_back(d, reach);
+    if (!found) return false;
     double sum = 0;
     for (size_t k = 0; k < ids->size(); ++k)
       if (src_.active((*ids)[k])) sum += 1.0 / ((*dist)[k] + kTiny);
@@ -862,14 +865,51 @@ class BilinearMethod : public WeightMethod {
 
 }  // namespace
 
+bool bilinear_row_closes(const Grid& g, int64_t first, int64_t nx) {
+  double turn = 0, longest = 0;
+  for (int64_t i = 0; i + 1 < nx; ++i) {
+    turn += wrap(g.lon[first + i + 1] - g.lon[first + i]);
+    longest = std::max(longest, angle(to_xyz(g.lon[first + i], g.lat[first + i]),
+                                      to_xyz(g.lon[first + i + 1], g.lat[first + i + 1])));
+  }
+  turn += wrap(g.lon[first] - g.lon[first + nx - 1]);
+  const double closing = angle(to_xyz(g.lon[first + nx - 1], g.lat[first + nx - 1]),
+                               to_xyz(g.lon[first], g.lat[first]));
+  return std::fabs(std::fabs(turn) - kTwoPi) < 1e-6 && closing <= 2.0 * longest;
+}
+
+double bilinear_quad_reach(const Grid& g, int64_t first, int64_t nx) {
+  double widest = 0;  // the largest squared chord between two corners of a quad
+  for (int64_t i = 0; i < nx; ++i) {
+    const int64_t i1 = (i + 1) % nx;  // the closing quad too: a superset costs nothing
+    const int64_t c[4] = {first + i, first + i1, first + nx + i1, first + nx + i};
+    Vec3 v[4];
+    bool finite_quad = true;
+    for (int k = 0; k < 4; ++k) {
+      finite_quad = finite_quad && std::isfinite(g.lon[c[k]]) && std::isfinite(g.lat[c[k]]);
+      if (finite_quad) v[k] = to_xyz(g.lon[c[k]], g.lat[c[k]]);
+    }
+    if (!finite_quad) continue;
+    for (int a = 0; a < 4; ++a)
+      for (int b = a + 1; b < 4; ++b) {
+        const Vec3 e = v[a] - v[b];
+        widest = std::max(widest, dot(e, e));
+      }
+  }
+  const double chord = std::min(2.0, std::sqrt(widest));
+  return 2.0 * std::asin(0.5 * chord) * 1.01 + 1e-9;
+}
+
 std::unique_ptr<WeightMethod> make_bilinear(const Grid& src, const Grid& dst, const GenOptions&,
-                                            const std::vector<int64_t>* dst_points) {
-  return std::make_unique<BilinearMethod>(src, dst, false, dst_points);
+                                            const std::vector<int64_t>* dst_points,
+                                            const SourceRows* rows) {
+  return std::make_unique<BilinearMethod>(src, dst, false, dst_points, rows);
 }
 
 std::unique_ptr<WeightMethod> make_bicubic(const Grid& src, const Grid& dst, const GenOptions&,
-                                           const std::vector<int64_t>* dst_points) {
-  return std::make_unique<BilinearMethod>(src, dst, true, dst_points);
+                                           const std::vector<int64_t>* dst_points,
+                                           const SourceRows* rows) {
+  return std::make_unique<BilinearMethod>(src, dst, true, dst_points, rows);
 }
 
 }  // namespace isthmus::remap

@@ -30,12 +30,14 @@ namespace isthmus::remap {
 namespace {
 
 // block: the destination points the method will be asked for (a subset, after earlier steps).
+// rows: src is a window of whole rows of the source (grids read in parts), or null.
 std::unique_ptr<WeightMethod> make_step(const StackStep& step, const Grid& src, const Grid& dst,
-                                        const GenOptions& o, const std::vector<int64_t>& block) {
+                                        const GenOptions& o, const std::vector<int64_t>& block,
+                                        const SourceRows* rows = nullptr) {
   if (step.name == "nearest") return make_nearest(src, dst, o);
   if (step.name == "gaussian") return make_gaussian(src, dst, o);
-  if (step.name == "bilinear") return make_bilinear(src, dst, o, &block);
-  if (step.name == "bicubic") return make_bicubic(src, dst, o, &block);
+  if (step.name == "bilinear") return make_bilinear(src, dst, o, &block, rows);
+  if (step.name == "bicubic") return make_bicubic(src, dst, o, &block, rows);
   if (step.name == "conservative") return make_conservative(src, dst, o, &block);
   fail(ISTHMUS_ERR_INTERNAL, "no method \"", step.name, "\"");
 }
@@ -504,9 +506,11 @@ class SourceWindow {
  public:
   // rows of `row` points; lat: per row the least and greatest latitude of its points with
   // finite coordinates (+inf, -inf: none).
-  SourceWindow(const GridSlabs& src, int64_t row, std::vector<double> lat, bool corners)
+  // periodic: whether the whole grid's rows close (bilinear_row_closes).
+  SourceWindow(const GridSlabs& src, int64_t row, std::vector<double> lat, bool corners,
+               bool periodic)
       : src_(src), row_(row), nrows_(static_cast<int64_t>(lat.size() / 2)), lat_(std::move(lat)),
-        corners_(corners) {
+        corners_(corners), periodic_(periodic) {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     below_.assign(2 * size_t(nrows_ + 1), 0.0);
     above_.assign(2 * size_t(nrows_ + 1), 0.0);
@@ -522,10 +526,20 @@ class SourceWindow {
     }
   }
   int64_t rows() const { return nrows_; }
-  // Reads rows [w0, w1) (with corners if the stack needs them) into *g, *first its first point.
+  // What rows [w0, w1) cannot tell bilinear of the whole grid.
+  SourceRows rows(int64_t w0, int64_t w1) const {
+    SourceRows r;
+    r.periodic = periodic_;
+    r.first = w0 == 0;
+    r.last = w1 == nrows_;
+    return r;
+  }
+  // Reads rows [w0, w1) (with corners if the stack needs them) into *g, *first its first point:
+  // a logically rectangular grid of nx × (w1 - w0) points for a rectangular source.
   void hold(int64_t w0, int64_t w1, Grid* g, int64_t* first) const {
     *first = w0 * row_;
     *g = src_.read(w0 * row_, std::min(src_.size(), w1 * row_), corners_);
+    if (src_.header().rectangular()) g->dims = {row_, w1 - w0};
   }
   // Whether rows [w0, w1) hold every source point within r radians of a point at latitude lat
   // (the great-circle distance is at least the difference in latitude; a margin for rounding).
@@ -557,7 +571,7 @@ class SourceWindow {
   int64_t row_, nrows_;
   std::vector<double> lat_;
   std::vector<double> below_, above_;  // per w: the hull of the latitudes of rows < w, >= w
-  bool corners_;
+  bool corners_, periodic_;
 };
 
 // What run_stack needs to widen a rank's window of the source (grids read in parts).
@@ -628,9 +642,12 @@ void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& ds
   Agreement made;
   made.check([&] {
     const std::vector<int64_t> block = whole ? std::vector<int64_t>() : local(todo);
+    const SourceRows rows =
+        widening.window ? widening.window->rows(widening.w0, widening.w1) : SourceRows();
     for (const StackStep& step : out->stack)
       if (step.name != "fixed" && step.name != "creep")
-        methods.push_back(make_step(step, src, dst, out->options, whole ? todo : block));
+        methods.push_back(make_step(step, src, dst, out->options, whole ? todo : block,
+                                    widening.window ? &rows : nullptr));
   });
   made.conclude(comm);
   int num_wgts = 1;
@@ -697,7 +714,8 @@ void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& ds
           int64_t wide_first = 0;
           widening.window->hold(w0, w1, &wide, &wide_first);
           const std::vector<int64_t> redo_local = local(redo);
-          const auto again = make_step(out->stack[s], wide, dst, out->options, redo_local);
+          const SourceRows wide_rows = widening.window->rows(w0, w1);
+          const auto again = make_step(out->stack[s], wide, dst, out->options, redo_local, &wide_rows);
           GenLinks more;
           more.num_wgts = into->num_wgts;
           more.want_reach = true;
@@ -982,7 +1000,9 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
 bool stack_reads_in_parts(const std::string& stack, const GenOptions& /*options*/) {
   bool any = false;
   for (const StackStep& s : parse_stack(stack)) {
-    if (s.name == "conservative" || s.name == "nearest") any = true;
+    if (s.name == "conservative" || s.name == "nearest" || s.name == "bilinear" ||
+        s.name == "bicubic")
+      any = true;
     else if (s.name != "fixed") return false;
   }
   return any;
@@ -1086,18 +1106,26 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
   const Grid& sh = src.header();
   const int64_t row = sh.rectangular() && sh.nx() > 0 ? sh.nx() : 4096;
   const int64_t nrows = (src.size() + row - 1) / row;
-  std::vector<double> reach(4 * static_cast<size_t>(nrows));  // per row: points lo, hi; cells lo, hi
+  // Per row: its points' least and greatest latitude, its cells' reach, and (bilinear,
+  // bicubic) the widest quad between it and the next row (bilinear_quad_reach).
+  constexpr size_t kPer = 5;
+  bool quads = false;
+  for (const StackStep& step : out.stack) quads = quads || step.name == "bilinear" || step.name == "bicubic";
+  quads = quads && sh.rectangular() && nrows >= 2;
+  std::vector<double> reach(kPer * static_cast<size_t>(nrows));
   {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     constexpr double kHalfPi = 1.5707963267948966;
     const int64_t rb = share(nrows, rank), re = share(nrows, rank + 1);
     const int64_t slab_rows = std::max<int64_t>(1, (int64_t(1) << 20) / row);
-    std::vector<double> mine(4 * size_t(re - rb));
+    std::vector<double> mine(kPer * size_t(re - rb));
     Agreement read;
     read.check([&] {
       for (int64_t r0 = rb; r0 < re; r0 += slab_rows) {
         const int64_t r1 = std::min(re, r0 + slab_rows);
-        const Grid g = src.read(r0 * row, std::min(src.size(), r1 * row), corners);
+        // (and the next row, for the quads between the slab's last row and it)
+        const int64_t read_end = quads ? std::min(nrows, r1 + 1) : r1;
+        const Grid g = src.read(r0 * row, std::min(src.size(), read_end * row), corners);
         for (int64_t r = r0; r < r1; ++r) {
           double plo = kInf, phi = -kInf, lo = kInf, hi = -kInf, clo = 0, chi = 0;
           for (int64_t c = (r - r0) * row; c < std::min(g.size(), (r - r0 + 1) * row); ++c) {
@@ -1116,7 +1144,8 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
             lo = std::min(lo, clo);
             hi = std::max(hi, chi);
           }
-          double* out_row = &mine[4 * size_t(r - rb)];
+          double* out_row = &mine[kPer * size_t(r - rb)];
+          out_row[4] = quads && r + 1 < nrows ? bilinear_quad_reach(g, (r - r0) * row, row) : 0.0;
           out_row[0] = plo;
           out_row[1] = phi;
           out_row[2] = lo;
@@ -1127,18 +1156,30 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
     read.conclude(comm);
     std::vector<int> counts(static_cast<size_t>(nranks)), displs(static_cast<size_t>(nranks));
     for (int r = 0; r < nranks; ++r) {
-      displs[size_t(r)] = static_cast<int>(4 * share(nrows, r));
-      counts[size_t(r)] = static_cast<int>(4 * (share(nrows, r + 1) - share(nrows, r)));
+      displs[size_t(r)] = static_cast<int>(kPer * share(nrows, r));
+      counts[size_t(r)] = static_cast<int>(kPer * (share(nrows, r + 1) - share(nrows, r)));
     }
     ISTHMUS_MPI(wmpi::Allgatherv(mine.data(), int(mine.size()), MPI_DOUBLE, reach.data(),
                                  counts.data(), displs.data(), MPI_DOUBLE, comm));
   }
   std::vector<double> point_lat(2 * static_cast<size_t>(nrows));
   for (int64_t r = 0; r < nrows; ++r) {
-    point_lat[2 * size_t(r)] = reach[4 * size_t(r)];
-    point_lat[2 * size_t(r) + 1] = reach[4 * size_t(r) + 1];
+    point_lat[2 * size_t(r)] = reach[kPer * size_t(r)];
+    point_lat[2 * size_t(r) + 1] = reach[kPer * size_t(r) + 1];
   }
-  const SourceWindow window(src, row, std::move(point_lat), corners);
+  // Bilinear's verdict on the whole grid's periodicity, from its rows ny/4, ny/2, 3ny/4.
+  bool periodic = true;
+  if (quads) {
+    Agreement read;
+    read.check([&] {
+      for (const int64_t j : {nrows / 4, nrows / 2, (3 * nrows) / 4}) {
+        const Grid g = src.read(j * row, (j + 1) * row, false);
+        periodic = periodic && bilinear_row_closes(g, 0, row);
+      }
+    });
+    read.conclude(comm);
+  }
+  const SourceWindow window(src, row, std::move(point_lat), corners, periodic);
 
   // 4. The window: the rows from the first to the last that a step may need — a
   // conservative step's cells reaching the block's band; for a nearest step, the points within
@@ -1153,7 +1194,7 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
   for (const StackStep& step : out.stack) nearest = nearest || step.name == "nearest";
   if (!todo.empty() && corners) {
     for (int64_t r = 0; r < nrows; ++r) {
-      const double lo = reach[4 * size_t(r) + 2], hi = reach[4 * size_t(r) + 3];
+      const double lo = reach[kPer * size_t(r) + 2], hi = reach[kPer * size_t(r) + 3];
       if (lo > hi) continue;  // no active cell
       if (banded && (hi < band_lo || lo > band_hi)) continue;
       take(r);
@@ -1164,8 +1205,8 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
     // a margin of 4 times the median spacing between consecutive rows' mean latitudes
     std::vector<double> gaps;
     for (int64_t r = 0; r + 1 < nrows; ++r) {
-      const double* a = &reach[4 * size_t(r)];
-      const double* b = &reach[4 * size_t(r + 1)];
+      const double* a = &reach[kPer * size_t(r)];
+      const double* b = &reach[kPer * size_t(r + 1)];
       if (a[0] <= a[1] && b[0] <= b[1]) gaps.push_back(std::fabs((b[0] + b[1]) - (a[0] + a[1])) / 2);
     }
     double margin = 0;
@@ -1174,12 +1215,45 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
       margin = 4.0 * gaps[gaps.size() / 2];
     }
     for (int64_t r = 0; r < nrows; ++r) {
-      const double lo = reach[4 * size_t(r)], hi = reach[4 * size_t(r) + 1];
+      const double lo = reach[kPer * size_t(r)], hi = reach[kPer * size_t(r) + 1];
       if (lo <= hi && hi >= lat_lo - margin && lo <= lat_hi + margin) take(r);
     }
   } else if (!todo.empty() && nearest) {
     w0 = 0;  // no finite latitude to go by
     w1 = nrows;
+  }
+  if (!todo.empty() && quads) {
+    // The rows of every quad that may hold a point of the block: a point inside a quad lies
+    // within the quad's widest corner distance of each corner; the first and last pairs of
+    // rows also hold the pole quads over the caps beyond them.
+    constexpr double kHalfPi = 1.5707963267948966;
+    if (latitude_range(parts->dst, todo_local, &lat_lo, &lat_hi)) {
+      for (int64_t r = 0; r + 1 < nrows; ++r) {
+        const double* a = &reach[kPer * size_t(r)];
+        const double* b = &reach[kPer * size_t(r + 1)];
+        double lo = std::min(a[0], b[0]) - a[4], hi = std::max(a[1], b[1]) + a[4];
+        if (!(lo <= hi)) continue;  // no point with finite coordinates
+        const bool north = lo + hi > 0;
+        if (r == 0 || r + 2 == nrows) (north ? hi : lo) = north ? kHalfPi : -kHalfPi;
+        if (hi >= lat_lo && lo <= lat_hi) {
+          take(r);
+          take(r + 1);
+        }
+      }
+    } else {
+      w0 = 0;
+      w1 = nrows;
+    }
+  }
+  if (quads && w1 - w0 < 2) {  // a quad needs two rows (a block without points too)
+    if (w1 <= w0) {
+      w0 = 0;
+      w1 = 2;
+    } else if (w1 < nrows) {
+      ++w1;
+    } else {
+      --w0;
+    }
   }
   if (w0 >= w1) w0 = w1 = 0;
   {

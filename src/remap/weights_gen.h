@@ -162,12 +162,30 @@ bool latitude_range(const Grid& g, const std::vector<int64_t>& points, double* l
 // The methods (each in its own source file). src and dst must outlive the method.
 std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, const GenOptions& o);
 std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst, const GenOptions& o);
+// What a window of whole rows of a logically rectangular source (grids read in parts) cannot
+// tell of the whole grid, for bilinear and bicubic: whether the grid's rows close the circle
+// (decided on its rows ny/4, ny/2 and 3ny/4: bilinear_row_closes), and whether the window's
+// first (last) row is the grid's, next to a pole cap that pole quads may cover.
+struct SourceRows {
+  bool periodic = true;
+  bool first = true, last = true;
+};
 // dst_points: the destination points compute() will be asked for (any when null); bilinear,
 // bicubic and conservative then prepare only the source quads or cells that can reach them.
+// rows: src is a window of whole rows of a larger grid (null: src is the whole grid).
 std::unique_ptr<WeightMethod> make_bilinear(const Grid& src, const Grid& dst, const GenOptions& o,
-                                            const std::vector<int64_t>* dst_points = nullptr);
+                                            const std::vector<int64_t>* dst_points = nullptr,
+                                            const SourceRows* rows = nullptr);
 std::unique_ptr<WeightMethod> make_bicubic(const Grid& src, const Grid& dst, const GenOptions& o,
-                                           const std::vector<int64_t>* dst_points = nullptr);
+                                           const std::vector<int64_t>* dst_points = nullptr,
+                                           const SourceRows* rows = nullptr);
+// Whether the row of nx points of g from point `first` closes the circle (periodic in i: its
+// longitudes turn once around, and its closing step is no longer than twice its longest).
+bool bilinear_row_closes(const Grid& g, int64_t first, int64_t nx);
+// The largest distance (radians, with a margin for rounding) between two corners of a quad of
+// the two rows of nx points of g from point `first`: a point inside a quad lies within it of
+// each of its corners, so the rows of the quads that may hold a point lie within it in latitude.
+double bilinear_quad_reach(const Grid& g, int64_t first, int64_t nx);
 std::unique_ptr<WeightMethod> make_conservative(const Grid& src, const Grid& dst,
                                                 const GenOptions& o,
                                                 const std::vector<int64_t>* dst_points = nullptr);

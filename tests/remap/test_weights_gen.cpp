@@ -1024,6 +1024,14 @@ TEST(WeightsGen, GridsReadInPartsGiveTheWeightsOfTheGridsHeldWhole) {
       {data + "grid_torc.nc", data + "grid_lmdz.nc", "conservative,nearest,fixed", "masks=oasis"},
       {fine, coarse, "nearest", "neighbours=1"},
       {coarse, fine, "conservative,nearest", "normalization=fracnnei"},
+      // bilinear and bicubic: ORCA's fold and masks (OASIS's fallback among the 4 nearest),
+      // LMDZ's and the regular grids' pole caps (pole quads on the grid's first and last rows)
+      {data + "grid_torc.nc", data + "grid_lmdz.nc", "bilinear,nearest", ""},
+      {data + "grid_lmdz.nc", data + "grid_torc.nc", "bilinear", ""},
+      {data + "grid_torc.nc", data + "grid_lmdz.nc", "bicubic,fixed", ""},
+      {coarse, fine, "bilinear,nearest", ""},
+      {fine, coarse, "bicubic", ""},
+      {data + "grid_torc.nc", data + "grid_lmdz.nc", "conservative,bilinear,nearest", "masks=oasis"},
   };
   bool searched_again = false;  // some rank linked a point beyond the rows it first read
   for (const Case& c : cases) {
@@ -1054,7 +1062,9 @@ TEST(WeightsGen, GridsReadInPartsGiveTheWeightsOfTheGridsHeldWhole) {
     EXPECT_GT(w.total_links, 0) << what;
     // Every link's source point lies in the window the rank read, but those of points whose
     // nearest search was run again on more rows.
-    const bool searches = c.stack.find("nearest") != std::string::npos || c.options.find("fracnnei") != std::string::npos;
+    const bool searches = c.stack.find("nearest") != std::string::npos ||
+                          c.stack.find("bi") != std::string::npos ||
+                          c.options.find("fracnnei") != std::string::npos;
     for (int64_t s : w.links.src) {
       const bool inside = s >= parts.src_first && s < parts.src_first + parts.src.size();
       if (!searches) {
@@ -1088,10 +1098,11 @@ TEST(WeightsGen, GridsReadInPartsGiveTheWeightsOfTheGridsHeldWhole) {
   GridParts parts;
   EXPECT_TRUE(stack_reads_in_parts("conservative,nearest", GenOptions{}));
   EXPECT_TRUE(stack_reads_in_parts("conservative", parse_gen_options("normalization=fracnnei")));
-  EXPECT_FALSE(stack_reads_in_parts("bilinear", GenOptions{}));
+  EXPECT_TRUE(stack_reads_in_parts("bilinear,bicubic", GenOptions{}));
   EXPECT_FALSE(stack_reads_in_parts("gaussian", GenOptions{}));
+  EXPECT_FALSE(stack_reads_in_parts("bilinear,creep", GenOptions{}));
   try {
-    generate_weights_in_parts(MPI_COMM_WORLD, src_slabs, dst_slabs, "conservative,creep",
+    generate_weights_in_parts(MPI_COMM_WORLD, src_slabs, dst_slabs, "nearest,gaussian",
                               GenOptions{}, &parts);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
