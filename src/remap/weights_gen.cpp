@@ -1026,7 +1026,8 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
     out.stack = parse_stack(stack);
     if (!stack_reads_in_parts(stack, options))
       fail(ISTHMUS_ERR_ARG, "the stack \"", stack, "\" cannot read its grids in parts: only "
-           "conservative, nearest and fixed steps");
+           "conservative, nearest, bilinear, bicubic and fixed steps (gaussian's variance and "
+           "creep fill need the whole grids)");
     if (src.size() < 1 || dst.size() < 1)
       fail(ISTHMUS_ERR_ARG, "weight generation from \"", src.header().name, "\" (", src.size(),
            " points) to \"", dst.header().name, "\" (", dst.size(), " points): a grid has no point");

@@ -267,15 +267,16 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
 // ---------------------------------------------------------------------------------------------
 // Grids read in parts (docs/weights.md, "Grids read in parts"): instead of both grids whole,
 // each rank reads its block of the destination and the rows of the source its block can reach:
-// those whose cells' caps meet its band of latitudes (conservative), those within a margin of
-// it (nearest searches); a point whose nearest search reached farther than the rows held
-// (GenLinks::reach) is searched again on the rows that hold every point within its radius.
+// those whose cells' caps meet its band of latitudes (conservative), the pairs of rows whose
+// quads may contain its points (bilinear, bicubic: SourceRows tells them what the window cannot),
+// those within a margin of it (nearest searches); a point whose nearest search reached farther
+// than the rows held (GenLinks::reach) is searched again on the rows that hold every point
+// within its radius.
 
 // Whether generate_weights_in_parts runs this stack: conservative (first or second order, any
-// normalization, FRACNNEI's nearest fill included), nearest (DISTWGT) and fixed steps. Not
-// bilinear and bicubic (their pole quads and grid topology are the whole source's), gaussian
-// (its variance scales with the whole source's mean spacing) nor creep (it reaches any
-// destination point).
+// normalization, FRACNNEI's nearest fill included), nearest (DISTWGT), bilinear, bicubic and
+// fixed steps. Not gaussian (its variance scales with the whole source's mean spacing) nor
+// creep (it reaches any destination point).
 bool stack_reads_in_parts(const std::string& stack, const GenOptions& options);
 
 // What a rank holds of the grids read in parts.
