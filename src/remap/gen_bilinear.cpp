@@ -878,17 +878,13 @@ bool bilinear_row_closes(const Grid& g, int64_t first, int64_t nx) {
   return std::fabs(std::fabs(turn) - kTwoPi) < 1e-6 && closing <= 2.0 * longest;
 }
 
-double bilinear_quad_reach(const Grid& g, int64_t first, int64_t nx) {
+double bilinear_quad_reach(const Vec3* lower, const Vec3* upper, int64_t nx) {
   double widest = 0;  // the largest squared chord between two corners of a quad
   for (int64_t i = 0; i < nx; ++i) {
     const int64_t i1 = (i + 1) % nx;  // the closing quad too: a superset costs nothing
-    const int64_t c[4] = {first + i, first + i1, first + nx + i1, first + nx + i};
-    Vec3 v[4];
+    const Vec3 v[4] = {lower[i], lower[i1], upper[i1], upper[i]};
     bool finite_quad = true;
-    for (int k = 0; k < 4; ++k) {
-      finite_quad = finite_quad && std::isfinite(g.lon[c[k]]) && std::isfinite(g.lat[c[k]]);
-      if (finite_quad) v[k] = to_xyz(g.lon[c[k]], g.lat[c[k]]);
-    }
+    for (const Vec3& c : v) finite_quad = finite_quad && std::isfinite(c.x + c.y + c.z);
     if (!finite_quad) continue;
     for (int a = 0; a < 4; ++a)
       for (int b = a + 1; b < 4; ++b) {

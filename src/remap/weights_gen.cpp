@@ -1127,6 +1127,11 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
         // (and the next row, for the quads between the slab's last row and it)
         const int64_t read_end = quads ? std::min(nrows, r1 + 1) : r1;
         const Grid g = src.read(r0 * row, std::min(src.size(), read_end * row), corners);
+        std::vector<Vec3> xyz;  // the rows' unit vectors, for the quads' reach
+        if (quads) {
+          xyz.resize(g.lon.size());
+          for (size_t c = 0; c < xyz.size(); ++c) xyz[c] = to_xyz(g.lon[c], g.lat[c]);
+        }
         for (int64_t r = r0; r < r1; ++r) {
           double plo = kInf, phi = -kInf, lo = kInf, hi = -kInf, clo = 0, chi = 0;
           for (int64_t c = (r - r0) * row; c < std::min(g.size(), (r - r0 + 1) * row); ++c) {
@@ -1146,7 +1151,10 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
             hi = std::max(hi, chi);
           }
           double* out_row = &mine[kPer * size_t(r - rb)];
-          out_row[4] = quads && r + 1 < nrows ? bilinear_quad_reach(g, (r - r0) * row, row) : 0.0;
+          out_row[4] = quads && r + 1 < nrows
+                           ? bilinear_quad_reach(&xyz[size_t((r - r0) * row)],
+                                                 &xyz[size_t((r - r0 + 1) * row)], row)
+                           : 0.0;
           out_row[0] = plo;
           out_row[1] = phi;
           out_row[2] = lo;

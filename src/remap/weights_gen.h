@@ -182,10 +182,11 @@ std::unique_ptr<WeightMethod> make_bicubic(const Grid& src, const Grid& dst, con
 // Whether the row of nx points of g from point `first` closes the circle (periodic in i: its
 // longitudes turn once around, and its closing step is no longer than twice its longest).
 bool bilinear_row_closes(const Grid& g, int64_t first, int64_t nx);
-// The largest distance (radians, with a margin for rounding) between two corners of a quad of
-// the two rows of nx points of g from point `first`: a point inside a quad lies within it of
-// each of its corners, so the rows of the quads that may hold a point lie within it in latitude.
-double bilinear_quad_reach(const Grid& g, int64_t first, int64_t nx);
+// The largest distance (radians, with a margin for rounding) between two corners of a quad
+// between two rows of nx points (their unit vectors; a non-finite one leaves its quads out): a
+// point inside a quad lies within it of each of its corners, so the rows of the quads that may
+// hold a point lie within it in latitude.
+double bilinear_quad_reach(const Vec3* lower, const Vec3* upper, int64_t nx);
 std::unique_ptr<WeightMethod> make_conservative(const Grid& src, const Grid& dst,
                                                 const GenOptions& o,
                                                 const std::vector<int64_t>* dst_points = nullptr);
