@@ -187,9 +187,9 @@ double mean_consecutive_distance(const Grid& g) {
 // limit σ → 0: equal weights on the points at the nearest distance, 0 on the others.
 class Gaussian final : public WeightMethod {
  public:
-  Gaussian(const Grid& src, const Grid& dst, const GenOptions& o)
+  Gaussian(const Grid& src, const Grid& dst, const GenOptions& o, const SourceRows* rows)
       : search_(src, dst, o, "gaussian") {
-    two_sigma2_ = gauswgt_two_sigma2(o, mean_consecutive_distance(src));
+    two_sigma2_ = gauswgt_two_sigma2(o, rows ? rows->mean_distance : mean_consecutive_distance(src));
   }
   std::string name() const override { return "gaussian"; }
   void compute(const std::vector<int64_t>& todo, GenLinks* out,
@@ -272,8 +272,8 @@ std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, con
 }
 
 std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst,
-                                            const GenOptions& o) {
-  return std::make_unique<Gaussian>(src, dst, o);
+                                            const GenOptions& o, const SourceRows* rows) {
+  return std::make_unique<Gaussian>(src, dst, o, rows);
 }
 
 }  // namespace isthmus::remap

@@ -35,7 +35,7 @@ std::unique_ptr<WeightMethod> make_step(const StackStep& step, const Grid& src, 
                                         const GenOptions& o, const std::vector<int64_t>& block,
                                         const SourceRows* rows = nullptr) {
   if (step.name == "nearest") return make_nearest(src, dst, o);
-  if (step.name == "gaussian") return make_gaussian(src, dst, o);
+  if (step.name == "gaussian") return make_gaussian(src, dst, o, rows);
   if (step.name == "bilinear") return make_bilinear(src, dst, o, &block, rows);
   if (step.name == "bicubic") return make_bicubic(src, dst, o, &block, rows);
   if (step.name == "conservative") return make_conservative(src, dst, o, &block);
@@ -507,10 +507,11 @@ class SourceWindow {
   // rows of `row` points; lat: per row the least and greatest latitude of its points with
   // finite coordinates (+inf, -inf: none).
   // periodic: whether the whole grid's rows close (bilinear_row_closes).
+  // mean_distance: the whole source's mean spacing (mean_consecutive_distance, gaussian).
   SourceWindow(const GridSlabs& src, int64_t row, std::vector<double> lat, bool corners,
-               bool periodic)
+               bool periodic, double mean_distance)
       : src_(src), row_(row), nrows_(static_cast<int64_t>(lat.size() / 2)), lat_(std::move(lat)),
-        corners_(corners), periodic_(periodic) {
+        corners_(corners), periodic_(periodic), mean_distance_(mean_distance) {
     constexpr double kInf = std::numeric_limits<double>::infinity();
     below_.assign(2 * size_t(nrows_ + 1), 0.0);
     above_.assign(2 * size_t(nrows_ + 1), 0.0);
@@ -530,6 +531,7 @@ class SourceWindow {
   SourceRows rows(int64_t w0, int64_t w1) const {
     SourceRows r;
     r.periodic = periodic_;
+    r.mean_distance = mean_distance_;
     r.first = w0 == 0;
     r.last = w1 == nrows_;
     return r;
@@ -572,6 +574,7 @@ class SourceWindow {
   std::vector<double> lat_;
   std::vector<double> below_, above_;  // per w: the hull of the latitudes of rows < w, >= w
   bool corners_, periodic_;
+  double mean_distance_;
 };
 
 // What run_stack needs to widen a rank's window of the source (grids read in parts).
@@ -1000,8 +1003,8 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
 bool stack_reads_in_parts(const std::string& stack, const GenOptions& /*options*/) {
   bool any = false;
   for (const StackStep& s : parse_stack(stack)) {
-    if (s.name == "conservative" || s.name == "nearest" || s.name == "bilinear" ||
-        s.name == "bicubic")
+    if (s.name == "conservative" || s.name == "nearest" || s.name == "gaussian" ||
+        s.name == "bilinear" || s.name == "bicubic")
       any = true;
     else if (s.name != "fixed") return false;
   }
@@ -1026,8 +1029,8 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
     out.stack = parse_stack(stack);
     if (!stack_reads_in_parts(stack, options))
       fail(ISTHMUS_ERR_ARG, "the stack \"", stack, "\" cannot read its grids in parts: only "
-           "conservative, nearest, bilinear, bicubic and fixed steps (gaussian's variance and "
-           "creep fill need the whole grids)");
+           "conservative, nearest, gaussian, bilinear, bicubic and fixed steps (creep fill "
+           "reaches any destination point)");
     if (src.size() < 1 || dst.size() < 1)
       fail(ISTHMUS_ERR_ARG, "weight generation from \"", src.header().name, "\" (", src.size(),
            " points) to \"", dst.header().name, "\" (", dst.size(), " points): a grid has no point");
@@ -1188,7 +1191,12 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
     });
     read.conclude(comm);
   }
-  const SourceWindow window(src, row, std::move(point_lat), corners, periodic);
+  // Gaussian's scale: the whole source's mean spacing, summed by the ranks in turn.
+  bool gaussian = false;
+  for (const StackStep& step : out.stack) gaussian = gaussian || step.name == "gaussian";
+  const double mean_distance =
+      gaussian ? mean_consecutive_distance(comm, src, int64_t(1) << 20) : 0.0;
+  const SourceWindow window(src, row, std::move(point_lat), corners, periodic, mean_distance);
 
   // 4. The window: the rows from the first to the last that a step may need — a
   // conservative step's cells reaching the block's band; for a nearest step, the points within
@@ -1200,7 +1208,8 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
     w1 = std::max(w1, r + 1);
   };
   bool nearest = false;
-  for (const StackStep& step : out.stack) nearest = nearest || step.name == "nearest";
+  for (const StackStep& step : out.stack)
+    nearest = nearest || step.name == "nearest" || step.name == "gaussian";
   if (!todo.empty() && corners) {
     for (int64_t r = 0; r < nrows; ++r) {
       const double lo = reach[kPer * size_t(r) + 2], hi = reach[kPer * size_t(r) + 3];

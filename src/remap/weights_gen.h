@@ -142,6 +142,9 @@ bool distwgt_weights(std::vector<int64_t>& ids, std::vector<double>& dist, std::
 bool gauswgt_weights(double two_sigma2, std::vector<int64_t>& ids, std::vector<double>& dist,
                      std::vector<double>* w);
 double gauswgt_two_sigma2(const GenOptions& o, double mean_distance);
+// Collective: that mean distance dm of a source read in slabs, the ranks adding their even
+// shares' pairs in turn (the bits of one pass in storage order, as the source held whole).
+double mean_consecutive_distance(MPI_Comm comm, const GridSlabs& src, int64_t slab_points);
 void check_gaussian_variance(const GenOptions& o);
 // What the held and the streamed neighbour searches both require (ISTHMUS_ERR_ARG naming the
 // method): at least 1 neighbour, and the destination's latitudes as many as its points.
@@ -161,14 +164,19 @@ bool latitude_range(const Grid& g, const std::vector<int64_t>& points, double* l
 
 // The methods (each in its own source file). src and dst must outlive the method.
 std::unique_ptr<WeightMethod> make_nearest(const Grid& src, const Grid& dst, const GenOptions& o);
-std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst, const GenOptions& o);
-// What a window of whole rows of a logically rectangular source (grids read in parts) cannot
-// tell of the whole grid, for bilinear and bicubic: whether the grid's rows close the circle
+// rows (make_gaussian): src is a window of the source, whose mean spacing rows->mean_distance
+// gives (mean_consecutive_distance).
+struct SourceRows;
+std::unique_ptr<WeightMethod> make_gaussian(const Grid& src, const Grid& dst, const GenOptions& o,
+                                            const SourceRows* rows = nullptr);
+// What a window of whole rows of a source (grids read in parts) cannot tell of the whole
+// grid: for gaussian, its mean spacing; for bilinear and bicubic, whether the grid's rows close the circle
 // (decided on its rows ny/4, ny/2 and 3ny/4: bilinear_row_closes), and whether the window's
 // first (last) row is the grid's, next to a pole cap that pole quads may cover.
 struct SourceRows {
   bool periodic = true;
   bool first = true, last = true;
+  double mean_distance = 0;  // gaussian: the whole source's (mean_consecutive_distance)
 };
 // dst_points: the destination points compute() will be asked for (any when null); bilinear,
 // bicubic and conservative then prepare only the source quads or cells that can reach them.
@@ -275,9 +283,9 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
 // within its radius.
 
 // Whether generate_weights_in_parts runs this stack: conservative (first or second order, any
-// normalization, FRACNNEI's nearest fill included), nearest (DISTWGT), bilinear, bicubic and
-// fixed steps. Not gaussian (its variance scales with the whole source's mean spacing) nor
-// creep (it reaches any destination point).
+// normalization, FRACNNEI's nearest fill included), nearest (DISTWGT), gaussian (GAUSWGT, its
+// scale from the whole source's mean spacing, summed by the ranks in turn), bilinear, bicubic
+// and fixed steps. Not creep (it reaches any destination point).
 bool stack_reads_in_parts(const std::string& stack, const GenOptions& options);
 
 // What a rank holds of the grids read in parts.

@@ -369,8 +369,9 @@ namespace {
 // ranks add their pairs (i, i + 1 mod n) in turn, each continuing the previous one's sum, so
 // the additions are those of one pass in storage order (the bits of the source held whole).
 // A rank whose reading fails records it in `agreement` and still passes the sum on.
-double streamed_mean_distance(MPI_Comm comm, const GridSlabs& src, const StreamedWeights& out,
-                              int64_t slab_points, int rank, int nranks, Agreement& agreement) {
+double streamed_mean_distance(MPI_Comm comm, const GridSlabs& src, int64_t src_begin,
+                              int64_t src_end, int64_t slab_points, int rank, int nranks,
+                              Agreement& agreement) {
   const int64_t ns = src.size();
   double sum = 0.0;
   int64_t count = 0;
@@ -385,12 +386,12 @@ double streamed_mean_distance(MPI_Comm comm, const GridSlabs& src, const Streame
     lon = lon2, lat = lat2, have = true;
   };
   agreement.check([&] {
-    if (ns < 2 || out.src_end == out.src_begin) return;
-    for (int64_t b = out.src_begin; b < out.src_end; b += slab_points) {
-      const Grid slab = src.read(b, std::min(out.src_end, b + slab_points), false);
+    if (ns < 2 || src_end == src_begin) return;
+    for (int64_t b = src_begin; b < src_end; b += slab_points) {
+      const Grid slab = src.read(b, std::min(src_end, b + slab_points), false);
       for (int64_t c = 0; c < slab.size(); ++c) step(slab.lon[size_t(c)], slab.lat[size_t(c)]);
     }
-    const int64_t next = out.src_end % ns;  // the last pair: the range's last point and the next
+    const int64_t next = src_end % ns;  // the last pair: the range's last point and the next
     const Grid one = src.read(next, next + 1, false);
     step(one.lon[0], one.lat[0]);
   });
@@ -404,6 +405,18 @@ double streamed_mean_distance(MPI_Comm comm, const GridSlabs& src, const Streame
 }
 
 }  // namespace
+
+double mean_consecutive_distance(MPI_Comm comm, const GridSlabs& src, int64_t slab_points) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
+  Agreement agreement;
+  const double dm = streamed_mean_distance(comm, src, range_begin(src.size(), rank, nranks),
+                                           range_begin(src.size(), rank + 1, nranks), slab_points,
+                                           rank, nranks, agreement);
+  agreement.conclude(comm);
+  return dm;
+}
 
 StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const GridSlabs& src,
                                              const Grid& dst, const std::string& method,
@@ -428,7 +441,8 @@ StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const GridSlabs& src
   double two_sigma2 = 0.0;
   if (gaussian) {
     Agreement mean;
-    const double dm = streamed_mean_distance(comm, src, out, slab_points, rank, nranks, mean);
+    const double dm = streamed_mean_distance(comm, src, out.src_begin, out.src_end, slab_points,
+                                             rank, nranks, mean);
     mean.conclude(comm);
     two_sigma2 = gauswgt_two_sigma2(options, dm);
   }

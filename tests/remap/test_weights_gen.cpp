@@ -1032,6 +1032,8 @@ TEST(WeightsGen, GridsReadInPartsGiveTheWeightsOfTheGridsHeldWhole) {
       {coarse, fine, "bilinear,nearest", ""},
       {fine, coarse, "bicubic", ""},
       {data + "grid_torc.nc", data + "grid_lmdz.nc", "conservative,bilinear,nearest", "masks=oasis"},
+      {data + "grid_torc.nc", data + "grid_lmdz.nc", "gaussian", "variance=2"},
+      {fine, coarse, "bilinear,gaussian", "neighbours=6 masks=oasis"},
   };
   bool searched_again = false;  // some rank linked a point beyond the rows it first read
   for (const Case& c : cases) {
@@ -1064,6 +1066,7 @@ TEST(WeightsGen, GridsReadInPartsGiveTheWeightsOfTheGridsHeldWhole) {
     // nearest search was run again on more rows.
     const bool searches = c.stack.find("nearest") != std::string::npos ||
                           c.stack.find("bi") != std::string::npos ||
+                          c.stack.find("gaussian") != std::string::npos ||
                           c.options.find("fracnnei") != std::string::npos;
     for (int64_t s : w.links.src) {
       const bool inside = s >= parts.src_first && s < parts.src_first + parts.src.size();
@@ -1099,10 +1102,10 @@ TEST(WeightsGen, GridsReadInPartsGiveTheWeightsOfTheGridsHeldWhole) {
   EXPECT_TRUE(stack_reads_in_parts("conservative,nearest", GenOptions{}));
   EXPECT_TRUE(stack_reads_in_parts("conservative", parse_gen_options("normalization=fracnnei")));
   EXPECT_TRUE(stack_reads_in_parts("bilinear,bicubic", GenOptions{}));
-  EXPECT_FALSE(stack_reads_in_parts("gaussian", GenOptions{}));
+  EXPECT_TRUE(stack_reads_in_parts("gaussian", GenOptions{}));
   EXPECT_FALSE(stack_reads_in_parts("bilinear,creep", GenOptions{}));
   try {
-    generate_weights_in_parts(MPI_COMM_WORLD, src_slabs, dst_slabs, "nearest,gaussian",
+    generate_weights_in_parts(MPI_COMM_WORLD, src_slabs, dst_slabs, "nearest,creep",
                               GenOptions{}, &parts);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
