@@ -614,7 +614,7 @@ void drop_points(const std::vector<int64_t>& drop, GenLinks* links, std::vector<
 void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& dst,
                int64_t dst_first, int64_t n, const Blocks& blocks, std::vector<int64_t> todo,
                const std::function<void(double)>& progress, GeneratedWeights* out,
-               const Widening& widening = {}) {
+               const Grid* dst_centres, const Widening& widening = {}) {
   int rank = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
@@ -667,10 +667,10 @@ void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& ds
     std::vector<int64_t> left;
     const std::string& name = out->stack[s].name;
     if (name == "creep") {
-      if (!whole || dst.size() != n)
-        fail(ISTHMUS_ERR_INTERNAL, "creep fill needs the destination held whole");
+      if (!dst_centres || dst_centres->size() != n)
+        fail(ISTHMUS_ERR_INTERNAL, "creep fill needs the destination's centres whole");
       sort_by_destination(&out->links);
-      served[s] = creep_fill(comm, dst, begins, out->stack[s].rounds, int8_t(s), out, &todo);
+      served[s] = creep_fill(comm, *dst_centres, begins, out->stack[s].rounds, int8_t(s), out, &todo);
       seconds[s] = MPI_Wtime() - t0;
       continue;
     }
@@ -829,7 +829,7 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
     ++seen;
   }
   blocks.begins = agree_begins(comm, nranks, todo.empty() ? -1 : todo.front(), n);
-  run_stack(comm, src, 0, dst, 0, n, blocks, std::move(todo), progress, &out);
+  run_stack(comm, src, 0, dst, 0, n, blocks, std::move(todo), progress, &out, &dst);
   return out;
 }
 
@@ -1000,17 +1000,6 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
   write_generated(comm, path, src, src.size(), dst, dst.size(), false, src, 0, dst, 0, w, key);
 }
 
-bool stack_reads_in_parts(const std::string& stack, const GenOptions& /*options*/) {
-  bool any = false;
-  for (const StackStep& s : parse_stack(stack)) {
-    if (s.name == "conservative" || s.name == "nearest" || s.name == "gaussian" ||
-        s.name == "bilinear" || s.name == "bicubic")
-      any = true;
-    else if (s.name != "fixed") return false;
-  }
-  return any;
-}
-
 GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
                                            const GridSlabs& dst, const std::string& stack,
                                            const GenOptions& options, GridParts* parts,
@@ -1027,10 +1016,6 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
   Agreement a;
   a.check([&] {
     out.stack = parse_stack(stack);
-    if (!stack_reads_in_parts(stack, options))
-      fail(ISTHMUS_ERR_ARG, "the stack \"", stack, "\" cannot read its grids in parts: only "
-           "conservative, nearest, gaussian, bilinear, bicubic and fixed steps (creep fill "
-           "reaches any destination point)");
     if (src.size() < 1 || dst.size() < 1)
       fail(ISTHMUS_ERR_ARG, "weight generation from \"", src.header().name, "\" (", src.size(),
            " points) to \"", dst.header().name, "\" (", dst.size(), " points): a grid has no point");
@@ -1283,8 +1268,18 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
   widening.window = &window;
   widening.w0 = w0;
   widening.w1 = w1;
+  // Creep fill spreads values between destination points of any block: it takes the 4
+  // nearest active ones of every point from the destination's centres and mask, read whole.
+  Grid dst_centres;
+  bool creep = false;
+  for (const StackStep& step : out.stack) creep = creep || step.name == "creep";
+  if (creep) {
+    Agreement read;
+    read.check([&] { dst_centres = dst.read(0, n, false); });
+    read.conclude(comm);
+  }
   run_stack(comm, parts->src, parts->src_first, parts->dst, parts->dst_first, n, blocks,
-            std::move(todo), progress, &out, widening);
+            std::move(todo), progress, &out, creep ? &dst_centres : nullptr, widening);
   return out;
 }
 

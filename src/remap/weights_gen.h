@@ -280,13 +280,9 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
 // quads may contain its points (bilinear, bicubic: SourceRows tells them what the window cannot),
 // those within a margin of it (nearest searches); a point whose nearest search reached farther
 // than the rows held (GenLinks::reach) is searched again on the rows that hold every point
-// within its radius.
-
-// Whether generate_weights_in_parts runs this stack: conservative (first or second order, any
-// normalization, FRACNNEI's nearest fill included), nearest (DISTWGT), gaussian (GAUSWGT, its
-// scale from the whole source's mean spacing, summed by the ranks in turn), bilinear, bicubic
-// and fixed steps. Not creep (it reaches any destination point).
-bool stack_reads_in_parts(const std::string& stack, const GenOptions& options);
+// within its radius. Every stack runs so: gaussian takes its scale from the whole source's
+// mean spacing (summed by the ranks in turn), creep fill the destination's centres and mask
+// (read whole, without corners).
 
 // What a rank holds of the grids read in parts.
 struct GridParts {
@@ -303,8 +299,7 @@ struct GridParts {
 // the destination (with an even share of its centres and mask, to agree on the blocks) and
 // the source rows its block can reach (after a pass in which each rank reads an even share of
 // the source to find the latitudes each row's points and cells reach); the rows read again for
-// points searched again are held only while they are searched. Errors: as generate_weights's, and
-// ISTHMUS_ERR_ARG for a stack that !stack_reads_in_parts.
+// points searched again are held only while they are searched. Errors: as generate_weights's.
 GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
                                            const GridSlabs& dst, const std::string& stack,
                                            const GenOptions& options, GridParts* parts,

@@ -10,9 +10,9 @@
 //
 // A source of more than 2^23 points with --method conservative, nearest or gaussian is
 // streamed from its file in slabs of --slab-points points (default 2^20) instead of held whole
-// (weights_gen.h). Otherwise, on more than one rank, a stack of conservative steps (not
-// fracnnei) reads its grids in parts, each rank its block of the destination and the source
-// rows that block can reach (--grids whole: every rank reads both grids whole).
+// (weights_gen.h). Otherwise, on more than one rank, the grids are read in parts, each rank
+// its block of the destination and the source rows that block can reach (--grids whole:
+// every rank reads both grids whole).
 //
 // GRID: a SCRIP grid file, a CF file with lon/lat bounds, the shared data's grid_*.nc, or OASIS's
 // grids.nc as DIR/grids.nc:NAME (remap::read_grid). Prints what it did (rank 0) and one JSON line
@@ -266,18 +266,10 @@ int main(int argc, char** argv) {
       }
     } else {
       // Grids read in parts (each rank its block of the destination and the source rows it
-      // can reach) where the stack allows it and there is more than one rank to share them;
-      // else held whole, with corners only for the methods that use them (conservative): the
-      // others' files carry none, and reading them was a fifth of a nearest or bilinear run on
-      // 1 M points.
-      bool in_parts = grids == "parts";
-      if (grids.empty() && nranks > 1) {
-        try {
-          in_parts = stack_reads_in_parts(stack, o);
-        } catch (const Error&) {
-          in_parts = false;  // generate_weights says what is wrong with the stack
-        }
-      }
+      // can reach) when there is more than one rank to share them; else held whole, with
+      // corners only for the methods that use them (conservative): the others' files carry
+      // none, and reading them was a fifth of a nearest or bilinear run on 1 M points.
+      const bool in_parts = grids == "parts" || (grids.empty() && nranks > 1);
       GeneratedWeights w;
       std::string src_name, dst_name;
       int64_t src_size = 0, dst_size = 0, held_most = 0;
