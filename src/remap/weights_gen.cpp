@@ -610,7 +610,9 @@ void drop_points(const std::vector<int64_t>& drop, GenLinks* links, std::vector<
 // every point); n is the whole destination's size. todo: the block's points to serve (indices
 // in the whole grid, ascending). out->stack and options are set; the links come out in the
 // whole grids' indices, so they are the same whichever part of the grids a rank holds, as
-// long as it holds what its methods reach.
+// long as it holds what its methods reach. dst_centres: the destination's centres and mask
+// whole, for creep fill (null without creep). widening: a window of the source (grids read in
+// parts), whose nearest searches are certified against it and run again on more rows.
 void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& dst,
                int64_t dst_first, int64_t n, const Blocks& blocks, std::vector<int64_t> todo,
                const std::function<void(double)>& progress, GeneratedWeights* out,
@@ -622,7 +624,7 @@ void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& ds
   out->dst_begin = begins[size_t(rank)];
   out->dst_end = rank + 1 < nranks ? begins[size_t(rank) + 1] : n;
   out->method_of.assign(static_cast<size_t>(out->dst_end - out->dst_begin), int8_t{-1});
-  const bool whole = src_first == 0 && dst_first == 0;
+  const bool unshifted = src_first == 0 && dst_first == 0;  // indices are the whole grids'
   // A list of points in the held part's indices.
   const auto local = [&](const std::vector<int64_t>& points) {
     std::vector<int64_t> l(points);
@@ -644,12 +646,12 @@ void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& ds
   std::vector<std::unique_ptr<WeightMethod>> methods;
   Agreement made;
   made.check([&] {
-    const std::vector<int64_t> block = whole ? std::vector<int64_t>() : local(todo);
+    const std::vector<int64_t> block = unshifted ? std::vector<int64_t>() : local(todo);
     const SourceRows rows =
         widening.window ? widening.window->rows(widening.w0, widening.w1) : SourceRows();
     for (const StackStep& step : out->stack)
       if (step.name != "fixed" && step.name != "creep")
-        methods.push_back(make_step(step, src, dst, out->options, whole ? todo : block,
+        methods.push_back(make_step(step, src, dst, out->options, unshifted ? todo : block,
                                     widening.window ? &rows : nullptr));
   });
   made.conclude(comm);
@@ -691,8 +693,8 @@ void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& ds
                                std::vector<int64_t>* unserved) {
         const size_t left_from = unserved->size();
         into->want_reach = widening.window != nullptr;
-        methods[m]->compute(whole ? asked : local(asked), into, unserved);
-        if (!whole) shift(into, unserved, left_from, src_first);
+        methods[m]->compute(unshifted ? asked : local(asked), into, unserved);
+        if (!unshifted) shift(into, unserved, left_from, src_first);
         if (!widening.window) return;
         int64_t w0 = widening.w0, w1 = widening.w1;
         std::vector<std::pair<int64_t, double>> reach;
@@ -786,6 +788,27 @@ void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& ds
                               MPI_DOUBLE, MPI_MAX, comm));
 }
 
+// The stack parsed and the grids' sizes checked, agreed on every rank (both drivers).
+GeneratedWeights start_generation(MPI_Comm comm, const std::string& stack,
+                                  const GenOptions& options, const std::string& src_name,
+                                  int64_t src_size, const std::string& dst_name,
+                                  int64_t dst_size) {
+  GeneratedWeights out;
+  out.options = options;
+  Agreement a;
+  a.check([&] {
+    out.stack = parse_stack(stack);
+    if (src_size < 1 || dst_size < 1)
+      fail(ISTHMUS_ERR_ARG, "weight generation from \"", src_name, "\" (", src_size,
+           " points) to \"", dst_name, "\" (", dst_size, " points): a grid has no point");
+    check_destination_size(dst_name, dst_size);
+  });
+  a.match("source grid size", src_size);
+  a.match("destination grid size", dst_size);
+  a.conclude(comm);
+  return out;
+}
+
 }  // namespace
 
 GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& dst,
@@ -794,19 +817,8 @@ GeneratedWeights generate_weights(MPI_Comm comm, const Grid& src, const Grid& ds
   int rank = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
-  GeneratedWeights out;
-  out.options = options;
-  Agreement a;
-  a.check([&] {
-    out.stack = parse_stack(stack);
-    if (src.size() < 1 || dst.size() < 1)
-      fail(ISTHMUS_ERR_ARG, "weight generation from \"", src.name, "\" (", src.size(),
-           " points) to \"", dst.name, "\" (", dst.size(), " points): a grid has no point");
-    check_destination_size(dst);
-  });
-  a.match("source grid size", src.size());
-  a.match("destination grid size", dst.size());
-  a.conclude(comm);
+  GeneratedWeights out = start_generation(comm, stack, options, src.name, src.size(), dst.name,
+                                          dst.size());
 
   // The block of this rank: equal numbers of points to serve, in index order. Masked points
   // belong to the block their index falls in.
@@ -1007,23 +1019,12 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
   int rank = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
-  GeneratedWeights out;
-  out.options = options;
+  GeneratedWeights out = start_generation(comm, stack, options, src.header().name, src.size(),
+                                          dst.header().name, dst.size());
   parts->src_header = src.header();
   parts->dst_header = dst.header();
   parts->src_size = src.size();
   parts->dst_size = dst.size();
-  Agreement a;
-  a.check([&] {
-    out.stack = parse_stack(stack);
-    if (src.size() < 1 || dst.size() < 1)
-      fail(ISTHMUS_ERR_ARG, "weight generation from \"", src.header().name, "\" (", src.size(),
-           " points) to \"", dst.header().name, "\" (", dst.size(), " points): a grid has no point");
-    check_destination_size(dst.header().name, dst.size());
-  });
-  a.match("source grid size", src.size());
-  a.match("destination grid size", dst.size());
-  a.conclude(comm);
   const auto share = [&](int64_t size, int r) { return size * r / nranks; };
 
   // 1. The blocks, as generate_weights makes them: each rank reads an even share of the
