@@ -130,11 +130,7 @@ int isthmus_weights_generate(isthmus_context* ctx, const char* src_grid, const c
     });
     a.conclude(comm);
     const std::string src = src_grid, dst = dst_grid;
-    const bool corners = stack_needs_corners(stack);  // conservative only
-    const bool made = ensure_weights_file(
-        comm, out_path,
-        [&] { return std::pair<Grid, Grid>(read_grid(src, corners), read_grid(dst, corners)); },
-        stack, o);
+    const bool made = ensure_weights_file(comm, out_path, src, dst, stack, o);
     if (generated) *generated = made ? 1 : 0;
   });
 }

@@ -46,27 +46,20 @@ std::string ensure_scripr_weights(MPI_Comm comm, const Entry& e, const std::stri
     fail(err.code(), where, ": ", err.what());
   }
   const std::string weights = scripr_file_name(e), grids = path_in(run_dir, "grids.nc");
-  // Corners for conservative weights only: the others do not depend on them (nor does their
-  // cache key, which this reading computes at every start).
-  const bool corners = remap::stack_needs_corners(stack);
   const std::string path = path_in(run_dir, weights);
   const bool made = remap::ensure_weights_file(
-      comm, path,
-      [&] {
-        try {
-          return std::pair<remap::Grid, remap::Grid>(remap::read_oasis_grid(grids, e.src_grid, corners),
-                                                     remap::read_oasis_grid(grids, e.dst_grid, corners));
-        } catch (const Error& err) {
-          // Read to make the file, or to check that the one isthmus made was made for them.
-          std::error_code ec;
-          if (std::filesystem::exists(path, ec))
-            fail(err.code(), where, ": SCRIPR: the grids of weights file ", weights,
-                 " (made by isthmus) cannot be read to check that it was made for them: ", err.what());
-          fail(err.code(), where, ": SCRIPR: no weights file ", weights,
-               " in the run directory, and its grids cannot be read to generate it: ", err.what());
-        }
-      },
-      stack, go);
+      comm, path, grids + ":" + e.src_grid, grids + ":" + e.dst_grid, stack, go,
+      [&](const std::exception& err) {
+        // Read to make the file, or to check that the one isthmus made was made for them.
+        const int code = dynamic_cast<const Error*>(&err) ? static_cast<const Error&>(err).code()
+                                                          : ISTHMUS_ERR_FILE;
+        std::error_code ec;
+        if (std::filesystem::exists(path, ec))
+          fail(code, where, ": SCRIPR: the grids of weights file ", weights,
+               " (made by isthmus) cannot be read to check that it was made for them: ", err.what());
+        fail(code, where, ": SCRIPR: no weights file ", weights,
+             " in the run directory, and its grids cannot be read to generate it: ", err.what());
+      });
   if (generated) *generated = made;
   return path;
 }

@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <unordered_map>
 
 #include <netcdf.h>
@@ -1285,7 +1286,8 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
 }
 
 void write_weights_in_parts(MPI_Comm comm, const std::string& path, const GridSlabs& src,
-                            const GridParts& parts, const GeneratedWeights& w) {
+                            const GridParts& parts, const GeneratedWeights& w,
+                            const std::string& key) {
   int rank = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
   ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
@@ -1297,7 +1299,7 @@ void write_weights_in_parts(MPI_Comm comm, const std::string& path, const GridSl
   read.check([&] { share = src.read(sb, se, w.stack.front().name == "conservative"); });
   read.conclude(comm);
   write_generated(comm, path, parts.src_header, parts.src_size, parts.dst_header, parts.dst_size,
-                  true, share, sb, parts.dst, parts.dst_first, w, "");
+                  true, share, sb, parts.dst, parts.dst_first, w, key);
 }
 
 
@@ -1362,31 +1364,60 @@ CachedWeights cached_weights(const std::string& path, std::string* key) {
   return state;
 }
 
-bool ensure_weights_file(MPI_Comm comm, const std::string& path,
-                         const std::function<std::pair<Grid, Grid>()>& load_grids,
-                         const std::string& stack, const GenOptions& options) {
-  int rank = 0;
+bool ensure_weights_file(MPI_Comm comm, const std::string& path, const std::string& src_spec,
+                         const std::string& dst_spec, const std::string& stack,
+                         const GenOptions& options,
+                         const std::function<void(const std::exception&)>& explain) {
+  int rank = 0, nranks = 1;
   ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
   // Rank 0 looks; every rank learns what it found.
   std::string key;
   int state = 0;
   if (rank == 0) state = static_cast<int>(cached_weights(path, &key));
   ISTHMUS_MPI(wmpi::Bcast(&state, 1, MPI_INT, 0, comm));
   if (static_cast<CachedWeights>(state) == CachedWeights::Foreign) return false;
-  std::pair<Grid, Grid> grids;
-  std::string want;
+  // The key: rank 0 reads the grids whole (they are hashed in order) and compares it with the
+  // file's; every rank writes it (the file's header is one).
+  std::optional<Grid> src, dst;
+  char want[17] = {0};
   Agreement a;
-  a.check([&] {
-    grids = load_grids();
-    // rank 0 compares it with the file's; every rank writes it (the file's header is one)
-    want = weights_key(grids.first, grids.second, stack, options);
-  });
+  if (rank == 0)
+    a.check([&] {
+      const bool corners = stack_needs_corners(stack);
+      try {
+        src = read_grid(src_spec, corners);
+        dst = read_grid(dst_spec, corners);
+      } catch (const std::exception& e) {
+        if (explain) explain(e);
+        throw;
+      }
+      std::snprintf(want, sizeof want, "%s", weights_key(*src, *dst, stack, options).c_str());
+    });
   a.conclude(comm);
+  ISTHMUS_MPI(wmpi::Bcast(want, sizeof want, MPI_CHAR, 0, comm));
   int same = rank == 0 && static_cast<CachedWeights>(state) == CachedWeights::Ours && key == want;
   ISTHMUS_MPI(wmpi::Bcast(&same, 1, MPI_INT, 0, comm));
   if (same) return false;
-  const GeneratedWeights w = generate_weights(comm, grids.first, grids.second, stack, options);
-  write_generated_weights(comm, path, grids.first, grids.second, w, want);
+  if (nranks == 1) {
+    const GeneratedWeights w = generate_weights(comm, *src, *dst, stack, options);
+    write_generated_weights(comm, path, *src, *dst, w, want);
+    return true;
+  }
+  src.reset();
+  dst.reset();
+  std::optional<GridSlabs> src_slabs, dst_slabs;
+  Agreement open;
+  open.check([&] {
+    src_slabs.emplace(src_spec);
+    dst_slabs.emplace(dst_spec);
+  });
+  open.conclude(comm);
+  GridParts parts;
+  const GeneratedWeights w =
+      generate_weights_in_parts(comm, *src_slabs, *dst_slabs, stack, options, &parts);
+  parts.src = Grid();  // the writer reads its share of the source apart
+  write_weights_in_parts(comm, path, *src_slabs, parts, w, want);
   return true;
 }
 

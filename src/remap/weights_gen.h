@@ -304,11 +304,12 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
                                            const GridSlabs& dst, const std::string& stack,
                                            const GenOptions& options, GridParts* parts,
                                            const std::function<void(double)>& progress = {});
-// Collective: writes the file as write_generated_weights (no cache key), the source's variables
+// Collective: writes the file as write_generated_weights, the source's variables
 // of each rank's even share read from the grid file apart (parts.src is not used: a caller may
 // free it first).
 void write_weights_in_parts(MPI_Comm comm, const std::string& path, const GridSlabs& src,
-                            const GridParts& parts, const GeneratedWeights& w);
+                            const GridParts& parts, const GeneratedWeights& w,
+                            const std::string& key = "");
 
 // ---------------------------------------------------------------------------------------------
 // Conservative weights from a source too large to hold (81 M cells): the source streamed from
@@ -395,13 +396,18 @@ enum class CachedWeights { Missing, Foreign, Ours };
 // Foreign: a file without isthmus_weights_key (made by OASIS, CDO, ...); *key its key if Ours.
 CachedWeights cached_weights(const std::string& path, std::string* key);
 
-// Collective over comm: the weights file at `path` for (src, dst, stack, options), generated
-// and written unless a file made by isthmus for the same key, or a file made by another tool,
-// is already there (as OASIS, which uses an existing file of the name it would write). Returns
-// true if it generated the file. `load_grids` is called on every rank (and only) when the grids
-// are needed: to compare the key or to generate.
-bool ensure_weights_file(MPI_Comm comm, const std::string& path,
-                         const std::function<std::pair<Grid, Grid>()>& load_grids,
-                         const std::string& stack, const GenOptions& options);
+// Collective over comm: the weights file at `path` for the grids src_spec and dst_spec
+// (read_grid's specifications), stack and options, generated and written unless a file made by
+// isthmus for the same key, or a file made by another tool, is already there (as OASIS, which
+// uses an existing file of the name it would write). Returns true if it generated the file.
+// The grids are read only when needed: by rank 0 alone, whole, for the key (corners only for
+// stacks that need them), and, to generate on more than one rank, in parts
+// (generate_weights_in_parts: no rank holds both grids whole meanwhile). A grid rank 0 cannot
+// read is passed to `explain` (if given), which may throw it again with the caller's context;
+// the error is agreed on every rank.
+bool ensure_weights_file(MPI_Comm comm, const std::string& path, const std::string& src_spec,
+                         const std::string& dst_spec, const std::string& stack,
+                         const GenOptions& options,
+                         const std::function<void(const std::exception&)>& explain = {});
 
 }  // namespace isthmus::remap

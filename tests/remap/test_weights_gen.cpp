@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <netcdf.h>
+#include <unistd.h>
 
 #include <array>
 #include <cmath>
@@ -350,12 +351,17 @@ TEST(WeightsGen, EachStepServesWhatThePreviousLeft) {
 TEST(WeightsGen, WritesAScripFileAndCachesIt) {
   Watchdog dog("WeightsGen.WritesAScripFileAndCachesIt", 120);
   TempRunDir dir("weights_gen_file");
-  const Grid src = lonlat_grid("src", 36, 18, 0.0, true);
-  const Grid dst = lonlat_grid("dst", 24, 12, -180.0, false);
+  const std::string src_file = dir / "src.nc", dst_file = dir / "dst.nc";
+  if (world_rank() == 0) {
+    write_scrip_grid(src_file, lonlat_grid("src", 36, 18, 0.0, true));
+    write_scrip_grid(dst_file, lonlat_grid("dst", 24, 12, -180.0, false));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  const Grid src = read_grid(src_file), dst = read_grid(dst_file);
   const std::string path = dir / "rmp_src_to_dst.nc";
-  const auto grids = [&] { return std::pair<Grid, Grid>(src, dst); };
   GenOptions o;
-  EXPECT_TRUE(ensure_weights_file(MPI_COMM_WORLD, path, grids, "conservative,nearest", o));
+  // Made (on more than one rank, from the grids read in parts), with the cache's key.
+  EXPECT_TRUE(ensure_weights_file(MPI_COMM_WORLD, path, src_file, dst_file, "conservative,nearest", o));
   const GeneratedWeights w = generate_weights(MPI_COMM_WORLD, src, dst, "conservative,nearest", o);
   const Gathered g = gather(w, MPI_COMM_WORLD);
 
@@ -396,11 +402,32 @@ TEST(WeightsGen, WritesAScripFileAndCachesIt) {
   }
   // The same grids, stack and options: reused. Other options: made again. A file without
   // isthmus's key (another tool's): used as it is.
-  EXPECT_FALSE(ensure_weights_file(MPI_COMM_WORLD, path, grids, "conservative,nearest", o));
+  EXPECT_FALSE(ensure_weights_file(MPI_COMM_WORLD, path, src_file, dst_file, "conservative,nearest", o));
   GenOptions destarea;
   destarea.normalization = "destarea";
-  EXPECT_TRUE(ensure_weights_file(MPI_COMM_WORLD, path, grids, "conservative,nearest", destarea));
-  EXPECT_FALSE(ensure_weights_file(MPI_COMM_WORLD, path, grids, "conservative,nearest", destarea));
+  EXPECT_TRUE(ensure_weights_file(MPI_COMM_WORLD, path, src_file, dst_file, "conservative,nearest", destarea));
+  EXPECT_FALSE(ensure_weights_file(MPI_COMM_WORLD, path, src_file, dst_file, "conservative,nearest", destarea));
+  if (world_rank() == 0) {  // the key is the one of the grids held whole
+    int ncid = -1;
+    ASSERT_EQ(nc_open(path.c_str(), NC_NOWRITE, &ncid), NC_NOERR);
+    char key[17] = {0};
+    EXPECT_EQ(nc_get_att_text(ncid, NC_GLOBAL, "isthmus_weights_key", key), NC_NOERR);
+    nc_close(ncid);
+    EXPECT_EQ(std::string(key), weights_key(src, dst, "conservative,nearest", destarea));
+  }
+  // A grid that cannot be read: the caller's explanation, on every rank; no file.
+  try {
+    ensure_weights_file(MPI_COMM_WORLD, dir / "rmp_missing.nc", dir / "missing.nc", dst_file,
+                        "nearest", o, [](const std::exception& e) {
+                          fail(ISTHMUS_ERR_FILE, "entry 3: ", e.what());
+                        });
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ISTHMUS_ERR_FILE);
+    EXPECT_NE(std::string(e.what()).find("entry 3: grid"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("missing.nc"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(access((dir / "rmp_missing.nc").c_str(), F_OK), 0);
   const std::string foreign = dir / "rmp_foreign.nc";
   if (world_rank() == 0) {
     WeightsInfo fi;
@@ -410,10 +437,9 @@ TEST(WeightsGen, WritesAScripFileAndCachesIt) {
     write_scrip_weights(foreign, fi, {0}, {0}, {1.0});
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  bool loaded = false;
-  EXPECT_FALSE(ensure_weights_file(
-      MPI_COMM_WORLD, foreign, [&] { loaded = true; return grids(); }, "nearest", o));
-  EXPECT_FALSE(loaded) << "a foreign file needs no grid";
+  // (grids that do not exist: a foreign file needs none)
+  EXPECT_FALSE(ensure_weights_file(MPI_COMM_WORLD, foreign, dir / "none1.nc", dir / "none2.nc",
+                                   "nearest", o));
 }
 
 // The C API: a file of the shared data's grids through isthmus_weights_generate; errors agreed.
