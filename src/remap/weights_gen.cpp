@@ -1364,6 +1364,14 @@ CachedWeights cached_weights(const std::string& path, std::string* key) {
   return state;
 }
 
+GridSlabs open_grid_slabs(MPI_Comm comm, const std::string& spec) {
+  std::optional<GridSlabs> slabs;
+  Agreement a;
+  a.check([&] { slabs.emplace(spec); });
+  a.conclude(comm);
+  return std::move(*slabs);
+}
+
 bool ensure_weights_file(MPI_Comm comm, const std::string& path, const std::string& src_spec,
                          const std::string& dst_spec, const std::string& stack,
                          const GenOptions& options,
@@ -1406,18 +1414,13 @@ bool ensure_weights_file(MPI_Comm comm, const std::string& path, const std::stri
   }
   src.reset();
   dst.reset();
-  std::optional<GridSlabs> src_slabs, dst_slabs;
-  Agreement open;
-  open.check([&] {
-    src_slabs.emplace(src_spec);
-    dst_slabs.emplace(dst_spec);
-  });
-  open.conclude(comm);
+  const GridSlabs src_slabs = open_grid_slabs(comm, src_spec);
+  const GridSlabs dst_slabs = open_grid_slabs(comm, dst_spec);
   GridParts parts;
   const GeneratedWeights w =
-      generate_weights_in_parts(comm, *src_slabs, *dst_slabs, stack, options, &parts);
+      generate_weights_in_parts(comm, src_slabs, dst_slabs, stack, options, &parts);
   parts.src = Grid();  // the writer reads its share of the source apart
-  write_weights_in_parts(comm, path, *src_slabs, parts, w, want);
+  write_weights_in_parts(comm, path, src_slabs, parts, w, want);
   return true;
 }
 

@@ -284,6 +284,10 @@ void write_generated_weights(MPI_Comm comm, const std::string& path, const Grid&
 // mean spacing (summed by the ranks in turn), creep fill the destination's centres and mask
 // (read whole, without corners).
 
+// Collective over comm: GridSlabs(spec) on every rank, its errors (a file missing on one
+// node's file system, say) agreed, so that no rank is left waiting in the next collective.
+GridSlabs open_grid_slabs(MPI_Comm comm, const std::string& spec);
+
 // What a rank holds of the grids read in parts.
 struct GridParts {
   Grid src_header, dst_header;  // name, source, dims, num_corners; no point

@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
         isthmus::remap::ParallelNcFile::parallel_by_default() ? "pnetcdf" : "netcdf-c";
     if (streams(stream, stack, src_spec, o.oasis_masks)) {
       // A source too large to hold: streamed from its SCRIP grid file (weights_gen.h).
-      const GridSlabs src(src_spec);
+      const GridSlabs src = open_grid_slabs(MPI_COMM_WORLD, src_spec);
       const Grid dst = read_grid(dst_spec);
       const double t_read = MPI_Wtime() - t0;
       const std::string method = parse_stack(stack)[0].name;
@@ -275,7 +275,8 @@ int main(int argc, char** argv) {
       int64_t src_size = 0, dst_size = 0, held_most = 0;
       double t_read = 0, t_gen = 0;
       if (in_parts) {
-        const GridSlabs src(src_spec), dst(dst_spec);
+        const GridSlabs src = open_grid_slabs(MPI_COMM_WORLD, src_spec);
+        const GridSlabs dst = open_grid_slabs(MPI_COMM_WORLD, dst_spec);
         t_read = MPI_Wtime() - t0;
         GridParts parts;
         w = generate_weights_in_parts(MPI_COMM_WORLD, src, dst, stack, o, &parts, progress);
