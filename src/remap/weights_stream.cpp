@@ -363,16 +363,16 @@ StreamedWeights generate_streamed_conservative(MPI_Comm comm, const GridSlabs& s
 }
 
 
-namespace {
-
-// GAUSWGT's mean distance between consecutive source points (weights_gen.h), streamed: the
-// ranks add their pairs (i, i + 1 mod n) in turn, each continuing the previous one's sum, so
-// the additions are those of one pass in storage order (the bits of the source held whole).
-// A rank whose reading fails records it in `agreement` and still passes the sum on.
-double streamed_mean_distance(MPI_Comm comm, const GridSlabs& src, int64_t src_begin,
-                              int64_t src_end, int64_t slab_points, int rank, int nranks,
-                              Agreement& agreement) {
+// GAUSWGT's mean distance between consecutive source points, streamed: the ranks add their
+// pairs (i, i + 1 mod n) in turn, each continuing the previous one's sum, so the additions are
+// those of one pass in storage order (the bits of the source held whole). A rank whose reading
+// fails still passes the sum on; the failure is agreed after the pipeline.
+double mean_consecutive_distance(MPI_Comm comm, const GridSlabs& src, int64_t slab_points) {
+  int rank = 0, nranks = 1;
+  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
+  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
   const int64_t ns = src.size();
+  const int64_t src_begin = range_begin(ns, rank, nranks), src_end = range_begin(ns, rank + 1, nranks);
   double sum = 0.0;
   int64_t count = 0;
   if (rank > 0) {
@@ -385,6 +385,7 @@ double streamed_mean_distance(MPI_Comm comm, const GridSlabs& src, int64_t src_b
     if (have) add_consecutive_distance(lon, lat, lon2, lat2, &sum, &count);
     lon = lon2, lat = lat2, have = true;
   };
+  Agreement agreement;
   agreement.check([&] {
     if (ns < 2 || src_end == src_begin) return;
     for (int64_t b = src_begin; b < src_end; b += slab_points) {
@@ -401,21 +402,8 @@ double streamed_mean_distance(MPI_Comm comm, const GridSlabs& src, int64_t src_b
   }
   double mean = count > 0 ? sum / static_cast<double>(count) : 0.0;
   ISTHMUS_MPI(wmpi::Bcast(&mean, 1, MPI_DOUBLE, nranks - 1, comm));
-  return mean;
-}
-
-}  // namespace
-
-double mean_consecutive_distance(MPI_Comm comm, const GridSlabs& src, int64_t slab_points) {
-  int rank = 0, nranks = 1;
-  ISTHMUS_MPI(MPI_Comm_rank(comm, &rank));
-  ISTHMUS_MPI(MPI_Comm_size(comm, &nranks));
-  Agreement agreement;
-  const double dm = streamed_mean_distance(comm, src, range_begin(src.size(), rank, nranks),
-                                           range_begin(src.size(), rank + 1, nranks), slab_points,
-                                           rank, nranks, agreement);
   agreement.conclude(comm);
-  return dm;
+  return mean;
 }
 
 StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const GridSlabs& src,
@@ -440,11 +428,8 @@ StreamedWeights generate_streamed_neighbours(MPI_Comm comm, const GridSlabs& src
   const double t0 = MPI_Wtime();
   double two_sigma2 = 0.0;
   if (gaussian) {
-    Agreement mean;
-    const double dm = streamed_mean_distance(comm, src, out.src_begin, out.src_end, slab_points,
-                                             rank, nranks, mean);
-    mean.conclude(comm);
-    two_sigma2 = gauswgt_two_sigma2(options, dm);
+    // (out's range of the source is the even share mean_consecutive_distance takes)
+    two_sigma2 = gauswgt_two_sigma2(options, mean_consecutive_distance(comm, src, slab_points));
   }
 
   // The points to serve: the active destination points with finite coordinates.
