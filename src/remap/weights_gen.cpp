@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -493,8 +494,8 @@ std::vector<int64_t> agree_begins(MPI_Comm comm, int nranks, int64_t first_todo,
   return fill_begins(std::move(begins), n);
 }
 
-// Whether destination point d is one to serve: active, or any with OASIS's mask rules and a
-// stack beginning with conservative (GenOptions::oasis_masks).
+// Whether every destination point is one to serve, masked or not: with OASIS's mask rules and
+// a stack beginning with conservative (GenOptions::oasis_masks); else only the active ones.
 bool serves_every_point(const std::vector<StackStep>& stack, const GenOptions& options) {
   return options.oasis_masks && !stack.empty() && stack[0].name == "conservative";
 }
@@ -527,7 +528,6 @@ class SourceWindow {
       above_[2 * size_t(r) + 1] = std::max(above_[2 * size_t(r + 1) + 1], lat_[2 * size_t(r) + 1]);
     }
   }
-  int64_t rows() const { return nrows_; }
   // What rows [w0, w1) cannot tell bilinear of the whole grid.
   SourceRows rows(int64_t w0, int64_t w1) const {
     SourceRows r;
@@ -548,12 +548,15 @@ class SourceWindow {
   // (the great-circle distance is at least the difference in latitude; a margin for rounding).
   bool covers(int64_t w0, int64_t w1, double lat, double r) const {
     if (!std::isfinite(lat) || !(r < 4.0)) return w0 == 0 && w1 == nrows_;
-    const double m = r * (1.0 + 1e-9) + 1e-12, lo = lat - m, hi = lat + m;
+    const double m = margin(r), lo = lat - m, hi = lat + m;
     const auto meets = [&](const std::vector<double>& hull, int64_t w) {
       return hull[2 * size_t(w)] <= hi && hull[2 * size_t(w) + 1] >= lo;
     };
     return !meets(below_, w0) && !meets(above_, w1);
   }
+  // A search radius with a margin for rounding: covers() and the rows widen() is asked for
+  // must use the same, or a point left uncovered could ask for no new row.
+  static double margin(double r) { return r * (1.0 + 1e-9) + 1e-12; }
   // The rows from the first to the last whose points meet [lo, hi] (or all with any point when
   // the range is not finite), joined to [w0, w1): [*v0, *v1).
   void widen(int64_t w0, int64_t w1, double lo, double hi, int64_t* v0, int64_t* v1) const {
@@ -707,7 +710,7 @@ void run_stack(MPI_Comm comm, const Grid& src, int64_t src_first, const Grid& ds
             const double lat = dst.lat[size_t(d - dst_first)];
             if (widening.window->covers(w0, w1, lat, r)) continue;
             redo.push_back(d);
-            const double mr = r * (1.0 + 1e-9) + 1e-12;
+            const double mr = SourceWindow::margin(r);
             lo = std::min(lo, lat - mr);
             hi = std::max(hi, lat + mr);
           }
@@ -1100,9 +1103,13 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
   // Per row: its points' least and greatest latitude, its cells' reach, and (bilinear,
   // bicubic) the widest quad between it and the next row (bilinear_quad_reach).
   constexpr size_t kPer = 5;
-  bool quads = false;
-  for (const StackStep& step : out.stack) quads = quads || step.name == "bilinear" || step.name == "bicubic";
-  quads = quads && sh.rectangular() && nrows >= 2;
+  const auto has_step = [&](std::initializer_list<const char*> names) {
+    for (const StackStep& step : out.stack)
+      for (const char* name : names)
+        if (step.name == name) return true;
+    return false;
+  };
+  const bool quads = has_step({"bilinear", "bicubic"}) && sh.rectangular() && nrows >= 2;
   std::vector<double> reach(kPer * static_cast<size_t>(nrows));
   {
     constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -1179,10 +1186,8 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
     read.conclude(comm);
   }
   // Gaussian's scale: the whole source's mean spacing, summed by the ranks in turn.
-  bool gaussian = false;
-  for (const StackStep& step : out.stack) gaussian = gaussian || step.name == "gaussian";
   const double mean_distance =
-      gaussian ? mean_consecutive_distance(comm, src, int64_t(1) << 20) : 0.0;
+      has_step({"gaussian"}) ? mean_consecutive_distance(comm, src, int64_t(1) << 20) : 0.0;
   const SourceWindow window(src, row, std::move(point_lat), corners, periodic, mean_distance);
 
   // 4. The window: the rows from the first to the last that a step may need — a
@@ -1194,9 +1199,7 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
     w0 = std::min(w0, r);
     w1 = std::max(w1, r + 1);
   };
-  bool nearest = false;
-  for (const StackStep& step : out.stack)
-    nearest = nearest || step.name == "nearest" || step.name == "gaussian";
+  const bool nearest = has_step({"nearest", "gaussian"});
   if (!todo.empty() && corners) {
     for (int64_t r = 0; r < nrows; ++r) {
       const double lo = reach[kPer * size_t(r) + 2], hi = reach[kPer * size_t(r) + 3];
@@ -1205,8 +1208,9 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
       take(r);
     }
   }
-  double lat_lo = 0, lat_hi = 0;
-  if (!todo.empty() && nearest && latitude_range(parts->dst, todo_local, &lat_lo, &lat_hi)) {
+  double lat_lo = 0, lat_hi = 0;  // the block's latitudes
+  const bool ranged = !todo.empty() && latitude_range(parts->dst, todo_local, &lat_lo, &lat_hi);
+  if (nearest && ranged) {
     // a margin of 4 times the median spacing between consecutive rows' mean latitudes
     std::vector<double> gaps;
     for (int64_t r = 0; r + 1 < nrows; ++r) {
@@ -1232,7 +1236,7 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
     // within the quad's widest corner distance of each corner; the first and last pairs of
     // rows also hold the pole quads over the caps beyond them.
     constexpr double kHalfPi = 1.5707963267948966;
-    if (latitude_range(parts->dst, todo_local, &lat_lo, &lat_hi)) {
+    if (ranged) {
       for (int64_t r = 0; r + 1 < nrows; ++r) {
         const double* a = &reach[kPer * size_t(r)];
         const double* b = &reach[kPer * size_t(r + 1)];
@@ -1261,10 +1265,12 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
     }
   }
   if (w0 >= w1) w0 = w1 = 0;
+  Grid held;  // the window, freed on return: the writer reads its share of the source apart
   {
     Agreement read;
-    read.check([&] { window.hold(w0, w1, &parts->src, &parts->src_first); });
+    read.check([&] { window.hold(w0, w1, &held, &parts->src_first); });
     read.conclude(comm);
+    parts->src_points = held.size();
   }
   Widening widening;
   widening.window = &window;
@@ -1273,14 +1279,13 @@ GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
   // Creep fill spreads values between destination points of any block: it takes the 4
   // nearest active ones of every point from the destination's centres and mask, read whole.
   Grid dst_centres;
-  bool creep = false;
-  for (const StackStep& step : out.stack) creep = creep || step.name == "creep";
+  const bool creep = has_step({"creep"});
   if (creep) {
     Agreement read;
     read.check([&] { dst_centres = dst.read(0, n, false); });
     read.conclude(comm);
   }
-  run_stack(comm, parts->src, parts->src_first, parts->dst, parts->dst_first, n, blocks,
+  run_stack(comm, held, parts->src_first, parts->dst, parts->dst_first, n, blocks,
             std::move(todo), progress, &out, creep ? &dst_centres : nullptr, widening);
   return out;
 }
@@ -1419,7 +1424,6 @@ bool ensure_weights_file(MPI_Comm comm, const std::string& path, const std::stri
   GridParts parts;
   const GeneratedWeights w =
       generate_weights_in_parts(comm, src_slabs, dst_slabs, stack, options, &parts);
-  parts.src = Grid();  // the writer reads its share of the source apart
   write_weights_in_parts(comm, path, src_slabs, parts, w, want);
   return true;
 }

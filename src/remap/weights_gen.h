@@ -294,23 +294,23 @@ struct GridParts {
   int64_t src_size = 0, dst_size = 0;
   Grid dst;                     // this rank's block: destination points [dst_first, + size)
   int64_t dst_first = 0;
-  Grid src;                     // its window: source points [src_first, + size), whole rows
-  int64_t src_first = 0;
+  int64_t src_first = 0;         // its window of the source: points [src_first, + src_points),
+  int64_t src_points = 0;        // whole rows (held only while the stack runs)
 };
 
 // Collective over comm: the same blocks, the same links (bits) and the same totals as
 // generate_weights on the grids read whole, each rank reading (into *parts) only its block of
 // the destination (with an even share of its centres and mask, to agree on the blocks) and
 // the source rows its block can reach (after a pass in which each rank reads an even share of
-// the source to find the latitudes each row's points and cells reach); the rows read again for
-// points searched again are held only while they are searched. Errors: as generate_weights's.
+// the source to find the latitudes each row's points and cells reach); the source rows are
+// freed before it returns, and those read again for points searched again are held only while
+// they are searched. Errors: as generate_weights's.
 GeneratedWeights generate_weights_in_parts(MPI_Comm comm, const GridSlabs& src,
                                            const GridSlabs& dst, const std::string& stack,
                                            const GenOptions& options, GridParts* parts,
                                            const std::function<void(double)>& progress = {});
 // Collective: writes the file as write_generated_weights, the source's variables
-// of each rank's even share read from the grid file apart (parts.src is not used: a caller may
-// free it first).
+// of each rank's even share read from the grid file apart.
 void write_weights_in_parts(MPI_Comm comm, const std::string& path, const GridSlabs& src,
                             const GridParts& parts, const GeneratedWeights& w,
                             const std::string& key = "");

@@ -1098,14 +1098,14 @@ TEST(WeightsGen, GridsReadInPartsGiveTheWeightsOfTheGridsHeldWhole) {
                           c.stack.find("gaussian") != std::string::npos ||
                           c.options.find("fracnnei") != std::string::npos;
     for (int64_t s : w.links.src) {
-      const bool inside = s >= parts.src_first && s < parts.src_first + parts.src.size();
+      const bool inside = s >= parts.src_first && s < parts.src_first + parts.src_points;
       if (!searches) {
         EXPECT_TRUE(inside) << what << ": source point " << s;
       }
       searched_again = searched_again || !inside;
     }
     // Less than the whole source on some rank once the destination is cut in 3 or more bands.
-    int64_t least = parts.src.size();
+    int64_t least = parts.src_points;
     MPI_Allreduce(MPI_IN_PLACE, &least, 1, MPI_INT64_T, MPI_MIN, MPI_COMM_WORLD);
     if (world_size() >= 3) {
       EXPECT_LT(least, src.size()) << what;

@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
   bool quiet = false;
   int stream = -1;  // -1: stream a SCRIP source of more than 2^23 points for "conservative"
   int64_t slab_points = int64_t(1) << 20;
-  std::string grids;  // "parts", "whole", or by default parts where the stack allows it
+  std::string grids;  // "parts", "whole", or by default parts on more than one rank
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto value = [&]() -> std::string {
@@ -282,9 +282,8 @@ int main(int argc, char** argv) {
         w = generate_weights_in_parts(MPI_COMM_WORLD, src, dst, stack, o, &parts, progress);
         end_bar();
         t_gen = MPI_Wtime() - t0 - t_read;
-        held_most = parts.src.size();
+        held_most = parts.src_points;
         MPI_Allreduce(MPI_IN_PLACE, &held_most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-        parts.src = Grid();  // the writer reads its share of the source apart
         write_weights_in_parts(MPI_COMM_WORLD, out, src, parts, w);
         src_name = src.header().source;
         dst_name = dst.header().source;
